@@ -1,0 +1,226 @@
+/**
+ * The wire protocol shared by the listener, the relay and the web app.
+ * These zod schemas are the source of truth; docs/protocol.md describes them for people.
+ */
+import { z } from 'zod';
+
+/** Spec 2.1 / 7.4: the only characters a target session name may contain. */
+export const SESSION_NAME_RE = /^[A-Za-z0-9._-]+$/;
+export const MAX_SESSION_NAME = 128;
+/** Largest push body the relay accepts (characters of the JSON string). */
+export const MAX_BODY_CHARS = 64 * 1024;
+/** Largest HTTP request body and WebSocket frame the relay reads, in bytes. */
+export const MAX_HTTP_BYTES = 256 * 1024;
+export const MAX_WS_FRAME_BYTES = 1024 * 1024;
+
+export const SCOPES = ['push:read', 'push:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Error codes in `{error:{code,message}}` bodies and `error` frames. */
+export const HTTP_ERROR_CODES = [
+  'bad_json',
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'too_large',
+  'rate_limited',
+  'unknown_computer',
+  'method_not_allowed',
+] as const;
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/**
+ * Why the listener did not type a push. Each is documented in docs/protocol.md.
+ * Spec part 7 names the conditions; these are our names for them.
+ */
+export const REFUSAL_CODES = [
+  'invalid_target', // 7.4: name outside [A-Za-z0-9._-]+
+  'session_not_found', // no such tmux session on this computer
+  'shell_in_front', // 7.1: an interactive shell is the pane's foreground program
+  'rate_limited', // 7.6: per-session token bucket empty
+  'not_for_this_computer', // 7.2: shell session, push not addressed to this computer
+  'shell_input_forbidden', // 7.3: control bytes / newline / attachment into a shell session
+  'subagent_view_only', // 7.5 / 4.14
+  'empty_body',
+  'inject_failed', // tmux refused the keys
+  'e2ee_required', // spec 5.5
+  'subscriber_unverified', // spec 5.5
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+/** What became of a push, as `GET /pushes/<id>` and `push.status` report it. */
+export const PushState = z.enum(['pending', 'delivered', 'injected', 'refused', 'expired']);
+export type PushState = z.infer<typeof PushState>;
+
+export const SessionName = z.string().min(1).max(MAX_SESSION_NAME);
+
+// ---------------------------------------------------------------------------
+// HTTP bodies
+
+export const PushSendRequest = z.object({
+  type: z.string().min(1).max(64),
+  agentSessionName: SessionName,
+  body: z.string().max(MAX_BODY_CHARS),
+  /** Optional: the hookId of the computer that should act on it. */
+  targetComputer: z.string().min(1).max(64).optional(),
+  /** Optional idempotency key: the same clientId from the same account returns the first push. */
+  clientId: z.string().min(1).max(128).optional(),
+});
+export type PushSendRequest = z.infer<typeof PushSendRequest>;
+
+export const PushSendResponse = z.object({ id: z.number().int().positive(), state: PushState, duplicate: z.boolean() });
+export type PushSendResponse = z.infer<typeof PushSendResponse>;
+
+export const PushStatusResponse = z.object({
+  id: z.number().int().positive(),
+  type: z.string(),
+  agentSessionName: z.string(),
+  state: PushState,
+  code: z.string().nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type PushStatusResponse = z.infer<typeof PushStatusResponse>;
+
+export const ComputerRegisterRequest = z.object({
+  name: z.string().min(1).max(128),
+  platform: z.string().max(32).optional(),
+});
+export type ComputerRegisterRequest = z.infer<typeof ComputerRegisterRequest>;
+
+export const ComputerRegisterResponse = z.object({ hookId: z.string(), name: z.string() });
+
+export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+// ---------------------------------------------------------------------------
+// Inventory (the `listener.sessions` payload)
+
+export const PaneInfo = z.object({
+  id: z.string().max(32), // tmux pane id, e.g. %3
+  command: z.string().max(256), // #{pane_current_command}
+  startCommand: z.string().max(1024).optional(), // #{pane_start_command}
+  path: z.string().max(4096).optional(), // #{pane_current_path}
+  title: z.string().max(256).optional(), // #{pane_title}
+  active: z.boolean(),
+});
+export type PaneInfo = z.infer<typeof PaneInfo>;
+
+export const AgentState = z.enum(['idle', 'working', 'awaiting_approval', 'unknown']);
+export type AgentState = z.infer<typeof AgentState>;
+
+export const SessionRecord = z.object({
+  name: z.string().max(MAX_SESSION_NAME),
+  attached: z.boolean(),
+  createdAt: z.number(), // epoch seconds, #{session_created}
+  activityAt: z.number(), // epoch seconds, #{session_activity}
+  panes: z.array(PaneInfo).max(64),
+  /** Filled in by the session actor once the agent registry knows this session (issue 3). */
+  agent: z.string().max(64).optional(),
+  label: z.string().max(256).optional(),
+  state: AgentState.optional(),
+  shell: z.boolean().optional(),
+  parent: z.string().max(MAX_SESSION_NAME).optional(),
+});
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+// ---------------------------------------------------------------------------
+// WebSocket frames. Every frame is a JSON object with a `type`.
+
+export const WirePush = z.object({
+  id: z.number().int().positive(),
+  type: z.string(),
+  agentSessionName: z.string(),
+  body: z.string(),
+  targetComputer: z.string().nullable(),
+  createdAt: z.number(), // relay clock, epoch ms
+  ageMs: z.number().int().nonnegative(), // relay clock: now - createdAt when this frame was sent
+  replay: z.boolean(), // true when sent because the listener missed it while away
+});
+export type WirePush = z.infer<typeof WirePush>;
+
+/** Frames a client (listener or app) sends to the relay. */
+export const ClientFrame = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('subscribe'),
+    role: z.literal('listener'),
+    hookId: z.string().min(1).max(64),
+    /** Highest push id this computer has acted on; the relay replays what came after. */
+    lastPushId: z.number().int().nonnegative(),
+    version: z.string().max(32),
+  }),
+  z.object({ type: z.literal('subscribe'), role: z.literal('app') }),
+  z.object({
+    type: z.literal('push.result'),
+    id: z.number().int().positive(),
+    state: z.enum(['injected', 'refused', 'expired']),
+    code: z.string().max(64).optional(),
+    message: z.string().max(512).optional(),
+  }),
+  z.object({
+    type: z.literal('listener.sessions'),
+    seq: z.number().int().nonnegative(),
+    sessions: z.array(SessionRecord).max(512),
+  }),
+]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+/** Frames the relay sends. */
+export const RelayFrame = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('subscribed'),
+    role: z.enum(['listener', 'app']),
+    computer: z.string().nullable(),
+    replayed: z.number().int().nonnegative(),
+    expired: z.number().int().nonnegative(),
+    replayWindowMs: z.number().int().positive(),
+  }),
+  z.object({ type: z.literal('push.new'), push: WirePush }),
+  z.object({ type: z.literal('push.status'), id: z.number().int(), state: PushState, code: z.string().nullable() }),
+  z.object({
+    type: z.literal('sessions.result'),
+    seq: z.number().int().nonnegative(),
+    ok: z.boolean(),
+    reason: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('computers.changed'),
+    computer: z.string(),
+  }),
+  z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
+]);
+export type RelayFrame = z.infer<typeof RelayFrame>;
+
+/** WebSocket close codes the relay uses. 4401/4403 mean: do not retry with this key. */
+export const CLOSE = {
+  normal: 1000,
+  goingAway: 1001,
+  tooBig: 1009,
+  unauthorized: 4401,
+  forbidden: 4403,
+  unknownComputer: 4404,
+  replaced: 4409,
+} as const;
+
+export const AUTH_CLOSE_CODES: ReadonlySet<number> = new Set([CLOSE.unauthorized, CLOSE.forbidden, CLOSE.unknownComputer]);
+
+/** Parse a raw frame: JSON first, then the schema. Never throws. */
+export function parseFrame<T>(
+  schema: z.ZodType<T>,
+  raw: string,
+): { ok: true; value: T } | { ok: false; code: 'bad_json' | 'bad_frame'; message: string } {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return { ok: false, code: 'bad_json', message: 'frame is not valid JSON' };
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first?.path.length ? first.path.join('.') : 'frame';
+    return { ok: false, code: 'bad_frame', message: `${where}: ${first?.message ?? 'invalid'}` };
+  }
+  return { ok: true, value: parsed.data };
+}
