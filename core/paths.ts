@@ -1,0 +1,32 @@
+/** Where svc keeps its files (spec 2.6), computed from a home directory. */
+import { join } from 'node:path';
+
+export interface SvcPaths {
+  dir: string;
+  config: string;
+  pid: string;
+  version: string;
+  log: string;
+  relayData: string;
+  markers: string;
+  ledger(hookId: string): string;
+  stateDir: string;
+  shellAudit: string;
+}
+
+export function svcPaths(home: string): SvcPaths {
+  const dir = join(home, '.svc');
+  const stateDir = join(home, '.local', 'state', 'svc');
+  return {
+    dir,
+    config: join(dir, 'config.json'),
+    pid: join(dir, 'listener.pid'),
+    version: join(dir, 'listener.version'),
+    log: join(dir, 'listener.log'),
+    relayData: join(dir, 'relay'),
+    markers: join(dir, 'remote-origin'),
+    ledger: (hookId: string) => join(dir, `delivered-${hookId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`),
+    stateDir,
+    shellAudit: join(stateDir, 'shell-audit.log'),
+  };
+}

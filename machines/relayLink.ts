@@ -1,0 +1,270 @@
+/**
+ * The listener's link to the relay: connecting → online ⇄ backoff; authentication failures stop retrying.
+ *
+ * The socket itself is the `relaySocket` callback actor (actors/relaySocket.ts), invoked while the machine is in
+ * `connection`, so leaving that state always closes the socket. A ping/pong watchdog catches half-open sockets.
+ */
+import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
+import { backoffDelay, RELAY_BACKOFF } from '../core/backoff.js';
+import type { ClientFrame, RelayFrame } from '../core/protocol.js';
+import { AUTH_CLOSE_CODES, CLOSE } from '../core/protocol.js';
+import type { LogParams } from './log.js';
+
+export interface RelayLinkInput {
+  wsUrl: string;
+  apiKey: string;
+  hookId: string;
+  version: string;
+  lastPushId: number;
+  /** In [0, 1): jitter source, swapped in tests. */
+  random?: () => number;
+}
+
+/** What the `relaySocket` actor is started with. */
+export interface RelaySocketInput {
+  wsUrl: string;
+  apiKey: string;
+  subscribe: ClientFrame;
+}
+
+export interface RelayLinkContext {
+  wsUrl: string;
+  apiKey: string;
+  hookId: string;
+  version: string;
+  lastPushId: number;
+  random: () => number;
+  /** Failures in a row; reset when a subscription succeeds. */
+  attempt: number;
+  /** Results waiting for a socket: they must reach the sender, so they are kept while offline. */
+  outbox: ClientFrame[];
+  lastError: string | null;
+  /** The relay's replay window, learnt from its `subscribed` frame. */
+  replayWindowMs: number | null;
+}
+
+export type RelayLinkEvent =
+  // from the socket actor
+  | { type: 'SOCKET.OPEN' }
+  | { type: 'SOCKET.FRAME'; frame: RelayFrame }
+  | { type: 'SOCKET.PONG' }
+  | { type: 'SOCKET.CLOSED'; code: number; reason: string }
+  | { type: 'SOCKET.REJECTED'; status: number }
+  | { type: 'SOCKET.ERROR'; message: string }
+  // from the listener
+  | { type: 'SEND'; frame: ClientFrame }
+  | { type: 'ACTED'; lastPushId: number }
+  | { type: 'RECONNECT_NOW' };
+
+/** Frames the socket actor accepts. */
+export type RelaySocketCommand = { type: 'SEND'; frame: ClientFrame } | { type: 'PING' };
+
+/** Close codes after which retrying cannot help, in words a person can act on. */
+export function closeExplanation(code: number): string {
+  switch (code) {
+    case CLOSE.unauthorized:
+      return 'relay refused the API key (4401); run `svc login` with a valid key';
+    case CLOSE.forbidden:
+      return 'the API key lacks the push:read scope (4403); run `svc login` with a listener key';
+    case CLOSE.unknownComputer:
+      return 'relay does not know this computer (4404); run `svc login` again';
+    case CLOSE.replaced:
+      return 'another listener subscribed as this computer (4409)';
+    default:
+      return `relay closed the link (${code})`;
+  }
+}
+
+const isAuthFailure = (code: number) => AUTH_CLOSE_CODES.has(code) || code === CLOSE.replaced;
+
+export const relayLinkMachine = setup({
+  types: {
+    context: {} as RelayLinkContext,
+    input: {} as RelayLinkInput,
+    events: {} as RelayLinkEvent,
+  },
+  actors: {
+    // Replaced by the real WebSocket in actors/relaySocket.ts, and by a fake in unit tests.
+    relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(() => () => {}),
+  },
+  actions: {
+    log: (_, _params: LogParams) => {},
+  },
+  delays: {
+    openTimeout: 15_000,
+    pingInterval: 25_000,
+    pongTimeout: 10_000,
+    reconnect: ({ context }) => backoffDelay(context.attempt, RELAY_BACKOFF, context.random()),
+  },
+  guards: {
+    authRejected: ({ event }) => event.type === 'SOCKET.REJECTED' && (event.status === 401 || event.status === 403),
+    authClosed: ({ event }) => event.type === 'SOCKET.CLOSED' && isAuthFailure(event.code),
+    isSubscribed: ({ event }) => event.type === 'SOCKET.FRAME' && event.frame.type === 'subscribed',
+    isResult: ({ event }) => event.type === 'SEND' && event.frame.type === 'push.result',
+  },
+}).createMachine({
+  id: 'relayLink',
+  context: ({ input }) => ({
+    wsUrl: input.wsUrl,
+    apiKey: input.apiKey,
+    hookId: input.hookId,
+    version: input.version,
+    lastPushId: input.lastPushId,
+    random: input.random ?? Math.random,
+    attempt: 0,
+    outbox: [],
+    lastError: null,
+    replayWindowMs: null,
+  }),
+  initial: 'connection',
+  on: {
+    ACTED: { actions: assign({ lastPushId: ({ context, event }) => Math.max(context.lastPushId, event.lastPushId) }) },
+  },
+  states: {
+    connection: {
+      description: 'A socket is open or opening; leaving this state closes it.',
+      invoke: {
+        id: 'socket',
+        src: 'relaySocket',
+        input: ({ context }) => ({
+          wsUrl: context.wsUrl,
+          apiKey: context.apiKey,
+          subscribe: {
+            type: 'subscribe',
+            role: 'listener',
+            hookId: context.hookId,
+            lastPushId: context.lastPushId,
+            version: context.version,
+          },
+        }),
+      },
+      initial: 'opening',
+      on: {
+        'SOCKET.REJECTED': [
+          {
+            guard: 'authRejected',
+            target: 'stopped',
+            actions: assign({
+              lastError: ({ event }) =>
+                `relay refused the API key (HTTP ${event.status}); run \`svc login\` with a valid key`,
+            }),
+          },
+          { target: 'backoff', actions: assign({ lastError: ({ event }) => `relay answered HTTP ${event.status}` }) },
+        ],
+        'SOCKET.CLOSED': [
+          {
+            guard: 'authClosed',
+            target: 'stopped',
+            actions: assign({ lastError: ({ event }) => closeExplanation(event.code) }),
+          },
+          {
+            target: 'backoff',
+            actions: assign({ lastError: ({ event }) => `socket closed (${event.code} ${event.reason})`.trim() }),
+          },
+        ],
+        'SOCKET.ERROR': { target: 'backoff', actions: assign({ lastError: ({ event }) => event.message }) },
+        RECONNECT_NOW: { target: 'backoff', actions: assign({ lastError: 'reconnect requested' }) },
+      },
+      states: {
+        opening: {
+          after: {
+            openTimeout: {
+              target: '#relayLink.backoff',
+              actions: assign({ lastError: 'timed out opening the socket' }),
+            },
+          },
+          on: {
+            'SOCKET.FRAME': [
+              {
+                guard: 'isSubscribed',
+                target: 'online',
+                actions: [
+                  assign({
+                    attempt: 0,
+                    lastError: null,
+                    replayWindowMs: ({ event }) =>
+                      event.type === 'SOCKET.FRAME' && event.frame.type === 'subscribed'
+                        ? event.frame.replayWindowMs
+                        : null,
+                  }),
+                  {
+                    type: 'log',
+                    params: ({ context }) => ({ level: 'info', message: `connected to ${context.wsUrl}` }),
+                  },
+                ],
+              },
+              { actions: sendParent(({ event }) => ({ type: 'LINK.FRAME', frame: event.frame })) },
+            ],
+            SEND: {
+              guard: 'isResult',
+              actions: assign({ outbox: ({ context, event }) => [...context.outbox, event.frame] }),
+            },
+          },
+        },
+        online: {
+          description:
+            'Subscribed: frames flow both ways; a ping every pingInterval must be answered within pongTimeout.',
+          entry: [
+            sendParent(({ context }) => ({ type: 'LINK.ONLINE', replayWindowMs: context.replayWindowMs })),
+            enqueueActions(({ context, enqueue }) => {
+              for (const frame of context.outbox) enqueue.sendTo('socket', { type: 'SEND', frame });
+              enqueue.assign({ outbox: [] });
+            }),
+          ],
+          exit: sendParent(({ context }) => ({ type: 'LINK.OFFLINE', reason: context.lastError ?? 'link lost' })),
+          on: {
+            'SOCKET.FRAME': { actions: sendParent(({ event }) => ({ type: 'LINK.FRAME', frame: event.frame })) },
+            SEND: { actions: sendTo('socket', ({ event }) => ({ type: 'SEND', frame: event.frame })) },
+          },
+          initial: 'quiet',
+          states: {
+            quiet: {
+              after: { pingInterval: 'awaitingPong' },
+            },
+            awaitingPong: {
+              entry: sendTo('socket', { type: 'PING' }),
+              on: { 'SOCKET.PONG': 'quiet', 'SOCKET.FRAME': 'quiet' },
+              after: {
+                pongTimeout: {
+                  target: '#relayLink.backoff',
+                  actions: assign({ lastError: 'no pong from the relay: the socket is half-open' }),
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    backoff: {
+      description: 'Waiting before the next attempt: exponential from 1 s, capped at 30 s, with jitter.',
+      entry: [
+        {
+          type: 'log',
+          params: ({ context }) => ({ level: 'warn', message: `relay link down: ${context.lastError}; retrying` }),
+        },
+      ],
+      exit: assign({ attempt: ({ context }) => context.attempt + 1 }),
+      after: { reconnect: 'connection' },
+      on: {
+        RECONNECT_NOW: 'connection',
+        SEND: {
+          guard: 'isResult',
+          actions: assign({ outbox: ({ context, event }) => [...context.outbox, event.frame] }),
+        },
+      },
+    },
+    stopped: {
+      description: 'The relay refused this key or another listener took over: retrying cannot help.',
+      entry: [
+        {
+          type: 'log',
+          params: ({ context }) => ({
+            level: 'error',
+            message: `${context.lastError}; not retrying`,
+          }),
+        },
+        sendParent(({ context }) => ({ type: 'LINK.STOPPED', reason: context.lastError ?? 'stopped' })),
+      ],
+    },
+  },
+});

@@ -1,0 +1,241 @@
+/**
+ * One tmux session: `session.<name>`. Parallel regions for attachment, agent state, remote mode and approval,
+ * and a delivery region that types queued pushes one at a time, checking the refusal rules (spec 7) right before
+ * each one, because the pane may have changed while the push waited.
+ */
+import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { activePane } from '../core/inventory.js';
+import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol.js';
+import { refusalFor } from '../core/refusals.js';
+import type { BucketState } from '../core/tokenBucket.js';
+import { fullBucket, SESSION_INPUT_BUCKET, takeToken } from '../core/tokenBucket.js';
+import type { LogParams } from './log.js';
+
+/** A push as a session sees it. */
+export interface SessionPush {
+  id: number;
+  body: string;
+  /** Whether the push named this computer explicitly (spec 7.2). */
+  addressedToThisComputer: boolean;
+  /** When the listener received it (epoch ms): the rate limit counts arrivals, not typing. */
+  receivedAt: number;
+}
+
+export interface InjectInput {
+  session: string;
+  paneId: string;
+  command: string;
+  text: string;
+}
+
+export interface InjectOutput {
+  submitted: boolean | 'unverified';
+}
+
+export interface SessionInput {
+  name: string;
+  record: SessionRecord;
+}
+
+export interface SessionContext {
+  name: string;
+  record: SessionRecord;
+  queue: SessionPush[];
+  current: SessionPush | null;
+  /** Per-session token bucket (spec 7.6); created on the first push. */
+  bucket: BucketState | null;
+}
+
+export type SessionEvent =
+  | { type: 'UPDATE'; record: SessionRecord }
+  | { type: 'PUSH'; push: SessionPush }
+  | { type: 'SCREEN'; state: AgentState } // from screen rules (agent registry)
+  | { type: 'REMOTE.ON' }
+  | { type: 'REMOTE.OFF' }
+  | { type: 'APPROVAL.SHOWN' }
+  | { type: 'APPROVAL.GONE' };
+
+/** What a session tells the listener about each push it was given. */
+export type SessionResult = {
+  type: 'SESSION.RESULT';
+  session: string;
+  id: number;
+  state: 'injected' | 'refused';
+  code?: RefusalCode;
+  submitted?: boolean | 'unverified';
+  message?: string;
+};
+
+/** The refusal (if any) for the push at the head of the queue, and the bucket after it. */
+export function decideHead(context: SessionContext): { code: RefusalCode | null; bucket: BucketState | null } {
+  const head = context.queue[0];
+  if (!head) return { code: null, bucket: context.bucket };
+  const code = refusalFor({
+    target: context.name,
+    body: head.body,
+    pane: activePane(context.record),
+    shellSession: context.record.shell === true,
+    subagent: context.record.parent !== undefined,
+    addressedToThisComputer: head.addressedToThisComputer,
+  });
+  if (code) return { code, bucket: context.bucket };
+  const taken = takeToken(
+    SESSION_INPUT_BUCKET,
+    context.bucket ?? fullBucket(SESSION_INPUT_BUCKET, head.receivedAt),
+    head.receivedAt,
+  );
+  return { code: taken.allowed ? null : 'rate_limited', bucket: taken.state };
+}
+
+export const sessionMachine = setup({
+  types: {
+    context: {} as SessionContext,
+    input: {} as SessionInput,
+    events: {} as SessionEvent,
+  },
+  actors: {
+    inject: fromPromise<InjectOutput, InjectInput>(async () => ({ submitted: 'unverified' })),
+  },
+  actions: {
+    log: (_, _params: LogParams) => {},
+    /** Spec 2.3: write the remote-origin marker before typing, so the agent's submit hook can match it. */
+    writeMarker: (_, _params: { session: string; projectDir: string | undefined; text: string }) => {},
+  },
+  guards: {
+    isAttached: ({ context }) => context.record.attached,
+    queueEmpty: ({ context }) => context.queue.length === 0,
+    headRefused: ({ context }) => decideHead(context).code !== null,
+  },
+}).createMachine({
+  id: 'session',
+  type: 'parallel',
+  context: ({ input }) => ({ name: input.name, record: input.record, queue: [], current: null, bucket: null }),
+  on: {
+    UPDATE: { actions: assign({ record: ({ event }) => event.record }) },
+  },
+  states: {
+    attachment: {
+      initial: 'sorting',
+      states: {
+        sorting: { always: [{ guard: 'isAttached', target: 'attached' }, { target: 'detached' }] },
+        attached: { on: { UPDATE: { guard: ({ event }) => !event.record.attached, target: 'detached' } } },
+        detached: { on: { UPDATE: { guard: ({ event }) => event.record.attached, target: 'attached' } } },
+      },
+    },
+    agent: {
+      description: 'Read from the pane by screen rules; with no trusted rule for the agent it stays unknown.',
+      initial: 'unknown',
+      on: {
+        SCREEN: [
+          { guard: ({ event }) => event.state === 'idle', target: '.idle' },
+          { guard: ({ event }) => event.state === 'working', target: '.working' },
+          { guard: ({ event }) => event.state === 'awaiting_approval', target: '.awaitingApproval' },
+          { target: '.unknown' },
+        ],
+      },
+      states: { unknown: {}, idle: {}, working: {}, awaitingApproval: {} },
+    },
+    remote: {
+      description: 'Sticky REMOTE mode (spec 4.13): set when the agent-side hook matches a marker.',
+      initial: 'local',
+      states: {
+        local: { on: { 'REMOTE.ON': 'remote' } },
+        remote: { on: { 'REMOTE.OFF': 'local' } },
+      },
+    },
+    approval: {
+      description: 'An approval prompt on screen; answers are typed only for the exact prompt (later issue).',
+      initial: 'none',
+      states: {
+        none: { on: { 'APPROVAL.SHOWN': 'pending' } },
+        pending: { on: { 'APPROVAL.GONE': 'none' } },
+      },
+    },
+    delivery: {
+      initial: 'ready',
+      on: {
+        PUSH: { actions: assign({ queue: ({ context, event }) => [...context.queue, event.push] }) },
+      },
+      states: {
+        ready: {
+          always: [
+            { guard: 'queueEmpty' },
+            {
+              guard: 'headRefused',
+              actions: enqueueActions(({ context, enqueue }) => {
+                const head = context.queue[0]!;
+                const { code, bucket } = decideHead(context);
+                enqueue.sendParent({
+                  type: 'SESSION.RESULT',
+                  session: context.name,
+                  id: head.id,
+                  state: 'refused',
+                  code: code!,
+                } satisfies SessionResult);
+                enqueue.assign({ queue: context.queue.slice(1), bucket });
+              }),
+            },
+            {
+              target: 'injecting',
+              actions: assign(({ context }) => ({
+                current: context.queue[0]!,
+                queue: context.queue.slice(1),
+                bucket: decideHead(context).bucket,
+              })),
+            },
+          ],
+        },
+        injecting: {
+          entry: {
+            type: 'writeMarker',
+            params: ({ context }) => ({
+              session: context.name,
+              projectDir: activePane(context.record)?.path,
+              text: context.current!.body,
+            }),
+          },
+          invoke: {
+            src: 'inject',
+            input: ({ context }) => {
+              const pane = activePane(context.record)!;
+              return { session: context.name, paneId: pane.id, command: pane.command, text: context.current!.body };
+            },
+            onDone: {
+              target: 'ready',
+              actions: [
+                sendParent(
+                  ({ context, event }) =>
+                    ({
+                      type: 'SESSION.RESULT',
+                      session: context.name,
+                      id: context.current!.id,
+                      state: 'injected',
+                      submitted: event.output.submitted,
+                    }) satisfies SessionResult,
+                ),
+                assign({ current: null }),
+              ],
+            },
+            onError: {
+              target: 'ready',
+              actions: [
+                sendParent(
+                  ({ context, event }) =>
+                    ({
+                      type: 'SESSION.RESULT',
+                      session: context.name,
+                      id: context.current!.id,
+                      state: 'refused',
+                      code: 'inject_failed',
+                      message: String(event.error).slice(0, 200),
+                    }) satisfies SessionResult,
+                ),
+                assign({ current: null }),
+              ],
+            },
+          },
+        },
+      },
+    },
+  },
+});

@@ -1,0 +1,352 @@
+/**
+ * The listener's machines driven together with a simulated clock: a fake socket stands in for the relay, a fake
+ * inventory for tmux, a fake inject for typing. Integration tests do the same against the real things.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { emptyLedger, type Ledger } from '../../core/ledger.js';
+import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../core/protocol.js';
+import { inventoryMachine } from '../../machines/inventory.js';
+import { listenerMachine } from '../../machines/listener.js';
+import type { LogParams } from '../../machines/log.js';
+import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../machines/relayLink.js';
+import { relayLinkMachine } from '../../machines/relayLink.js';
+import type { InjectInput } from '../../machines/session.js';
+import { sessionMachine } from '../../machines/session.js';
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
+function session(name: string, command = 'claude', extra: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    name,
+    attached: false,
+    createdAt: 1,
+    activityAt: 1,
+    panes: [{ id: `%${name.length}`, command, path: `/work/${name}`, active: true }],
+    ...extra,
+  };
+}
+
+function harness(opts: { ledger?: Ledger; sessions?: SessionRecord[]; injectFails?: boolean; deaf?: boolean } = {}) {
+  const clock = new SimulatedClock();
+  const state = {
+    sockets: [] as {
+      input: RelaySocketInput;
+      sendBack: (e: RelayLinkEvent) => void;
+      sent: RelaySocketCommand[];
+      closed: boolean;
+    }[],
+    sessions: opts.sessions ?? [session('svc-proj')],
+    typed: [] as InjectInput[],
+    logs: [] as LogParams[],
+    persisted: [] as Ledger[],
+    markers: [] as string[],
+  };
+  const log = (_: unknown, params: LogParams) => {
+    state.logs.push(params);
+  };
+  const machine = listenerMachine.provide({
+    actors: {
+      relayLink: relayLinkMachine.provide({
+        actors: {
+          relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
+            const sock = {
+              input,
+              sendBack: sendBack as (e: RelayLinkEvent) => void,
+              sent: [] as RelaySocketCommand[],
+              closed: false,
+            };
+            state.sockets.push(sock);
+            receive((cmd) => {
+              sock.sent.push(cmd);
+              // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
+              if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
+            });
+            return () => {
+              sock.closed = true;
+            };
+          }),
+        },
+        actions: { log },
+      }),
+      inventory: inventoryMachine.provide({
+        actors: { listSessions: fromPromise(async () => state.sessions) },
+        actions: { log },
+      }),
+      session: sessionMachine.provide({
+        actors: {
+          inject: fromPromise<{ submitted: true }, InjectInput>(async ({ input }) => {
+            if (opts.injectFails) throw new Error('tmux said no');
+            state.typed.push(input);
+            return { submitted: true };
+          }),
+        },
+        actions: {
+          log,
+          writeMarker: (_, params) => {
+            state.markers.push(params.text);
+          },
+        },
+      }),
+    },
+    actions: {
+      log,
+      persistLedger: (_, params) => {
+        state.persisted.push(params.ledger);
+      },
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: {
+      hookId: 'c_me',
+      wsUrl: 'ws://relay/ws',
+      apiKey: 'k',
+      version: '0.1.0',
+      ledger: opts.ledger ?? emptyLedger(),
+      replayWindowMs: 120_000,
+      random: () => 0.5,
+    },
+  });
+  const current = () => state.sockets[state.sockets.length - 1]!;
+  const frame = (f: RelayFrame) =>
+    current().sendBack({ type: 'SOCKET.FRAME', frame: f, receivedAt: 1_000 } as RelayLinkEvent);
+  const connect = async () => {
+    current().sendBack({ type: 'SOCKET.OPEN' });
+    frame({ type: 'subscribed', role: 'listener', computer: 'c_me', replayed: 0, expired: 0, replayWindowMs: 120_000 });
+    await flush();
+  };
+  const push = (p: Partial<WirePush> & { id: number }) =>
+    frame({
+      type: 'push.new',
+      push: {
+        type: 'agent.command',
+        agentSessionName: 'svc-proj',
+        body: `message ${p.id}`,
+        targetComputer: null,
+        createdAt: 0,
+        ageMs: 10,
+        replay: false,
+        ...p,
+      },
+    });
+  const sentFrames = (): ClientFrame[] =>
+    state.sockets.flatMap((s) =>
+      s.sent.filter((c) => c.type === 'SEND').map((c) => (c as { frame: ClientFrame }).frame),
+    );
+  const results = () => sentFrames().filter((f) => f.type === 'push.result');
+  actor.start();
+  return { actor, clock, state, connect, push, frame, sentFrames, results, current };
+}
+
+describe('listener machine', () => {
+  it('subscribes with the last acted-on push id and reports the inventory once online', async () => {
+    const h = harness({ ledger: { lastPushId: 41, entries: {} } });
+    await flush();
+    expect(h.current().input.subscribe).toMatchObject({
+      type: 'subscribe',
+      role: 'listener',
+      hookId: 'c_me',
+      lastPushId: 41,
+    });
+    await h.connect();
+    const reports = h.sentFrames().filter((f) => f.type === 'listener.sessions');
+    expect(reports.length).toBeGreaterThanOrEqual(1);
+    expect(reports.at(-1)).toMatchObject({ sessions: [{ name: 'svc-proj' }] });
+    expect(h.state.logs.some((l) => l.message === 'reported 1 session(s): svc-proj')).toBe(true);
+  });
+
+  it('types an agent.command into its session and answers injected, writing the marker first', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 1, body: 'fix the tests' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['fix the tests']);
+    expect(h.state.markers).toEqual(['fix the tests']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 1, state: 'injected' }]);
+    // The claim was persisted before typing, the outcome after.
+    expect(h.state.persisted[0]!.entries['1']).toEqual({ state: 'claimed' });
+    expect(h.state.persisted.at(-1)!.entries['1']).toEqual({ state: 'injected' });
+  });
+
+  it('ignores pushes that are not agent.command', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 1, type: 'note' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toEqual([]);
+  });
+
+  it('never types the same push twice, and repeats its result instead', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 7 });
+    await flush();
+    h.push({ id: 7 });
+    await flush();
+    expect(h.state.typed).toHaveLength(1);
+    expect(h.results().map((r) => r.type === 'push.result' && r.state)).toEqual(['injected', 'injected']);
+  });
+
+  it('does not retype a push it was typing when it stopped (claimed in the ledger)', async () => {
+    const h = harness({ ledger: { lastPushId: 3, entries: { '3': { state: 'claimed' } } } });
+    await flush();
+    await h.connect();
+    h.push({ id: 3 });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+  });
+
+  it('reports a push older than the replay window as expired, untyped', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 2, ageMs: 120_001, replay: true });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 2, state: 'expired' }]);
+  });
+
+  it.each([
+    ['invalid_target', { agentSessionName: 'svc proj;rm' }, [session('svc-proj')]],
+    ['session_not_found', { agentSessionName: 'svc-nope' }, [session('svc-proj')]],
+    ['shell_in_front', {}, [session('svc-proj', 'bash')]],
+    ['shell_in_front', {}, [session('svc-proj', '-zsh')]],
+    ['empty_body', { body: '' }, [session('svc-proj')]],
+    [
+      'subagent_view_only',
+      { agentSessionName: 'svc-proj.1' },
+      [session('svc-proj.1', 'claude', { parent: 'svc-proj' })],
+    ],
+  ] as const)('refuses with %s', async (code, override, sessions) => {
+    const h = harness({ sessions: [...sessions] });
+    await flush();
+    await h.connect();
+    h.push({ id: 5, ...override });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 5, state: 'refused', code }]);
+  });
+
+  it('rate-limits a burst into one session with its token bucket', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    for (let id = 1; id <= 13; id++) h.push({ id });
+    await flush();
+    const states = h.results().map((r) => (r.type === 'push.result' ? (r.code ?? r.state) : ''));
+    expect(states.filter((s) => s === 'injected')).toHaveLength(10);
+    expect(states.filter((s) => s === 'rate_limited')).toHaveLength(3);
+    // In order: the first ten are the ones typed.
+    expect(h.state.typed.map((t) => t.text)).toEqual(Array.from({ length: 10 }, (_, i) => `message ${i + 1}`));
+  });
+
+  it('reports inject_failed when tmux refuses the keys, and keeps serving', async () => {
+    const h = harness({ injectFails: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'inject_failed' }]);
+    expect(h.actor.getSnapshot().status).toBe('active');
+  });
+
+  it('spawns and stops one session actor per tmux session', async () => {
+    const h = harness({ sessions: [session('svc-a'), session('svc-b')] });
+    await flush();
+    const children = () => Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('session.'));
+    expect(children().sort()).toEqual(['session.svc-a', 'session.svc-b']);
+    h.state.sessions = [session('svc-b'), session('svc-c')];
+    h.clock.increment(5_000);
+    await flush();
+    expect(children().sort()).toEqual(['session.svc-b', 'session.svc-c']);
+    const system = h.actor.system as { get(id: string): AnyActorRef | undefined };
+    expect(system.get('session.svc-c')).toBeDefined();
+  });
+
+  it('reports on change and otherwise only as a heartbeat every 2 minutes', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    const count = () => h.sentFrames().filter((f) => f.type === 'listener.sessions').length;
+    const afterConnect = count();
+    for (let i = 0; i < 23; i++) {
+      h.clock.increment(5_000);
+      await flush();
+    }
+    expect(count()).toBe(afterConnect); // 115 s unchanged: nothing
+    h.clock.increment(5_000);
+    await flush();
+    h.clock.increment(5_000);
+    await flush();
+    expect(count()).toBe(afterConnect + 1); // the heartbeat
+    h.state.sessions = [session('svc-proj'), session('svc-new')];
+    h.clock.increment(5_000);
+    await flush();
+    expect(count()).toBe(afterConnect + 2); // the change
+  });
+
+  it('reconnects with backoff after a dropped socket, subscribing from the last acted-on id', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 9 });
+    await flush();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    expect(h.state.sockets[0]!.closed).toBe(true);
+    expect(h.state.sockets).toHaveLength(1);
+    h.clock.increment(30_000);
+    await flush();
+    expect(h.state.sockets).toHaveLength(2);
+    expect(h.current().input.subscribe).toMatchObject({ lastPushId: 9 });
+  });
+
+  it('treats a missed pong as a half-open socket and reconnects', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    h.clock.increment(10_000);
+    await flush();
+    expect(h.state.sockets[0]!.closed).toBe(true);
+    expect(h.state.logs.some((l) => l.message.includes('half-open'))).toBe(true);
+  });
+
+  it('stops for good when the relay refuses the key', async () => {
+    const h = harness();
+    await flush();
+    h.current().sendBack({ type: 'SOCKET.REJECTED', status: 401 });
+    await flush();
+    h.clock.increment(60_000);
+    await flush();
+    expect(h.state.sockets).toHaveLength(1);
+    expect(h.actor.getSnapshot().status).toBe('done');
+    expect(h.state.logs.some((l) => l.level === 'error' && l.message.includes('not retrying'))).toBe(true);
+  });
+
+  it('keeps results produced while offline and sends them once back online', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    // A result produced while offline (the session finished typing after the drop).
+    h.actor.send({ type: 'SESSION.RESULT', session: 'svc-proj', id: 4, state: 'injected' });
+    await flush();
+    h.clock.increment(30_000);
+    await flush();
+    await h.connect();
+    expect(h.current().sent).toContainEqual({ type: 'SEND', frame: { type: 'push.result', id: 4, state: 'injected' } });
+  });
+});
