@@ -1,0 +1,40 @@
+/**
+ * Reading and writing ~/.svc/config.json (spec 2.5, 5.3). The file is read once at start; one owned by another
+ * user or writable by anyone is not used (core/config.ts turns that into a warning).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import type { ConfigFile, FileReading } from '../core/config.js';
+import { ConfigFile as ConfigFileSchema } from '../core/config.js';
+import { ensurePrivateDir, writeFileAtomic } from './files.js';
+
+export function readConfigFile(path: string, uid = process.getuid?.() ?? 0): FileReading {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(path);
+  } catch {
+    return { status: 'missing' };
+  }
+  if (st.uid !== uid) return { status: 'foreign_owner', owner: st.uid };
+  if (st.mode & 0o002) return { status: 'world_writable', mode: st.mode & 0o777 };
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return { status: 'invalid', reason: 'not valid JSON' };
+  }
+  const parsed = ConfigFileSchema.safeParse(data);
+  if (!parsed.success) return { status: 'invalid', reason: parsed.error.issues[0]?.message ?? 'unexpected shape' };
+  return { status: 'ok', data: parsed.data };
+}
+
+/** Merge `patch` into the file (keeping keys svc does not know), ~/.svc 0700 and the file 0600. */
+export function writeConfigFile(dir: string, path: string, patch: Partial<ConfigFile>): void {
+  ensurePrivateDir(dir);
+  let existing: Record<string, unknown> = {};
+  try {
+    existing = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    existing = {};
+  }
+  writeFileAtomic(path, `${JSON.stringify({ ...existing, ...patch }, null, 2)}\n`, 0o600);
+}

@@ -1,0 +1,41 @@
+/** listener.pid and listener.version (spec 2.6, 9): who the running daemon is and what it booted from. */
+import { readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from './files.js';
+
+export function readPid(path: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A live process whose command line is an svc listener (guards against a recycled pid). */
+export function isListenerProcess(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return cmdline.some((arg) => arg === 'listener');
+  } catch {
+    return true; // no /proc (macOS): trust the pid file
+  }
+}
+
+export function writeDaemonFiles(paths: { pid: string; version: string }, version: string): void {
+  writeFileAtomic(paths.pid, `${process.pid}\n`);
+  writeFileAtomic(paths.version, `${version}\n`);
+}
+
+export function removePidFile(path: string): void {
+  if (readPid(path) === process.pid) rmSync(path, { force: true });
+}

@@ -1,0 +1,44 @@
+import { homedir, hostname } from 'node:os';
+import { defineCommand } from 'citty';
+import { writeConfigFile } from '../../actors/configFile.js';
+import { relayRequest } from '../../actors/relayHttp.js';
+import { wsUrlFor } from '../../core/config.js';
+import { svcPaths } from '../../core/paths.js';
+import { fail } from '../output.js';
+
+/** Register this computer with a relay and write ~/.svc/config.json. */
+export async function login(opts: { url: string; key: string; name?: string; wsUrl?: string; home?: string }) {
+  const baseUrl = new URL(opts.url).toString().replace(/\/$/, '');
+  const name = opts.name ?? hostname();
+  const registered = await relayRequest<{ hookId: string; name: string }>(baseUrl, opts.key, 'POST', '/computers', {
+    name,
+    platform: process.platform,
+  });
+  const paths = svcPaths(opts.home ?? homedir());
+  const wsUrl = opts.wsUrl ?? wsUrlFor(baseUrl);
+  writeConfigFile(paths.dir, paths.config, { apiKey: opts.key, hookId: registered.hookId, baseUrl, wsUrl });
+  return { hookId: registered.hookId, name: registered.name, baseUrl, wsUrl, configPath: paths.config };
+}
+
+export default defineCommand({
+  meta: { name: 'login', description: 'Register this computer with a relay and save the key in ~/.svc/config.json' },
+  args: {
+    url: { type: 'string', description: 'Relay base URL, e.g. https://relay.example.com', required: true },
+    key: { type: 'string', description: 'API key (scopes push:read and push:write)', required: true },
+    name: { type: 'string', description: 'Name of this computer in the app (default: hostname)' },
+    'ws-url': { type: 'string', description: 'WebSocket address, when not <url>/ws' },
+    json: { type: 'boolean', description: 'Print the result as JSON' },
+  },
+  async run({ args }) {
+    try {
+      const result = await login({ url: args.url, key: args.key, name: args.name, wsUrl: args['ws-url'] });
+      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else
+        process.stdout.write(
+          `logged in as "${result.name}" (${result.hookId}) at ${result.baseUrl}\nconfig: ${result.configPath}\n`,
+        );
+    } catch (err) {
+      fail(err);
+    }
+  },
+});

@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, RELAY_BACKOFF } from '../../core/backoff.js';
+import { inventoryChanged } from '../../core/inventory.js';
+import { emptyLedger, LEDGER_KEEP, recordOutcome, triagePush } from '../../core/ledger.js';
+import type { PaneInfo, SessionRecord } from '../../core/protocol.js';
+import { isInteractiveShell, refusalFor } from '../../core/refusals.js';
+import { fullBucket, takeToken } from '../../core/tokenBucket.js';
+import { VERSION } from '../../core/version.js';
+
+describe('backoff', () => {
+  it.each([
+    [0, 0, 500],
+    [0, 0.999, 1000],
+    [1, 0, 1000],
+    [3, 0.5, 6000],
+    [5, 1, 30_000], // 32 s capped at 30 s
+    [50, 0, 15_000], // never overflows
+  ])('attempt %i, random %f → %i ms', (attempt, random, ms) => {
+    expect(backoffDelay(attempt, RELAY_BACKOFF, random)).toBe(Math.round(ms));
+  });
+});
+
+describe('token bucket', () => {
+  const config = { capacity: 3, refillPerSecond: 1 };
+  it('allows the burst, refuses the next, refills with time', () => {
+    let state = fullBucket(config, 0);
+    const results: boolean[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = takeToken(config, state, 0);
+      results.push(r.allowed);
+      state = r.state;
+    }
+    expect(results).toEqual([true, true, true, false]);
+    expect(takeToken(config, state, 0).retryAfterMs).toBe(1000);
+    expect(takeToken(config, state, 1000).allowed).toBe(true);
+  });
+  it('never holds more than its capacity', () => {
+    const r = takeToken(config, { tokens: 0, updatedAt: 0 }, 1_000_000);
+    expect(r.state.tokens).toBe(2);
+  });
+});
+
+describe('ledger', () => {
+  it.each([
+    ['a note is ignored', { id: 1, type: 'note', ageMs: 0 }, 'ignore'],
+    ['a fresh command is delivered', { id: 1, type: 'agent.command', ageMs: 0 }, 'deliver'],
+    ['an old command expires', { id: 1, type: 'agent.command', ageMs: 120_001 }, 'expire'],
+    ['at the window edge it is still delivered', { id: 1, type: 'agent.command', ageMs: 120_000 }, 'deliver'],
+  ])('%s', (_n, push, action) => {
+    expect(triagePush(push, emptyLedger(), 120_000).action).toBe(action);
+  });
+
+  it('remembers outcomes and never delivers an id twice', () => {
+    const ledger = recordOutcome(emptyLedger(), 5, { state: 'injected' });
+    expect(ledger.lastPushId).toBe(5);
+    expect(triagePush({ id: 5, type: 'agent.command', ageMs: 0 }, ledger, 1000)).toEqual({
+      action: 'resend',
+      outcome: { state: 'injected' },
+    });
+  });
+
+  it(`keeps only the newest ${LEDGER_KEEP} ids and treats older ones as done`, () => {
+    let ledger = emptyLedger();
+    for (let id = 1; id <= LEDGER_KEEP + 5; id++) ledger = recordOutcome(ledger, id, { state: 'injected' });
+    expect(Object.keys(ledger.entries)).toHaveLength(LEDGER_KEEP);
+    expect(ledger.entries['1']).toBeUndefined();
+    expect(triagePush({ id: 1, type: 'agent.command', ageMs: 0 }, ledger, 1000).action).toBe('resend');
+  });
+});
+
+describe('refusals (spec 7)', () => {
+  const pane = (command: string): PaneInfo => ({ id: '%1', command, active: true });
+  const base = {
+    target: 'svc-proj',
+    body: 'hello',
+    pane: pane('claude'),
+    shellSession: false,
+    subagent: false,
+    addressedToThisComputer: false,
+  };
+  it.each([
+    ['a normal push', {}, null],
+    ['7.4 a name with a space', { target: 'svc proj' }, 'invalid_target'],
+    ['7.4 a name with a semicolon', { target: 'a;b' }, 'invalid_target'],
+    ['7.4 an empty name', { target: '' }, 'invalid_target'],
+    ['7.4 a name with a newline', { target: 'a\nb' }, 'invalid_target'],
+    ['no such session', { pane: undefined }, 'session_not_found'],
+    ['7.5 a subagent', { subagent: true }, 'subagent_view_only'],
+    ['an empty body', { body: '' }, 'empty_body'],
+    ['7.1 bash in front', { pane: pane('bash') }, 'shell_in_front'],
+    ['7.1 a login zsh in front', { pane: pane('-zsh') }, 'shell_in_front'],
+    ['7.1 pwsh in front', { pane: pane('pwsh') }, 'shell_in_front'],
+    ['7.1 vim is not a shell', { pane: pane('vim') }, null],
+    ['7.2 shell session, not addressed here', { shellSession: true, pane: pane('bash') }, 'not_for_this_computer'],
+    [
+      '7.3 shell session, ESC in the text',
+      { shellSession: true, pane: pane('bash'), addressedToThisComputer: true, body: 'ls\u001b[A' },
+      'shell_input_forbidden',
+    ],
+    [
+      '7.3 shell session, a newline',
+      { shellSession: true, pane: pane('bash'), addressedToThisComputer: true, body: 'ls\nrm -rf x' },
+      'shell_input_forbidden',
+    ],
+    ['shell session, addressed here', { shellSession: true, pane: pane('bash'), addressedToThisComputer: true }, null],
+  ])('%s', (_n, override, code) => {
+    expect(refusalFor({ ...base, ...override })).toBe(code);
+  });
+
+  it.each(['bash', 'zsh', 'fish', 'sh', 'dash', 'ksh', 'tcsh', 'csh', 'pwsh', '-bash', '/bin/zsh'])(
+    '%s is a shell',
+    (c) => {
+      expect(isInteractiveShell(c)).toBe(true);
+    },
+  );
+  it.each(['claude', 'node', 'codex', 'python3', 'bashful'])('%s is not a shell', (c) => {
+    expect(isInteractiveShell(c)).toBe(false);
+  });
+});
+
+describe('inventory change detection', () => {
+  const s = (name: string, activityAt = 1): SessionRecord => ({
+    name,
+    attached: false,
+    createdAt: 1,
+    activityAt,
+    panes: [{ id: '%1', command: 'claude', active: true }],
+  });
+  it.each([
+    ['first report', null, [s('a')], true],
+    ['same sessions in another order', [s('a'), s('b')], [s('b'), s('a')], false],
+    ['a new session', [s('a')], [s('a'), s('b')], true],
+    ['a session gone', [s('a'), s('b')], [s('a')], true],
+    ['activity', [s('a', 1)], [s('a', 2)], true],
+  ])('%s → %s', (_n, prev, next, changed) => {
+    expect(inventoryChanged(prev, next)).toBe(changed);
+  });
+});
+
+describe('version', () => {
+  it('matches package.json', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+});
