@@ -1,0 +1,178 @@
+/**
+ * Submit strategies as pure plans: which tmux steps type a message into an agent so that it really submits,
+ * and how to read from the screen whether it did. `actors/inject.ts` carries a plan out against `Tmux`.
+ *
+ * Two paths:
+ * - `literal` (spec 4.7): `send-keys -l <text>` then `Enter`, chained in ONE tmux call.
+ * - `paste`: the whole text as one bracketed paste, a per-agent wait, `Enter`, then a look at the input line;
+ *   if the text is still there, one more `Enter` after a delay, and a last look.
+ *
+ * A `literal` strategy still takes the paste path when typing the text would misbehave: a line break (each one
+ * would be an Enter and submit early), any other control character (ESC, C-c, Tab … would act as keys), or more
+ * than `LITERAL_MAX_BYTES` (tmux refuses a command line of ~16 KiB).
+ */
+import type { SubmitStrategy } from './agents.js';
+
+export const LITERAL_MAX_BYTES = 8 * 1024;
+/** Enter delay used when a `literal` strategy falls back to pasting. */
+export const PASTE_MIN_ENTER_DELAY_MS = 150;
+export const DEFAULT_VERIFY_DELAY_MS = 250;
+export const DEFAULT_RETRY_DELAY_MS = 300;
+/** Screen lines read for a check. */
+export const CHECK_LINES = 15;
+
+export type SubmitStep =
+  /** `send-keys -l text`, with `enter` chained in the same tmux call. */
+  | { op: 'type'; text: string; enter: boolean }
+  /** One bracketed paste of the whole text. */
+  | { op: 'paste'; text: string }
+  | { op: 'wait'; ms: number }
+  | { op: 'enter' }
+  /** Read the screen now; it is the "before" for the checks that follow. */
+  | { op: 'snapshot' }
+  /** Read the screen: input cleared → submitted; not readable → unverified (stop, no more Enters);
+   *  still there → go on with the next steps, or, when `final`, report not submitted. */
+  | { op: 'check'; final: boolean };
+
+export interface SubmitPlan {
+  path: 'literal' | 'paste';
+  /** The text that is typed (line breaks normalised, paste markers removed, trailing line breaks dropped). */
+  text: string;
+  steps: SubmitStep[];
+  /** The input-line rule the checks use; absent when the plan has no check. */
+  inputLine?: RegExp;
+}
+
+export type SubmitResult = true | false | 'unverified';
+
+// ---------------------------------------------------------------------------
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const PASTE_MARKERS = /\u001b\[20[01]~/g;
+
+const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
+
+/**
+ * What will be typed: CRLF and CR become LF (tmux turns each LF into one CR when pasting), trailing line breaks
+ * are dropped (they would only add empty lines or an early Enter), and the bracketed-paste markers are removed
+ * so a message cannot end the paste early and have the rest taken as keys.
+ */
+export function normalizeSubmitText(text: string): string {
+  let out = text.replace(/\r\n?/g, '\n').replace(PASTE_MARKERS, '');
+  while (out.endsWith('\n')) out = out.slice(0, -1);
+  return out;
+}
+
+/** Why a text cannot be typed with `send-keys -l`; `null` when it can. */
+export function literalUnsafe(text: string): 'newline' | 'control' | 'too_long' | null {
+  if (text.includes('\n')) return 'newline';
+  if (CONTROL.test(text)) return 'control';
+  if (utf8Length(text) > LITERAL_MAX_BYTES) return 'too_long';
+  return null;
+}
+
+function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
+  const verify = strategy.verifyDelayMs ?? DEFAULT_VERIFY_DELAY_MS;
+  const retry = strategy.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+  return [
+    { op: 'wait', ms: verify },
+    { op: 'check', final: false },
+    { op: 'wait', ms: retry },
+    { op: 'enter' },
+    { op: 'wait', ms: verify },
+    { op: 'check', final: true },
+  ];
+}
+
+export function planSubmit(rawText: string, strategy: SubmitStrategy): SubmitPlan {
+  const text = normalizeSubmitText(rawText);
+  const verify = strategy.inputLine !== undefined;
+  const withRule = verify ? { inputLine: strategy.inputLine as RegExp } : {};
+  if (text === '') return { path: strategy.kind, text, steps: [] };
+
+  if (strategy.kind === 'literal' && literalUnsafe(text) === null) {
+    const steps: SubmitStep[] =
+      strategy.enterDelayMs > 0
+        ? [{ op: 'type', text, enter: false }, { op: 'wait', ms: strategy.enterDelayMs }, { op: 'enter' }]
+        : [{ op: 'type', text, enter: true }];
+    return { path: 'literal', text, steps: verify ? [...steps, ...checkSteps(strategy)] : steps, ...withRule };
+  }
+
+  const enterDelayMs =
+    strategy.kind === 'paste' ? strategy.enterDelayMs : Math.max(strategy.enterDelayMs, PASTE_MIN_ENTER_DELAY_MS);
+  const steps: SubmitStep[] = [
+    { op: 'paste', text },
+    { op: 'wait', ms: enterDelayMs },
+  ];
+  if (verify) steps.push({ op: 'snapshot' });
+  steps.push({ op: 'enter' });
+  if (verify) steps.push(...checkSteps(strategy));
+  return { path: 'paste', text, steps, ...withRule };
+}
+
+// ---------------------------------------------------------------------------
+// Reading the input line
+
+const nonSticky = (re: RegExp): RegExp =>
+  re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
+
+/** The content of the input line: capture group 1 of the LAST screen line the rule matches; `null` if none. */
+export function readInput(screen: string, inputLine: RegExp): string | null {
+  const re = nonSticky(inputLine);
+  const lines = screen.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = re.exec(lines[i] ?? '');
+    if (m) return m[1] ?? '';
+  }
+  return null;
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/** Up to `n` code points from the start (or end) of `s`, stopping at a control character. */
+function probe(line: string, n: number, fromEnd: boolean): string {
+  const parts = line.split(CONTROL);
+  const piece = squash((fromEnd ? parts.at(-1) : parts[0]) ?? '');
+  const cps = [...piece];
+  return (fromEnd ? cps.slice(-n) : cps.slice(0, n)).join('').trim();
+}
+
+const MIN_PROBE = 3;
+const PROBE_LEN = 16;
+
+/**
+ * Did the input line empty after an Enter?
+ * - `'unknown'`: no rule, or the rule finds no input line on screen (a dialog, another view).
+ * - `true`: the input is empty, or shows something that is neither our text nor what it showed before the
+ *   Enter (a placeholder, the user's own typing).
+ * - `false`: it still shows our text (its first or last line), or shows exactly what it showed before the
+ *   Enter (covers agents that show a paste as a placeholder such as `[Pasted text #1]`).
+ */
+export function inputCleared(check: {
+  after: string;
+  before?: string | undefined;
+  inputLine?: RegExp | undefined;
+  text: string;
+}): boolean | 'unknown' {
+  if (!check.inputLine) return 'unknown';
+  const afterRaw = readInput(check.after, check.inputLine);
+  if (afterRaw === null) return 'unknown';
+  const after = squash(afterRaw);
+  if (after === '') return true;
+
+  const lines = normalizeSubmitText(check.text)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  const first = lines[0] ?? '';
+  const last = lines.at(-1) ?? '';
+  if (after === squash(first) || after === squash(last)) return false;
+  for (const p of [probe(first, PROBE_LEN, false), probe(last, PROBE_LEN, true)]) {
+    if ([...p].length >= MIN_PROBE && after.includes(p)) return false;
+  }
+
+  if (check.before !== undefined) {
+    const before = readInput(check.before, check.inputLine);
+    if (before !== null && squash(before) !== '' && squash(before) === after) return false;
+  }
+  return true;
+}

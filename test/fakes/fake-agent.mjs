@@ -1,0 +1,315 @@
+#!/usr/bin/env node
+/**
+ * A fake terminal coding agent for integration tests (plain Node, no dependencies).
+ *
+ * Screen: the alternate screen, a scroll region above, and the input line `› <current input>` on the bottom row.
+ * A submit prints `you said: <text>` above the input line (a newline in the text shows as `⏎`, other control
+ * characters as their Unicode control pictures, e.g. Tab as `␉`, ESC as `␛`) and clears the input.
+ *
+ * Input (stdin in raw mode, bracketed paste mode on with `ESC[?2004h`):
+ * - a bracketed paste (`ESC[200~ … ESC[201~`) is inserted as text, newlines included (CR, LF, CRLF → newline);
+ * - typed characters are inserted; Enter (CR or LF outside a paste) submits; Backspace, C-u (clear input),
+ *   C-c (clear input; exits when empty), C-d (exits when the input is empty); other escape sequences are ignored.
+ *
+ * Environment:
+ * - `FAKE_AGENT_PASTE_BURST_MS=<ms>`: like Codex, an Enter that arrives less than <ms> after a paste is inserted
+ *   as a newline instead of submitting. "A paste" is a bracketed paste, or (Codex's non-bracketed burst rule)
+ *   3 or more characters typed less than 8 ms apart, as `send-keys -l` delivers them. Such a newline extends the
+ *   window.
+ * - `FAKE_AGENT_SWALLOW_ENTER=1`: the first Enter after each bracketed paste is swallowed (as Gemini CLI has been
+ *   seen to do).
+ * - `FAKE_AGENT_PROMPT`: the input-line prompt (default `›`, as Codex; `❯` looks like Claude Code).
+ * - `FAKE_AGENT_NAME`: the name in the banner (default: the process name).
+ * - `FAKE_AGENT_PROCESS_NAME`: the process name (default: the name this file was run as, e.g. `codex` for a
+ *   symlink called `codex`).
+ * - `FAKE_AGENT_TITLE`: set the terminal title (tmux `#{pane_title}`), as Claude Code names its session.
+ * - `FAKE_AGENT_LOG=<file>`: append one JSON line per event, for exact assertions and timing:
+ *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"exit", "t": <ms since start>, …}`;
+ *   `submit`/`newline`/`swallow` carry `sinceTextMs` (time since the last text arrived), `submit` the `text`.
+ *
+ * What tmux shows as `#{pane_current_command}` for this script (tmux 3.3a, Linux; checked by hand and by
+ * `test/integration/tmux.test.ts`): tmux reads argv[0] of the pane's foreground process group leader from
+ * `/proc/<pid>/cmdline` (not `/proc/<pid>/comm`) and takes its basename. Run through the `#!/usr/bin/env node`
+ * line, argv is `node /path/codex`, so a symlink named `codex` alone shows `node`. Setting `process.title`
+ * rewrites argv[0] (and comm) and tmux then shows `codex`; this file sets it first thing, so only the first
+ * few milliseconds of its life show `node` (tests wait for the name). A bash wrapper `exec -a codex node …` also
+ * works (argv[0] = codex while comm stays `node`); `sh`/dash has no `exec -a`.
+ */
+import { appendFileSync } from 'node:fs';
+import { basename } from 'node:path';
+
+const invokedAs = basename(process.argv[1] ?? 'fake-agent').replace(/\.m?js$/, '');
+const processName = process.env.FAKE_AGENT_PROCESS_NAME || invokedAs;
+process.title = processName;
+
+const name = process.env.FAKE_AGENT_NAME || processName;
+const burstMs = Number(process.env.FAKE_AGENT_PASTE_BURST_MS || 0);
+const swallowAfterPaste = process.env.FAKE_AGENT_SWALLOW_ENTER === '1';
+const logFile = process.env.FAKE_AGENT_LOG || '';
+const prompt = process.env.FAKE_AGENT_PROMPT || '›';
+const started = performance.now();
+
+const BURST_CHAR_INTERVAL_MS = 8;
+const BURST_MIN_CHARS = 3;
+const PASTE_START = '\x1b[200~';
+const PASTE_END = '\x1b[201~';
+
+const out = process.stdout;
+let rows = out.rows || 24;
+let cols = out.columns || 80;
+
+let input = '';
+let history = [];
+let buf = '';
+let inPaste = false;
+let pasteBuf = '';
+let lastTextAt = -Infinity;
+let enterSuppressUntil = -Infinity;
+let lastCharAt = -Infinity;
+let burstChars = 0;
+let swallowNext = false;
+let escTimer = null;
+
+const now = () => performance.now() - started;
+
+function log(event, fields = {}) {
+  if (!logFile) return;
+  try {
+    appendFileSync(logFile, `${JSON.stringify({ event, t: Math.round(now() * 10) / 10, ...fields })}\n`);
+  } catch {
+    // a test that removed its temp dir must not crash the fake
+  }
+}
+
+/** Newlines as ⏎, other control characters as Unicode control pictures. */
+function visible(text) {
+  let s = '';
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    if (ch === '\n') s += '⏎';
+    else if (c < 0x20) s += String.fromCodePoint(0x2400 + c);
+    else if (c === 0x7f) s += '␡';
+    else if (c >= 0x80 && c < 0xa0) s += '�';
+    else s += ch;
+  }
+  return s;
+}
+
+/** Rough terminal width: East Asian wide and emoji as 2 columns. */
+function width(text) {
+  let w = 0;
+  for (const ch of text) w += ch.codePointAt(0) >= 0x2e80 ? 2 : 1;
+  return w;
+}
+
+function fitTail(text, maxCols) {
+  if (width(text) <= maxCols) return text;
+  const chars = [...text];
+  let w = 1;
+  let i = chars.length;
+  while (i > 0 && w + width(chars[i - 1]) <= maxCols) w += width(chars[--i]);
+  return `…${chars.slice(i).join('')}`;
+}
+
+function drawInput() {
+  const room = Math.max(1, cols - width(prompt) - 2);
+  out.write(`\x1b[${rows};1H\x1b[2K${prompt} ${fitTail(visible(input), room)}`);
+}
+
+/** Print a line at the bottom of the scroll region (the terminal wraps and scrolls it). */
+function printLine(text) {
+  out.write(`\x1b[${Math.max(1, rows - 1)};1H\r\n${text}`);
+  drawInput();
+}
+
+function say(text) {
+  history.push(text);
+  if (history.length > 500) history = history.slice(-250);
+  printLine(text);
+}
+
+function setupScreen() {
+  rows = out.rows || rows;
+  cols = out.columns || cols;
+  out.write(`\x1b[?1049h\x1b[?2004h\x1b[2J\x1b[1;${Math.max(1, rows - 1)}r`);
+  for (const line of history.slice(-rows)) out.write(`\x1b[${Math.max(1, rows - 1)};1H\r\n${line}`);
+  drawInput();
+}
+
+function restoreScreen() {
+  out.write('\x1b[?2004l\x1b[r\x1b[?1049l');
+}
+
+function quit(code = 0) {
+  log('exit');
+  restoreScreen();
+  process.exit(code);
+}
+
+function insertText(text, how) {
+  input += text;
+  lastTextAt = now();
+  if (how === 'paste') {
+    if (burstMs > 0) enterSuppressUntil = lastTextAt + burstMs;
+    if (swallowAfterPaste) swallowNext = true;
+  }
+  log(how, { length: text.length });
+  drawInput();
+}
+
+function typeChars(text) {
+  const t = now();
+  for (const _ of text) {
+    burstChars = t - lastCharAt <= BURST_CHAR_INTERVAL_MS ? burstChars + 1 : 1;
+    lastCharAt = t;
+  }
+  if (burstMs > 0 && burstChars >= BURST_MIN_CHARS) enterSuppressUntil = t + burstMs;
+  insertText(text, 'type');
+}
+
+function enter() {
+  const t = now();
+  const sinceTextMs = Math.round((t - lastTextAt) * 10) / 10;
+  burstChars = 0;
+  if (swallowNext) {
+    swallowNext = false;
+    log('swallow', { sinceTextMs });
+    return;
+  }
+  if (t < enterSuppressUntil) {
+    input += '\n';
+    enterSuppressUntil = t + burstMs;
+    log('newline', { sinceTextMs });
+    drawInput();
+    return;
+  }
+  const text = input;
+  input = '';
+  if (text === '') {
+    drawInput();
+    return;
+  }
+  log('submit', { text, sinceTextMs });
+  say(`you said: ${visible(text)}`);
+}
+
+function control(ch) {
+  switch (ch) {
+    case '\x7f':
+    case '\b':
+      input = [...input].slice(0, -1).join('');
+      drawInput();
+      return;
+    case '\x15':
+      input = '';
+      drawInput();
+      return;
+    case '\x03':
+      if (input === '') quit(0);
+      input = '';
+      drawInput();
+      return;
+    case '\x04':
+      if (input === '') quit(0);
+      return;
+  }
+}
+
+/** Parse everything buffered; an incomplete sequence at the end waits for more input. */
+function consume() {
+  while (buf.length > 0) {
+    if (inPaste) {
+      const end = buf.indexOf(PASTE_END);
+      if (end < 0) {
+        // keep a possible partial end marker for the next chunk
+        let keep = 0;
+        for (let k = Math.min(PASTE_END.length - 1, buf.length); k > 0; k--) {
+          if (PASTE_END.startsWith(buf.slice(-k))) {
+            keep = k;
+            break;
+          }
+        }
+        pasteBuf += buf.slice(0, buf.length - keep);
+        buf = buf.slice(buf.length - keep);
+        return;
+      }
+      pasteBuf += buf.slice(0, end);
+      buf = buf.slice(end + PASTE_END.length);
+      inPaste = false;
+      insertText(pasteBuf.replace(/\r\n?/g, '\n'), 'paste');
+      pasteBuf = '';
+      continue;
+    }
+    const ch = buf[0];
+    if (ch === '\x1b') {
+      if (buf.length === 1) {
+        // a lone ESC: the Escape key, unless the rest of a sequence follows at once
+        escTimer = setTimeout(() => {
+          if (buf === '\x1b') {
+            buf = '';
+            log('escape');
+          }
+        }, 30);
+        return;
+      }
+      if (buf[1] === '[') {
+        let i = 2;
+        while (i < buf.length && !(buf.charCodeAt(i) >= 0x40 && buf.charCodeAt(i) <= 0x7e)) i++;
+        if (i >= buf.length) {
+          if (buf.length < 64) return; // wait for the rest
+          buf = buf.slice(2);
+          continue;
+        }
+        const seq = buf.slice(0, i + 1);
+        buf = buf.slice(i + 1);
+        if (seq === PASTE_START) inPaste = true;
+        continue; // arrows, function keys, focus events: ignored
+      }
+      if (buf[1] === 'O') {
+        if (buf.length < 3) return;
+        buf = buf.slice(3);
+        continue;
+      }
+      buf = buf.slice(1); // ESC + key (Alt): drop the ESC, keep the key
+      continue;
+    }
+    if (ch === '\r' || ch === '\n') {
+      buf = buf.slice(1);
+      enter();
+      continue;
+    }
+    if ('\x7f\b\x15\x03\x04'.includes(ch)) {
+      buf = buf.slice(1);
+      control(ch);
+      continue;
+    }
+    // a run of ordinary characters (other control characters such as Tab are text here)
+    let j = 0;
+    while (j < buf.length && !'\x1b\r\n\x7f\b\x15\x03\x04'.includes(buf[j])) j++;
+    const run = buf.slice(0, j);
+    buf = buf.slice(j);
+    typeChars(run);
+  }
+}
+
+process.stdin.setEncoding('utf8');
+if (process.stdin.isTTY) process.stdin.setRawMode(true);
+process.stdin.on('data', (data) => {
+  if (escTimer) {
+    clearTimeout(escTimer);
+    escTimer = null;
+  }
+  buf += data;
+  consume();
+});
+process.stdin.on('end', () => quit(0));
+process.stdin.on('error', () => quit(0));
+for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => quit(0));
+out.on('resize', setupScreen);
+out.on('error', () => process.exit(0));
+
+if (process.env.FAKE_AGENT_TITLE) out.write(`\x1b]2;${process.env.FAKE_AGENT_TITLE}\x1b\\`);
+setupScreen();
+say(`✻ ${name} (fake agent) · pid ${process.pid}`);
+say(`cwd: ${process.cwd()}`);
+log('ready', { pid: process.pid, name, processName, rows, cols });

@@ -1,0 +1,291 @@
+/**
+ * An in-memory `Tmux` for unit tests: sessions with panes, each pane a screen of text lines, and a record of
+ * every call. Errors follow the real adapter: a missing session is `TmuxError('no_session')`, a stopped server
+ * `TmuxError('no_server')` (and `listSessions()` is `[]`).
+ *
+ * A pane may model an agent's input line (`prompt`, default `› `): typed and pasted text collects in `input`,
+ * which is drawn as the pane's last screen line; Enter moves it to `submitted` and prints `you said: …`.
+ * `swallowEnters` / `newlineEnters` make the next Enters be swallowed or become newlines, like Gemini and Codex.
+ */
+
+import {
+  lastScreenLines,
+  type NewSessionOptions,
+  type PaneTarget,
+  type PasteOptions,
+  type Tmux,
+  TmuxError,
+} from '../../actors/tmux.js';
+import type { SessionRecord } from '../../core/protocol.js';
+
+export interface FakePane {
+  id: string;
+  command: string;
+  startCommand?: string;
+  path?: string;
+  title?: string;
+  active: boolean;
+  /** Screen lines above the input line. */
+  screen: string[];
+  /** The agent's input line prefix; `null`: no input line (a plain program, text lands on the screen as typed). */
+  prompt: string | null;
+  input: string;
+  submitted: string[];
+  /** Enters still to swallow (Gemini-like). */
+  swallowEnters: number;
+  /** Enters still to take as newlines (Codex paste-burst-like). */
+  newlineEnters: number;
+}
+
+export interface FakeSession {
+  name: string;
+  attached: boolean;
+  createdAt: number;
+  activityAt: number;
+  panes: FakePane[];
+}
+
+export type FakeTmuxCall =
+  | { op: 'listSessions' }
+  | { op: 'hasSession'; name: string }
+  | { op: 'capture'; target: PaneTarget; lines: number }
+  | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean }
+  | { op: 'sendKeys'; target: PaneTarget; keys: string[] }
+  | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean }
+  | { op: 'newSession'; opts: NewSessionOptions }
+  | { op: 'killSession'; name: string }
+  | { op: 'killServer' };
+
+export interface AddSessionOptions {
+  attached?: boolean;
+  createdAt?: number;
+  activityAt?: number;
+  /** Pane fields; `command` defaults to `bash`. More than one element: several panes (first active). */
+  panes?: Partial<Omit<FakePane, 'id'>>[];
+}
+
+export class FakeTmux implements Tmux {
+  readonly sessions = new Map<string, FakeSession>();
+  readonly calls: FakeTmuxCall[] = [];
+  serverRunning = true;
+  /** Epoch seconds used for new sessions. */
+  now = 1_700_000_000;
+  private nextPane = 0;
+  private failures: { op: FakeTmuxCall['op']; error: Error }[] = [];
+
+  addSession(name: string, opts: AddSessionOptions = {}): FakeSession {
+    const specs = opts.panes?.length ? opts.panes : [{}];
+    const session: FakeSession = {
+      name,
+      attached: opts.attached ?? false,
+      createdAt: opts.createdAt ?? this.now,
+      activityAt: opts.activityAt ?? opts.createdAt ?? this.now,
+      panes: specs.map((p, i) => this.makePane({ active: i === 0, ...p })),
+    };
+    this.sessions.set(name, session);
+    this.serverRunning = true;
+    return session;
+  }
+
+  removeSession(name: string): void {
+    this.sessions.delete(name);
+  }
+
+  /** The pane a target addresses (the active pane of a session), or undefined. */
+  pane(target: PaneTarget): FakePane | undefined {
+    if (typeof target !== 'string') {
+      for (const s of this.sessions.values()) {
+        const p = s.panes.find((x) => x.id === target.pane);
+        if (p) return p;
+      }
+      return undefined;
+    }
+    const s = this.sessions.get(target);
+    return s?.panes.find((p) => p.active) ?? s?.panes[0];
+  }
+
+  setScreen(target: PaneTarget, screen: string | string[]): void {
+    const p = this.mustPane(target);
+    p.screen = typeof screen === 'string' ? screen.split('\n') : [...screen];
+  }
+
+  /** What `capture` would return for the whole screen. */
+  screenOf(target: PaneTarget): string {
+    const p = this.mustPane(target);
+    return [...p.screen, ...(p.prompt === null ? [] : [`${p.prompt}${p.input.replaceAll('\n', '⏎')}`])].join('\n');
+  }
+
+  /** Make the next call of `op` fail with `error` (once). */
+  failNext(op: FakeTmuxCall['op'], error: Error = new TmuxError('failed', `${op} failed`)): void {
+    this.failures.push({ op, error });
+  }
+
+  callsOf<K extends FakeTmuxCall['op']>(op: K): Extract<FakeTmuxCall, { op: K }>[] {
+    return this.calls.filter((c): c is Extract<FakeTmuxCall, { op: K }> => c.op === op);
+  }
+
+  // -------------------------------------------------------------------------
+  // Tmux
+
+  async listSessions(): Promise<SessionRecord[]> {
+    this.record({ op: 'listSessions' });
+    if (!this.serverRunning) return [];
+    return [...this.sessions.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((s) => ({
+        name: s.name,
+        attached: s.attached,
+        createdAt: s.createdAt,
+        activityAt: s.activityAt,
+        panes: s.panes.map((p) => ({
+          id: p.id,
+          command: p.command,
+          active: p.active,
+          ...(p.startCommand ? { startCommand: p.startCommand } : {}),
+          ...(p.path ? { path: p.path } : {}),
+          ...(p.title ? { title: p.title } : {}),
+        })),
+      }));
+  }
+
+  async hasSession(name: string): Promise<boolean> {
+    this.record({ op: 'hasSession', name });
+    return this.serverRunning && this.sessions.has(name);
+  }
+
+  async capture(target: PaneTarget, lines: number): Promise<string> {
+    this.record({ op: 'capture', target, lines });
+    this.mustPane(target);
+    return lastScreenLines(this.screenOf(target), lines);
+  }
+
+  async sendLiteral(target: PaneTarget, text: string, opts: { enter?: boolean } = {}): Promise<void> {
+    this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false });
+    const p = this.mustPane(target);
+    this.typeInto(p, text);
+    if (opts.enter) this.pressEnter(p);
+  }
+
+  async sendKeys(target: PaneTarget, keys: readonly string[]): Promise<void> {
+    this.record({ op: 'sendKeys', target, keys: [...keys] });
+    const p = this.mustPane(target);
+    for (const key of keys) {
+      if (key === 'Enter' || key === 'C-m') this.pressEnter(p);
+      else if (key === 'C-u' || key === 'C-c') p.input = '';
+    }
+  }
+
+  async paste(target: PaneTarget, text: string, opts: PasteOptions): Promise<void> {
+    this.record({ op: 'paste', target, text, bracketed: opts.bracketed });
+    const p = this.mustPane(target);
+    if (p.prompt !== null) p.input += text;
+    else p.screen.push(...text.split('\n'));
+  }
+
+  async newSession(opts: NewSessionOptions): Promise<{ name: string; paneId: string }> {
+    this.record({ op: 'newSession', opts });
+    const name = opts.name.replace(/[.:]/g, '_');
+    if (this.serverRunning && this.sessions.has(name)) {
+      throw new TmuxError('duplicate_session', `duplicate session: ${name}`);
+    }
+    const cmd = typeof opts.command === 'string' ? opts.command : opts.command?.join(' ');
+    const first = cmd?.split(/\s+/)[0] ?? 'bash';
+    const session = this.addSession(name, {
+      panes: [
+        {
+          command: first.slice(first.lastIndexOf('/') + 1),
+          ...(cmd ? { startCommand: cmd } : {}),
+          ...(opts.cwd ? { path: opts.cwd } : {}),
+        },
+      ],
+    });
+    return { name, paneId: session.panes[0]!.id };
+  }
+
+  async killSession(name: string): Promise<void> {
+    this.record({ op: 'killSession', name });
+    if (!this.sessions.delete(name)) throw new TmuxError('no_session', `can't find session: ${name}`);
+  }
+
+  async killServer(): Promise<void> {
+    this.record({ op: 'killServer' });
+    this.sessions.clear();
+    this.serverRunning = false;
+  }
+
+  // -------------------------------------------------------------------------
+
+  private makePane(p: Partial<Omit<FakePane, 'id'>>): FakePane {
+    const pane: FakePane = {
+      id: `%${this.nextPane++}`,
+      command: p.command ?? 'bash',
+      active: p.active ?? false,
+      screen: p.screen ?? [],
+      prompt: p.prompt === undefined ? null : p.prompt,
+      input: p.input ?? '',
+      submitted: p.submitted ?? [],
+      swallowEnters: p.swallowEnters ?? 0,
+      newlineEnters: p.newlineEnters ?? 0,
+    };
+    if (p.startCommand !== undefined) pane.startCommand = p.startCommand;
+    if (p.path !== undefined) pane.path = p.path;
+    if (p.title !== undefined) pane.title = p.title;
+    return pane;
+  }
+
+  private record(call: FakeTmuxCall): void {
+    this.calls.push(call);
+    const i = this.failures.findIndex((f) => f.op === call.op);
+    if (i >= 0) {
+      const [failure] = this.failures.splice(i, 1);
+      throw failure!.error;
+    }
+  }
+
+  private mustPane(target: PaneTarget): FakePane {
+    if (!this.serverRunning) throw new TmuxError('no_server', 'no server running');
+    const p = this.pane(target);
+    if (!p) {
+      const what = typeof target === 'string' ? `session: ${target}` : `pane: ${target.pane}`;
+      throw new TmuxError('no_session', `can't find ${what}`);
+    }
+    return p;
+  }
+
+  private typeInto(p: FakePane, text: string): void {
+    if (p.prompt === null) {
+      p.screen.push(text);
+      return;
+    }
+    // typed with send-keys -l, a newline is an Enter
+    const parts = text.split(/\r\n|\r|\n/);
+    for (const [i, part] of parts.entries()) {
+      if (i > 0) this.pressEnter(p);
+      p.input += part;
+    }
+  }
+
+  private pressEnter(p: FakePane): void {
+    if (p.prompt === null) return;
+    if (p.swallowEnters > 0) {
+      p.swallowEnters -= 1;
+      return;
+    }
+    if (p.newlineEnters > 0) {
+      p.newlineEnters -= 1;
+      p.input += '\n';
+      return;
+    }
+    if (p.input === '') return;
+    p.submitted.push(p.input);
+    p.screen.push(`you said: ${p.input.replaceAll('\n', '⏎')}`);
+    p.input = '';
+  }
+}
+
+/** A fresh fake with one session per name, each running `command` in a pane with an input line. */
+export function fakeTmuxWithAgents(agents: Record<string, string>): FakeTmux {
+  const fake = new FakeTmux();
+  for (const [name, command] of Object.entries(agents)) fake.addSession(name, { panes: [{ command, prompt: '› ' }] });
+  return fake;
+}

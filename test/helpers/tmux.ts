@@ -1,0 +1,131 @@
+/**
+ * Integration-test helpers: a private tmux server (never the user's), the fake agent on PATH under agent names,
+ * and a bounded polling helper.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTmux, type NewSessionOptions, type PaneTarget, shellQuote, type Tmux } from '../../actors/tmux.js';
+import type { SessionRecord } from '../../core/protocol.js';
+
+export const TMUX_BIN = process.env.SVC_TEST_TMUX ?? 'tmux';
+export const SCREEN_WIDTH = 200;
+export const SCREEN_HEIGHT = 50;
+
+/** The fake agent program (`test/fakes/fake-agent.mjs`). */
+export const FAKE_AGENT = resolve(dirname(fileURLToPath(import.meta.url)), '../fakes/fake-agent.mjs');
+
+export interface TmuxServer {
+  dir: string;
+  socketPath: string;
+  tmux: Tmux;
+  /** Run raw tmux arguments on this server; resolves to stdout, rejects with stderr. */
+  run(args: readonly string[], input?: string): Promise<string>;
+  /** Shorthands over `tmux`: a detached session running `command` (a shell string or argv). */
+  newSession(
+    name: string,
+    command?: string | readonly string[],
+    opts?: Omit<NewSessionOptions, 'name' | 'command'>,
+  ): Promise<{ name: string; paneId: string }>;
+  /** The pane's screen (by default all of it, trailing blank lines dropped). */
+  capture(target: PaneTarget, lines?: number): Promise<string>;
+  listSessions(): Promise<SessionRecord[]>;
+  cleanup(): Promise<void>;
+}
+
+export function runTmux(socketPath: string, args: readonly string[], input?: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = execFile(
+      TMUX_BIN,
+      ['-u', '-S', socketPath, '-f', '/dev/null', ...args],
+      { encoding: 'utf8', timeout: 10_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`tmux ${args.join(' ')}: ${stderr || error.message}`)) : resolvePromise(stdout),
+    );
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/**
+ * A tmux server on `<tmpdir>/sock` with no user config, windows of 200x50 by default, and `exit-empty off` so it
+ * stays up with no sessions. `dir` (the temp dir) is removed by `cleanup`.
+ * `socketPath` may be given to place the server elsewhere (it is still killed by `cleanup`).
+ */
+export async function startTmuxServer(opts: { socketPath?: string } = {}): Promise<TmuxServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-tmux-'));
+  const socketPath = opts.socketPath ?? join(dir, 'sock');
+  await runTmux(socketPath, [
+    'start-server',
+    ';',
+    'set-option',
+    '-g',
+    'exit-empty',
+    'off',
+    ';',
+    'set-option',
+    '-g',
+    'default-size',
+    `${SCREEN_WIDTH}x${SCREEN_HEIGHT}`,
+  ]);
+  const tmux = createTmux({ socketPath, bin: TMUX_BIN, configFile: '/dev/null' });
+  return {
+    dir,
+    socketPath,
+    tmux,
+    run: (args, input) => runTmux(socketPath, args, input),
+    newSession: (name, command, more = {}) => tmux.newSession({ ...more, name, ...(command ? { command } : {}) }),
+    capture: (target, lines = SCREEN_HEIGHT) => tmux.capture(target, lines),
+    listSessions: () => tmux.listSessions(),
+    async cleanup() {
+      await tmux.killServer().catch(() => {});
+      // programs in the panes may still write (the fake agent logs its exit) while this runs: retry
+      await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    },
+  };
+}
+
+/**
+ * A shell command that runs the fake agent so that tmux shows `name` as `#{pane_current_command}` (the fake sets
+ * `process.title` from `FAKE_AGENT_PROCESS_NAME`), with the given `FAKE_AGENT_*` settings. Node is called by its
+ * absolute path, so the pane's PATH does not matter.
+ */
+export function fakeAgentCommand(name: string, env: Readonly<Record<string, string | number>> = {}): string {
+  const vars = Object.entries({ FAKE_AGENT_PROCESS_NAME: name, ...env }).map(([k, v]) => shellQuote(`${k}=${v}`));
+  return ['exec', 'env', ...vars, shellQuote(process.execPath), shellQuote(FAKE_AGENT)].join(' ');
+}
+
+/** A directory of symlinks to the fake agent, one per name (`claude`, `codex`, …): put it first on PATH. */
+export async function fakeAgentBin(dir: string, names: readonly string[]): Promise<string> {
+  const bin = join(dir, 'bin');
+  await mkdir(bin, { recursive: true });
+  for (const name of names) await symlink(FAKE_AGENT, join(bin, name));
+  return bin;
+}
+
+/** Poll `fn` until it returns something other than `undefined`/`false`/`null`; throw after `timeoutMs`. */
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<Exclude<T, false | null | undefined>> {
+  const { timeoutMs = 5000, intervalMs = 25 } = opts;
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== false && value !== null)
+        return value as Exclude<T, false | null | undefined>;
+      last = value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() >= deadline) {
+      const detail = last instanceof Error ? last.message : JSON.stringify(last);
+      throw new Error(`waitFor${opts.what ? ` (${opts.what})` : ''} timed out after ${timeoutMs} ms; last: ${detail}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

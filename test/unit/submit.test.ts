@@ -1,0 +1,334 @@
+import { describe, expect, it } from 'vitest';
+import { injectText } from '../../actors/inject.js';
+import { TmuxError } from '../../actors/tmux.js';
+import { agentById, type SubmitStrategy } from '../../core/agents.js';
+import {
+  DEFAULT_RETRY_DELAY_MS,
+  DEFAULT_VERIFY_DELAY_MS,
+  inputCleared,
+  LITERAL_MAX_BYTES,
+  literalUnsafe,
+  normalizeSubmitText,
+  PASTE_MIN_ENTER_DELAY_MS,
+  planSubmit,
+  readInput,
+  type SubmitStep,
+} from '../../core/submit.js';
+import { FakeTmux } from '../fakes/fakeTmux.js';
+
+const PROMPT = /^› ?(.*)$/;
+const literal: SubmitStrategy = { kind: 'literal', enterDelayMs: 0 };
+const literalDelayed: SubmitStrategy = { kind: 'literal', enterDelayMs: 50 };
+const paste: SubmitStrategy = { kind: 'paste', enterDelayMs: 300 };
+const pasteChecked: SubmitStrategy = { kind: 'paste', enterDelayMs: 300, inputLine: PROMPT };
+
+const checks = (verify = DEFAULT_VERIFY_DELAY_MS, retry = DEFAULT_RETRY_DELAY_MS): SubmitStep[] => [
+  { op: 'wait', ms: verify },
+  { op: 'check', final: false },
+  { op: 'wait', ms: retry },
+  { op: 'enter' },
+  { op: 'wait', ms: verify },
+  { op: 'check', final: true },
+];
+
+describe('normalizeSubmitText', () => {
+  it.each([
+    ['hello', 'hello'],
+    ['hello\n', 'hello'],
+    ['hello\r\n\r\n', 'hello'],
+    ['a\r\nb\rc', 'a\nb\nc'],
+    ['  spaced  ', '  spaced  '],
+    ['x\x1b[201~rm -rf ~\r', 'xrm -rf ~'], // a message cannot end the bracketed paste
+    ['\x1b[200~in\x1b[201~', 'in'],
+    ['\n', ''],
+  ])('%j → %j', (text, out) => {
+    expect(normalizeSubmitText(text)).toBe(out);
+  });
+});
+
+describe('literalUnsafe', () => {
+  it.each([
+    ['plain words', null],
+    ['emoji 👋 and 你好', null],
+    ['semicolon at the end;', null],
+    ['two\nlines', 'newline'],
+    ['tab\there', 'control'],
+    ['esc \x1b here', 'control'],
+    ['ctrl-c \x03', 'control'],
+    ['del \x7f', 'control'],
+    ['c1 \u009b', 'control'],
+    ['a'.repeat(LITERAL_MAX_BYTES), null],
+    ['a'.repeat(LITERAL_MAX_BYTES + 1), 'too_long'],
+    ['你'.repeat(Math.floor(LITERAL_MAX_BYTES / 3) + 1), 'too_long'], // bytes, not characters
+  ])('%j → %s', (text, why) => {
+    expect(literalUnsafe(text)).toBe(why);
+  });
+});
+
+describe('planSubmit', () => {
+  it.each<[string, string, SubmitStrategy, string, SubmitStep[]]>([
+    [
+      'literal: one call, text and Enter chained (spec 4.7)',
+      'run the tests',
+      literal,
+      'literal',
+      [{ op: 'type', text: 'run the tests', enter: true }],
+    ],
+    [
+      'literal with a delay: type, wait, Enter',
+      'run',
+      literalDelayed,
+      'literal',
+      [{ op: 'type', text: 'run', enter: false }, { op: 'wait', ms: 50 }, { op: 'enter' }],
+    ],
+    [
+      'literal + multi-line text: switches to the paste path',
+      'line one\nline two',
+      literal,
+      'paste',
+      [{ op: 'paste', text: 'line one\nline two' }, { op: 'wait', ms: PASTE_MIN_ENTER_DELAY_MS }, { op: 'enter' }],
+    ],
+    [
+      'literal + control characters: pasted, never typed as keys',
+      'a\tb\x1bc',
+      literal,
+      'paste',
+      [{ op: 'paste', text: 'a\tb\x1bc' }, { op: 'wait', ms: PASTE_MIN_ENTER_DELAY_MS }, { op: 'enter' }],
+    ],
+    [
+      'literal + trailing newline: trimmed, stays literal',
+      'ok\n',
+      literal,
+      'literal',
+      [{ op: 'type', text: 'ok', enter: true }],
+    ],
+    [
+      'paste without a rule: paste, wait, Enter',
+      'hi',
+      paste,
+      'paste',
+      [{ op: 'paste', text: 'hi' }, { op: 'wait', ms: 300 }, { op: 'enter' }],
+    ],
+    [
+      'paste with a rule: snapshot before Enter, check, one retry, last check',
+      'hi',
+      pasteChecked,
+      'paste',
+      [{ op: 'paste', text: 'hi' }, { op: 'wait', ms: 300 }, { op: 'snapshot' }, { op: 'enter' }, ...checks()],
+    ],
+    [
+      'literal with a rule: checked too',
+      'hi',
+      { kind: 'literal', enterDelayMs: 0, inputLine: PROMPT, verifyDelayMs: 10, retryDelayMs: 20 },
+      'literal',
+      [{ op: 'type', text: 'hi', enter: true }, ...checks(10, 20)],
+    ],
+    ['empty text: nothing to do', '', literal, 'literal', []],
+    ['only line breaks: nothing to do', '\r\n\n', pasteChecked, 'paste', []],
+  ])('%s', (_name, text, strategy, path, steps) => {
+    const plan = planSubmit(text, strategy);
+    expect(plan.path).toBe(path);
+    expect(plan.steps).toEqual(steps);
+  });
+
+  it('every multi-line text is pasted whatever the strategy, and never typed', () => {
+    for (const strategy of [literal, literalDelayed, paste, pasteChecked]) {
+      const plan = planSubmit('a\nb', strategy);
+      expect(plan.steps.some((s) => s.op === 'type')).toBe(false);
+      expect(plan.steps.filter((s) => s.op === 'paste')).toHaveLength(1);
+    }
+  });
+
+  it('a long text is pasted (tmux refuses long command lines)', () => {
+    expect(planSubmit('x'.repeat(LITERAL_MAX_BYTES + 1), literal).path).toBe('paste');
+  });
+
+  it('Codex: the Enter waits past its paste window', () => {
+    const plan = planSubmit('hello', agentById('A2')!.submit);
+    const wait = plan.steps[1];
+    expect(plan.steps[0]).toEqual({ op: 'paste', text: 'hello' });
+    expect(wait?.op === 'wait' && wait.ms > 120).toBe(true);
+  });
+});
+
+describe('readInput', () => {
+  it.each([
+    ['banner\nyou said: hi\n› typing', 'typing'],
+    ['› old\nsomething\n› ', ''],
+    ['no prompt here', null],
+    ['', null],
+  ])('%j → %j', (screen, input) => {
+    expect(readInput(screen, PROMPT)).toBe(input);
+  });
+
+  it('a global regex is not stateful between calls', () => {
+    const g = /^› ?(.*)$/g;
+    expect(readInput('› a', g)).toBe('a');
+    expect(readInput('› a', g)).toBe('a');
+  });
+});
+
+describe('inputCleared', () => {
+  it.each<[string, { after: string; before?: string; inputLine?: RegExp; text: string }, boolean | 'unknown']>([
+    ['no rule', { after: '› ', text: 'hi' }, 'unknown'],
+    [
+      'no input line on screen (a dialog?)',
+      { after: 'Allow command? [y/n]', inputLine: PROMPT, text: 'hi' },
+      'unknown',
+    ],
+    ['empty input', { after: 'you said: hi\n› ', inputLine: PROMPT, text: 'hi' }, true],
+    ['text still there', { after: '› hello world', inputLine: PROMPT, text: 'hello world' }, false],
+    ['short text still there (exact)', { after: '› y', inputLine: PROMPT, text: 'y' }, false],
+    ['Enter became a newline (Codex)', { after: '› hello world⏎', inputLine: PROMPT, text: 'hello world' }, false],
+    [
+      'multi-line text shown on one line',
+      { after: '› first line⏎second line', inputLine: PROMPT, text: 'first line\nsecond line' },
+      false,
+    ],
+    [
+      'long text shown by its tail',
+      { after: '› …the very end of it', inputLine: PROMPT, text: `${'x'.repeat(300)} the very end of it` },
+      false,
+    ],
+    ['placeholder after submit', { after: '› Ask Codex to do anything', inputLine: PROMPT, text: 'fix the bug' }, true],
+    [
+      'short text vs a placeholder that contains it: not confused',
+      { after: '› Type your message', inputLine: PROMPT, text: 'y' },
+      true,
+    ],
+    [
+      'paste shown as a placeholder, unchanged by the Enter',
+      {
+        before: '› [Pasted text #1 +12 lines]',
+        after: '› [Pasted text #1 +12 lines]',
+        inputLine: PROMPT,
+        text: 'a\nb',
+      },
+      false,
+    ],
+    [
+      'paste shown as a placeholder, then cleared',
+      { before: '› [Pasted text #1 +12 lines]', after: '› ', inputLine: PROMPT, text: 'a\nb' },
+      true,
+    ],
+    [
+      'the user typed something else meanwhile',
+      { before: '› fix the bug', after: '› my own words', inputLine: PROMPT, text: 'fix the bug' },
+      true,
+    ],
+    [
+      'the echo above does not count, the input line does',
+      { after: 'you said: hello world\n› ', inputLine: PROMPT, text: 'hello world' },
+      true,
+    ],
+    [
+      'whitespace differences ignored',
+      { after: '›   hello    world  ', inputLine: PROMPT, text: 'hello world' },
+      false,
+    ],
+  ])('%s', (_name, check, expected) => {
+    expect(inputCleared(check)).toBe(expected);
+  });
+});
+
+describe('injectText against the fake tmux', () => {
+  function setup(pane: { swallowEnters?: number; newlineEnters?: number; prompt?: string | null } = {}) {
+    const fake = new FakeTmux();
+    fake.addSession('svc-proj', { panes: [{ command: 'codex', prompt: '› ', ...pane }] });
+    const slept: number[] = [];
+    const sleep = async (ms: number) => {
+      slept.push(ms);
+    };
+    return { fake, slept, sleep, pane: fake.pane('svc-proj')! };
+  }
+
+  it('literal: one sendLiteral call with Enter; unverified', async () => {
+    const { fake, sleep, pane } = setup();
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hi there', strategy: literal, sleep });
+    expect(r).toMatchObject({ submitted: 'unverified', enters: 1 });
+    expect(fake.calls).toEqual([{ op: 'sendLiteral', target: 'svc-proj', text: 'hi there', enter: true }]);
+    expect(pane.submitted).toEqual(['hi there']);
+  });
+
+  it('literal + multi-line: pasted as one unit, submitted once', async () => {
+    const { fake, sleep, pane, slept } = setup();
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'one\ntwo', strategy: literal, sleep });
+    expect(r.enters).toBe(1);
+    expect(fake.callsOf('paste')).toEqual([{ op: 'paste', target: 'svc-proj', text: 'one\ntwo', bracketed: true }]);
+    expect(fake.callsOf('sendLiteral')).toEqual([]);
+    expect(pane.submitted).toEqual(['one\ntwo']);
+    expect(slept).toEqual([PASTE_MIN_ENTER_DELAY_MS]);
+  });
+
+  it('paste + rule, agent submits at once: true after one Enter', async () => {
+    const { fake, sleep, slept } = setup();
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hello', strategy: pasteChecked, sleep });
+    expect(r).toMatchObject({ submitted: true, enters: 1 });
+    expect(slept).toEqual([300, DEFAULT_VERIFY_DELAY_MS]);
+    expect(fake.calls.map((c) => c.op)).toEqual(['paste', 'capture', 'sendKeys', 'capture']);
+  });
+
+  it('an Enter swallowed after the paste (Gemini): the retry submits it', async () => {
+    const { fake, sleep, pane } = setup({ swallowEnters: 1 });
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hello', strategy: pasteChecked, sleep });
+    expect(r).toMatchObject({ submitted: true, enters: 2 });
+    expect(pane.submitted).toEqual(['hello']);
+  });
+
+  it('two Enters swallowed: reports false after exactly one retry', async () => {
+    const { fake, sleep, pane } = setup({ swallowEnters: 2 });
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hello', strategy: pasteChecked, sleep });
+    expect(r).toMatchObject({ submitted: false, enters: 2 });
+    expect(pane.submitted).toEqual([]);
+    expect(pane.input).toBe('hello');
+  });
+
+  it('no input line on screen: no retry Enter, unverified', async () => {
+    const { fake, sleep } = setup({ prompt: null, swallowEnters: 1 });
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hello', strategy: pasteChecked, sleep });
+    expect(r).toMatchObject({ submitted: 'unverified', enters: 1 });
+  });
+
+  it('the registry strategies run end to end on the fake', async () => {
+    for (const [id, prompt] of [
+      ['A1', '❯ '],
+      ['A2', '› '],
+      ['A3', '> '],
+    ] as const) {
+      const { fake, sleep, pane } = setup({ prompt, swallowEnters: id === 'A3' ? 1 : 0 });
+      const r = await injectText({
+        tmux: fake,
+        target: 'svc-proj',
+        text: 'go',
+        strategy: agentById(id)!.submit,
+        sleep,
+      });
+      expect(r.submitted, id).toBe(true);
+      expect(pane.submitted, id).toEqual(['go']);
+    }
+  });
+
+  it('empty text: nothing sent', async () => {
+    const { fake, sleep } = setup();
+    const r = await injectText({ tmux: fake, target: 'svc-proj', text: '\n', strategy: literal, sleep });
+    expect(r).toMatchObject({ submitted: false, enters: 0 });
+    expect(fake.calls).toEqual([]);
+  });
+
+  it('tmux errors reach the caller typed', async () => {
+    const { fake, sleep } = setup();
+    await expect(
+      injectText({ tmux: fake, target: 'svc-gone', text: 'x', strategy: literal, sleep }),
+    ).rejects.toMatchObject({ code: 'no_session' });
+    fake.failNext('paste', new TmuxError('failed', 'boom'));
+    await expect(
+      injectText({ tmux: fake, target: 'svc-proj', text: 'x', strategy: pasteChecked, sleep }),
+    ).rejects.toBeInstanceOf(TmuxError);
+  });
+
+  it('targets a pane id as well as a session', async () => {
+    const { fake, sleep, pane } = setup();
+    await injectText({ tmux: fake, target: { pane: pane.id }, text: 'by id', strategy: literal, sleep });
+    expect(pane.submitted).toEqual(['by id']);
+  });
+});
