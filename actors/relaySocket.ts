@@ -24,10 +24,13 @@ export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInpu
     ws.send(JSON.stringify(input.subscribe));
   });
   ws.on('message', (data, isBinary) => {
-    if (isBinary) return;
+    if (isBinary) {
+      emit({ type: 'SOCKET.BAD_FRAME', message: 'relay sent a bad_frame: binary frames are not part of the protocol' });
+      return;
+    }
     const parsed = parseFrame(RelayFrame, data.toString());
     if (parsed.ok) emit({ type: 'SOCKET.FRAME', frame: parsed.value, receivedAt: Date.now() });
-    else emit({ type: 'SOCKET.ERROR', message: `relay sent a ${parsed.code}: ${parsed.message}` });
+    else emit({ type: 'SOCKET.BAD_FRAME', message: `relay sent a ${parsed.code}: ${parsed.message}`.slice(0, 300) });
   });
   ws.on('pong', () => emit({ type: 'SOCKET.PONG' }));
   ws.on('unexpected-response', (_req, res) => {

@@ -51,6 +51,7 @@ export type RelayLinkEvent =
   | { type: 'SOCKET.CLOSED'; code: number; reason: string }
   | { type: 'SOCKET.REJECTED'; status: number }
   | { type: 'SOCKET.ERROR'; message: string }
+  | { type: 'SOCKET.BAD_FRAME'; message: string }
   // from the listener
   | { type: 'SEND'; frame: ClientFrame }
   | { type: 'ACTED'; lastPushId: number }
@@ -163,6 +164,9 @@ export const relayLinkMachine = setup({
           },
         ],
         'SOCKET.ERROR': { target: 'backoff', actions: assign({ lastError: ({ event }) => event.message }) },
+        'SOCKET.BAD_FRAME': {
+          actions: { type: 'log', params: ({ event }) => ({ level: 'warn', message: event.message }) },
+        },
         RECONNECT_NOW: { target: 'backoff', actions: assign({ lastError: 'reconnect requested' }) },
       },
       states: {

@@ -25,6 +25,7 @@ export interface InjectInput {
   session: string;
   paneId: string;
   command: string;
+  startCommand?: string;
   text: string;
 }
 
@@ -198,7 +199,13 @@ export const sessionMachine = setup({
             src: 'inject',
             input: ({ context }) => {
               const pane = activePane(context.record)!;
-              return { session: context.name, paneId: pane.id, command: pane.command, text: context.current!.body };
+              return {
+                session: context.name,
+                paneId: pane.id,
+                command: pane.command,
+                startCommand: pane.startCommand,
+                text: context.current!.body,
+              };
             },
             onDone: {
               target: 'ready',

@@ -11,9 +11,9 @@ export default defineCommand({
     debug: { type: 'boolean', description: 'Log debug lines too' },
   },
   async run({ args }) {
-    let listener: ReturnType<typeof startListener>;
+    let listener: Awaited<ReturnType<typeof startListener>>;
     try {
-      listener = startListener({
+      listener = await startListener({
         wsUrl: args['ws-url'],
         keepAwake: args['keep-awake'],
         turnHistory: args['turn-history'],

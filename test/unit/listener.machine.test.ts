@@ -12,7 +12,7 @@ import { listenerMachine } from '../../machines/listener.js';
 import type { LogParams } from '../../machines/log.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../machines/relayLink.js';
 import { relayLinkMachine } from '../../machines/relayLink.js';
-import type { InjectInput } from '../../machines/session.js';
+import type { InjectInput, InjectOutput } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
 
 const flush = async () => {
@@ -78,7 +78,7 @@ function harness(opts: { ledger?: Ledger; sessions?: SessionRecord[]; injectFail
       }),
       session: sessionMachine.provide({
         actors: {
-          inject: fromPromise<{ submitted: true }, InjectInput>(async ({ input }) => {
+          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
             if (opts.injectFails) throw new Error('tmux said no');
             state.typed.push(input);
             return { submitted: true };

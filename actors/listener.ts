@@ -1,0 +1,173 @@
+/**
+ * The live listener: reads the config once, finds tmux, and starts the root machine with the real adapters
+ * (WebSocket, tmux, files under ~/.svc) provided for the names the machines use.
+ */
+import { homedir } from 'node:os';
+import { createActor, fromPromise } from 'xstate';
+import { submitStrategyFor } from '../core/agents.js';
+import type { ResolvedConfig } from '../core/config.js';
+import { resolveConfig } from '../core/config.js';
+import { svcPaths } from '../core/paths.js';
+import { normalizeSubmitText } from '../core/submit.js';
+import { defaultSocketPath } from '../core/tmuxSocket.js';
+import { VERSION } from '../core/version.js';
+import { inventoryMachine } from '../machines/inventory.js';
+import { listenerMachine } from '../machines/listener.js';
+import type { LogParams } from '../machines/log.js';
+import { relayLinkMachine } from '../machines/relayLink.js';
+import type { InjectInput, InjectOutput } from '../machines/session.js';
+import { sessionMachine } from '../machines/session.js';
+import { readConfigFile } from './configFile.js';
+import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
+import { ensurePrivateDir } from './files.js';
+import { injectText, realSleep } from './inject.js';
+import { loadLedger, saveLedger } from './ledgerFile.js';
+import type { Logger } from './logger.js';
+import { createLogger } from './logger.js';
+import { writeMarker } from './marker.js';
+import { relaySocketLogic } from './relaySocket.js';
+import { createTmux } from './tmux.js';
+import { discoverTmuxSocket } from './tmuxSocket.js';
+
+export interface ListenerOptions {
+  home?: string;
+  env?: Record<string, string | undefined>;
+  wsUrl?: string;
+  keepAwake?: boolean;
+  turnHistory?: boolean;
+  debug?: boolean;
+}
+
+export class ListenerStartError extends Error {}
+
+export interface RunningListener {
+  config: ResolvedConfig;
+  socketPath: string;
+  log: Logger;
+  /** Resolves with the exit code when the listener ends (stopped, or the relay refused it). */
+  done: Promise<number>;
+  stop(): void;
+}
+
+const REPLAY_WINDOW_MS = 120_000;
+
+export async function startListener(opts: ListenerOptions = {}): Promise<RunningListener> {
+  const env = opts.env ?? process.env;
+  const paths = svcPaths(opts.home ?? homedir());
+  ensurePrivateDir(paths.dir);
+
+  const config = resolveConfig(
+    readConfigFile(paths.config),
+    env,
+    { wsUrl: opts.wsUrl, keepAwake: opts.keepAwake, turnHistory: opts.turnHistory },
+    paths.config,
+  );
+  const apiKey = config.apiKey.value;
+  const hookId = config.hookId.value;
+  if (!apiKey || !hookId) {
+    for (const w of config.warnings) process.stderr.write(`warning: ${w}\n`);
+    throw new ListenerStartError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
+  }
+
+  const running = readPid(paths.pid);
+  if (running && running !== process.pid && isListenerProcess(running)) {
+    throw new ListenerStartError(
+      `a listener is already running (pid ${running}); stop it with \`svc listener --stop\``,
+    );
+  }
+
+  const uid = process.getuid?.() ?? 0;
+  // No tmux server yet: watch the default socket, where the first `tmux` or `svc cc` will start one.
+  const found = (await discoverTmuxSocket({ env, uid })) ?? {
+    path: defaultSocketPath(env, uid),
+    source: 'default (no server yet)',
+  };
+  const socketPath = found.path;
+  const log = createLogger({ file: paths.log, debug: opts.debug });
+  writeDaemonFiles(paths, VERSION);
+  log.info(`listener starting v${VERSION} ${socketPath}`);
+  log.info(`tmux socket from ${found.source}; relay ${config.wsUrl.value} (from ${config.wsUrl.source})`);
+  for (const w of config.warnings) log.warn(w);
+
+  const tmux = createTmux({ socketPath });
+  const ledgerPath = paths.ledger(hookId);
+  const ledger = loadLedger(ledgerPath, log.warn);
+  const logAction = (_: unknown, params: LogParams) => log.line(params);
+
+  const machine = listenerMachine.provide({
+    actors: {
+      relayLink: relayLinkMachine.provide({ actors: { relaySocket: relaySocketLogic }, actions: { log: logAction } }),
+      inventory: inventoryMachine.provide({
+        actors: { listSessions: fromPromise(() => tmux.listSessions()) },
+        actions: { log: logAction },
+      }),
+      session: sessionMachine.provide({
+        actors: {
+          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+            const result = await injectText({
+              tmux,
+              target: { pane: input.paneId },
+              text: input.text,
+              strategy: submitStrategyFor(input),
+              sleep: realSleep,
+            });
+            return { submitted: result.submitted };
+          }),
+        },
+        actions: {
+          log: logAction,
+          writeMarker: (_, params) => {
+            if (!params.projectDir) return;
+            try {
+              // Hash what is really typed (normalized), so the agent-side hook's exact match holds.
+              writeMarker(paths.markers, params.session, params.projectDir, normalizeSubmitText(params.text));
+            } catch (err) {
+              log.warn(`could not write the remote-origin marker: ${(err as Error).message}`);
+            }
+          },
+        },
+      }),
+    },
+    actions: {
+      log: logAction,
+      persistLedger: (_, params) => {
+        try {
+          saveLedger(ledgerPath, params.ledger);
+        } catch (err) {
+          log.error(`could not save the delivery ledger ${ledgerPath}: ${(err as Error).message}`);
+        }
+      },
+    },
+  });
+
+  const actor = createActor(machine, {
+    input: { hookId, wsUrl: config.wsUrl.value, apiKey, version: VERSION, ledger, replayWindowMs: REPLAY_WINDOW_MS },
+  });
+
+  const done = new Promise<number>((resolve) => {
+    actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.status === 'done') {
+          const reason = snapshot.context.stopReason;
+          resolve(reason ? 1 : 0);
+        }
+      },
+      error: (err) => {
+        log.error(`listener machine failed: ${(err as Error).stack ?? String(err)}`);
+        resolve(1);
+      },
+    });
+  }).finally(() => {
+    actor.stop();
+    removePidFile(paths.pid);
+  });
+
+  actor.start();
+  return {
+    config,
+    socketPath,
+    log,
+    done,
+    stop: () => actor.send({ type: 'STOP' }),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Run the compiled `svc` (dist/, built by test/globalSetup.ts) as a real process, with a private HOME and a private
+ * tmux socket so tests never touch the user's ~/.svc or tmux server.
+ */
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.js');
+
+export function tempHome(): { home: string; cleanup(): void } {
+  const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+export function svcEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, ...extra };
+  delete env.TMUX;
+  delete env.SVC_WS_URL;
+  return env;
+}
+
+export function runSvc(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    execFile(process.execPath, [SVC_BIN, ...args], { env, timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface SpawnedSvc {
+  child: ChildProcessWithoutNullStreams;
+  output(): string;
+  /** Resolves with the first output line matching `re`. */
+  waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SpawnedSvc {
+  const child = spawn(process.execPath, [SVC_BIN, ...args], { env, stdio: 'pipe' });
+  let out = '';
+  const waiters: { re: RegExp; resolve(line: string): void }[] = [];
+  const onData = (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const w of [...waiters]) {
+      const line = out.split('\n').find((l) => w.re.test(l));
+      if (line !== undefined) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitForLine(re, timeoutMs = 15_000) {
+      const line = out.split('\n').find((l) => re.test(l));
+      if (line !== undefined) return Promise.resolve(line);
+      return new Promise((res, rej) => {
+        const timer = setTimeout(
+          () => rej(new Error(`no line matching ${re} within ${timeoutMs} ms; output:\n${out}`)),
+          timeoutMs,
+        );
+        waiters.push({
+          re,
+          resolve: (l) => {
+            clearTimeout(timer);
+            res(l);
+          },
+        });
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

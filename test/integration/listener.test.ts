@@ -1,0 +1,238 @@
+/**
+ * The delivery path end to end: the real relay on a loopback port, the real `svc listener` process, real tmux on a
+ * private socket, and the fake agent standing in for a real one.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc | null = null;
+let hookId: string;
+
+async function startListener(): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['listener'], env);
+  await proc.waitForLine(/connected to ws:/);
+  return proc;
+}
+
+async function send(body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) {
+  const res = await api(relay.url, 'POST', '/pushes/send', {
+    key: relay.apiKey,
+    body: { type: 'agent.command', agentSessionName, body, ...extra },
+  });
+  expect(res.status).toBe(200);
+  return res.json.id as number;
+}
+
+async function finalState(id: number) {
+  return waitFor(
+    async () => {
+      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
+      return ['injected', 'refused', 'expired'].includes(res.json.state) ? res.json : null;
+    },
+    { timeoutMs: 15_000, what: `push ${id} to settle` },
+  );
+}
+
+const screen = (session: string) => tmux.capture(session);
+
+beforeAll(async () => {
+  relay = await startTestRelay({ replayWindowMs: 4_000 });
+});
+afterAll(async () => {
+  await relay.close();
+});
+
+beforeEach(async () => {
+  tmux = await startTmuxServer();
+  home = tempHome();
+  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+  const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'test-box', '--json'], env);
+  expect(login.stderr).toBe('');
+  hookId = JSON.parse(login.stdout).hookId;
+  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+  await waitFor(async () => (await screen('svc-proj')).includes('›'), { what: 'the fake agent to draw its prompt' });
+});
+
+afterEach(async () => {
+  await listener?.stop();
+  listener = null;
+  await tmux.cleanup();
+  home.cleanup();
+});
+
+describe('svc listener', () => {
+  it('types a push into a session running an agent, submits it, and tells the sender', async () => {
+    listener = await startListener();
+    const id = await send('please run the tests');
+    expect((await finalState(id)).state).toBe('injected');
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: please run the tests'), {
+      what: 'the message to be submitted in the pane',
+    });
+    expect(listener.output()).toMatch(new RegExp(`push ${id}: typed into svc-proj`));
+  });
+
+  it('writes its files with the right modes, and the first log line names version and socket', async () => {
+    listener = await startListener();
+    const dir = join(home.home, '.svc');
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, 'config.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'listener.log')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, 'listener.pid'), 'utf8').trim()).toBe(String(listener.child.pid));
+    expect(readFileSync(join(dir, 'listener.version'), 'utf8').trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const firstLine = readFileSync(join(dir, 'listener.log'), 'utf8').split('\n')[0];
+    expect(firstLine).toMatch(new RegExp(`listener starting v\\d+\\.\\d+\\.\\d+ ${tmux.socketPath}$`));
+    // The key never reaches the log.
+    expect(readFileSync(join(dir, 'listener.log'), 'utf8')).not.toContain(relay.apiKey);
+  });
+
+  it('writes the remote-origin marker for the pane’s directory before typing', async () => {
+    listener = await startListener();
+    const id = await send('marked text');
+    await finalState(id);
+    const markersDir = join(home.home, '.svc', 'remote-origin');
+    const { readdirSync } = await import('node:fs');
+    const [file] = readdirSync(markersDir);
+    const marker = JSON.parse(readFileSync(join(markersDir, file!), 'utf8'));
+    const { createHash } = await import('node:crypto');
+    expect(marker.sha256).toBe(createHash('sha256').update('marked text').digest('hex'));
+    expect(marker.session).toBe('svc-proj');
+    expect(Math.abs(marker.epoch - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  it('reports the inventory to the relay, which the app can read', async () => {
+    await tmux.newSession('svc-other', fakeAgentCommand('codex'));
+    listener = await startListener();
+    await listener.waitForLine(
+      /reported 2 session\(s\): svc-other, svc-proj|reported 2 session\(s\): svc-proj, svc-other/,
+    );
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const computers = await api(relay.url, 'GET', '/computers', { key: relay.apiKey });
+    const me = computers.json.computers.find((c: { hookId: string }) => c.hookId === hookId);
+    expect(me.sessions.map((s: { name: string }) => s.name).sort()).toEqual(['svc-other', 'svc-proj']);
+    // A session that appears is reported within a tick or two.
+    await tmux.newSession('svc-third', fakeAgentCommand('claude'));
+    await listener.waitForLine(/reported 3 session\(s\)/, 20_000);
+  });
+
+  describe('refusals, each by sending the bad thing', () => {
+    it('refuses a session name outside [A-Za-z0-9._-]+ (invalid_target)', async () => {
+      listener = await startListener();
+      const id = await send('x', 'svc-proj;touch /tmp/pwned');
+      expect(await finalState(id)).toMatchObject({ state: 'refused', code: 'invalid_target' });
+    });
+
+    it('refuses a session tmux does not have (session_not_found)', async () => {
+      listener = await startListener();
+      const id = await send('x', 'svc-missing');
+      expect(await finalState(id)).toMatchObject({ state: 'refused', code: 'session_not_found' });
+    });
+
+    it('refuses when an interactive shell is in front (shell_in_front), and types nothing', async () => {
+      await tmux.newSession('svc-shell', 'bash --norc --noprofile');
+      await waitFor(
+        async () => (await tmux.listSessions()).find((s) => s.name === 'svc-shell')?.panes[0]?.command === 'bash',
+      );
+      listener = await startListener();
+      const id = await send('echo should-not-run > /dev/null; echo TYPED', 'svc-shell');
+      expect(await finalState(id)).toMatchObject({ state: 'refused', code: 'shell_in_front' });
+      expect(await screen('svc-shell')).not.toContain('TYPED');
+    });
+
+    it('refuses an empty body (empty_body)', async () => {
+      listener = await startListener();
+      const id = await send('');
+      expect(await finalState(id)).toMatchObject({ state: 'refused', code: 'empty_body' });
+    });
+
+    it('rate-limits a burst into one session (rate_limited) and types the rest', async () => {
+      listener = await startListener();
+      const ids: number[] = [];
+      for (let i = 0; i < 14; i++) ids.push(await send(`burst ${i}`));
+      const states = await Promise.all(ids.map((id) => finalState(id)));
+      const limited = states.filter((s) => s.code === 'rate_limited');
+      expect(limited.length).toBeGreaterThan(0);
+      expect(states.filter((s) => s.state === 'injected').length).toBeGreaterThanOrEqual(10);
+    });
+
+    it('ignores pushes that are not agent.command', async () => {
+      listener = await startListener();
+      const note = await send('not a command', 'svc-proj', { type: 'note' });
+      const cmd = await send('a command');
+      expect((await finalState(cmd)).state).toBe('injected');
+      const res = await api(relay.url, 'GET', `/pushes/${note}`, { key: relay.apiKey });
+      expect(['pending', 'delivered']).toContain(res.json.state);
+      expect(await screen('svc-proj')).not.toContain('not a command');
+    });
+  });
+
+  it('delivers what it missed while stopped: five pushes typed once, in order; an old one expired', async () => {
+    const old = await send('too old to type');
+    await new Promise((r) => setTimeout(r, 4_500)); // past the relay's 4 s replay window
+    const ids: number[] = [];
+    for (let i = 1; i <= 5; i++) ids.push(await send(`missed ${i}`));
+    listener = await startListener();
+    for (const id of ids) expect((await finalState(id)).state).toBe('injected');
+    expect((await finalState(old)).state).toBe('expired');
+    const text = await screen('svc-proj');
+    const order = [1, 2, 3, 4, 5].map((i) => text.indexOf(`you said: missed ${i}`));
+    expect(order.every((pos) => pos >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(text).not.toContain('too old');
+
+    // A restart does not type anything again.
+    await listener.stop();
+    listener = await startListener();
+    const next = await send('after restart');
+    expect((await finalState(next)).state).toBe('injected');
+    const after = await screen('svc-proj');
+    for (let i = 1; i <= 5; i++) expect(after.split(`you said: missed ${i}`).length - 1).toBe(1);
+  });
+
+  it('reconnects after the relay restarts under it, and the next push is typed', async () => {
+    listener = await startListener();
+    const before = listener.output().split('connected to').length;
+    await relay.restart();
+    await waitFor(() => listener!.output().split('connected to').length > before, {
+      timeoutMs: 20_000,
+      what: 'the listener to reconnect',
+    });
+    const id = await send('after the relay restart');
+    expect((await finalState(id)).state).toBe('injected');
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: after the relay restart'));
+  });
+
+  it('stops retrying, with a clear line, when the relay refuses its key', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const path = join(home.home, '.svc', 'config.json');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...config, apiKey: 'svc_not-a-real-key' }), { mode: 0o600 });
+    const proc = spawnSvc(['listener'], env);
+    const code = await proc.exited;
+    expect(code).toBe(1);
+    expect(proc.output()).toMatch(/relay refused the API key \(HTTP 401\).*not retrying/);
+  });
+
+  it('ignores a config file anyone can write, with a warning', async () => {
+    const { chmodSync } = await import('node:fs');
+    chmodSync(join(home.home, '.svc', 'config.json'), 0o666);
+    const res = await runSvc(['listener'], env);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/ignoring .*config.json: writable by anyone/);
+    expect(res.stderr).toMatch(/not logged in/);
+  });
+
+  it('refuses to start a second listener beside a running one', async () => {
+    listener = await startListener();
+    const second = await runSvc(['listener'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/already running \(pid \d+\)/);
+  });
+});
