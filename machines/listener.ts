@@ -262,6 +262,8 @@ export const listenerMachine = setup({
           ],
         },
         'INVENTORY.REPORT': {
+          // Offline, nothing can be sent; LINK.ONLINE asks the inventory for a fresh report anyway.
+          guard: ({ context }) => context.online,
           actions: [
             sendTo('relay', ({ event }) => ({
               type: 'SEND',

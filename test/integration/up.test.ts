@@ -1,0 +1,96 @@
+/**
+ * `svc up`, the README's main command: a local relay on embedded SQLite, an account, the login, the listener.
+ * Then what the README tells a newcomer to do: start a program in tmux, send one curl, see it typed.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { api, waitFor } from '../helpers/relay.js';
+import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+let up: SpawnedSvc | null = null;
+let tmux: TmuxServer | null = null;
+let home: ReturnType<typeof tempHome> | null = null;
+
+afterEach(async () => {
+  await up?.stop('SIGINT');
+  up = null;
+  await tmux?.cleanup();
+  tmux = null;
+  home?.cleanup();
+  home = null;
+});
+
+async function startUp(env: NodeJS.ProcessEnv) {
+  const proc = spawnSvc(['up', '--port', '0'], env);
+  const line = await proc.waitForLine(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/);
+  const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
+  await proc.waitForLine(/connected to ws:/);
+  return { proc, url };
+}
+
+describe('svc up', () => {
+  it('brings up relay, account and listener, and a curl push is typed into a tmux program', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    const started = await startUp(env);
+    up = started.proc;
+    expect(up.output()).toMatch(/svc is up \(new account created\)/);
+    expect(up.output()).toMatch(/curl -sS -X POST http:\/\/127\.0\.0\.1:\d+\/pushes\/send/);
+
+    const config = JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8'));
+    expect(config.baseUrl).toBe(started.url);
+    expect(statSync(join(home.home, '.svc', 'relay', 'relay.db')).mode & 0o777).toBe(0o600);
+    // The key is not printed: the curl line reads it from the config file.
+    expect(up.output()).not.toContain(config.apiKey);
+
+    await tmux.newSession('my-session', 'cat');
+    const res = await api(started.url, 'POST', '/pushes/send', {
+      key: config.apiKey,
+      body: { type: 'agent.command', agentSessionName: 'my-session', body: 'hello from svc' },
+    });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await tmux!.capture('my-session')).includes('hello from svc'), {
+      timeoutMs: 15_000,
+      what: 'the message in the pane',
+    });
+    const status = await waitFor(async () => {
+      const r = await api(started.url, 'GET', `/pushes/${res.json.id}`, { key: config.apiKey });
+      return r.json.state === 'injected' ? r.json : null;
+    });
+    expect(status.state).toBe('injected');
+  });
+
+  it('reuses the account on a second run', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    const first = await startUp(env);
+    const key = JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey;
+    const port = new URL(first.url).port;
+    await first.proc.stop('SIGINT');
+    up = spawnSvc(['up', '--port', port], env);
+    await up.waitForLine(/connected to ws:/);
+    expect(up.output()).toMatch(/svc is up\n/);
+    expect(JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey).toBe(key);
+  });
+
+  it('says which port is taken', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    const first = await startUp(env);
+    up = first.proc;
+    const port = new URL(first.url).port;
+    const otherHome = tempHome();
+    try {
+      const second = spawnSvc(['up', '--port', port], svcEnv(otherHome.home, { SVC_TMUX_SOCKET: tmux.socketPath }));
+      expect(await second.exited).toBe(1);
+      expect(second.output()).toMatch(new RegExp(`port ${port} is in use`));
+    } finally {
+      otherHome.cleanup();
+    }
+  });
+});
