@@ -27,8 +27,22 @@ export const HTTP_ERROR_CODES = [
   'rate_limited',
   'unknown_computer',
   'method_not_allowed',
+  'internal', // a bug in the relay, never something a client sent; logged
+  'unavailable', // 503: the relay is shutting down
 ] as const;
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/** Codes of `error` frames on the WebSocket. The connection stays open after each of them. */
+export const WS_ERROR_CODES = [
+  'bad_json', // the frame is not JSON
+  'bad_frame', // JSON, but not a ClientFrame (unknown type, wrong field, binary frame)
+  'rate_limited', // the connection's frame bucket (RELAY_WS_BUCKET) is empty; the frame was dropped
+  'not_subscribed', // push.result before a listener subscribe
+  'already_subscribed', // a second subscribe on the same connection
+  'not_found', // push.result for a push id this account does not have
+  'internal', // a bug in the relay; logged
+] as const;
+export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 
 /**
  * Why the listener did not type a push. Each is documented in docs/protocol.md.
@@ -140,17 +154,22 @@ export const WirePush = z.object({
 });
 export type WirePush = z.infer<typeof WirePush>;
 
-/** Frames a client (listener or app) sends to the relay. */
+/**
+ * Frames a client (listener or app) sends to the relay. The two `subscribe` frames are told apart by `role` in a
+ * nested union: zod 4 refuses two options with the same `type` in one discriminated union.
+ */
 export const ClientFrame = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('subscribe'),
-    role: z.literal('listener'),
-    hookId: z.string().min(1).max(64),
-    /** Highest push id this computer has acted on; the relay replays what came after. */
-    lastPushId: z.number().int().nonnegative(),
-    version: z.string().max(32),
-  }),
-  z.object({ type: z.literal('subscribe'), role: z.literal('app') }),
+  z.discriminatedUnion('role', [
+    z.object({
+      type: z.literal('subscribe'),
+      role: z.literal('listener'),
+      hookId: z.string().min(1).max(64),
+      /** Highest push id this computer has acted on; the relay replays what came after. */
+      lastPushId: z.number().int().nonnegative(),
+      version: z.string().max(32),
+    }),
+    z.object({ type: z.literal('subscribe'), role: z.literal('app') }),
+  ]),
   z.object({
     type: z.literal('push.result'),
     id: z.number().int().positive(),
@@ -203,7 +222,11 @@ export const CLOSE = {
   replaced: 4409,
 } as const;
 
-export const AUTH_CLOSE_CODES: ReadonlySet<number> = new Set([CLOSE.unauthorized, CLOSE.forbidden, CLOSE.unknownComputer]);
+export const AUTH_CLOSE_CODES: ReadonlySet<number> = new Set([
+  CLOSE.unauthorized,
+  CLOSE.forbidden,
+  CLOSE.unknownComputer,
+]);
 
 /** Parse a raw frame: JSON first, then the schema. Never throws. */
 export function parseFrame<T>(

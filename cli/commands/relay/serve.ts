@@ -1,0 +1,52 @@
+/** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
+import { defineCommand } from 'citty';
+import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
+import { dataArg, defaultRelayDataDir, fail } from './_shared.js';
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new Error(`--port must be a number from 0 to 65535, not "${text}"`);
+  return port;
+}
+
+function parseSeconds(text: string): number {
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`--replay-window must be seconds > 0, not "${text}"`);
+  return Math.round(seconds * 1000);
+}
+
+export default defineCommand({
+  meta: { name: 'serve', description: 'Run the relay: HTTP API and WebSocket on one port' },
+  args: {
+    host: { type: 'string', description: 'Address to listen on', default: '127.0.0.1' },
+    port: { type: 'string', description: `Port (0 picks a free one)`, default: String(DEFAULT_PORT) },
+    data: dataArg,
+    'replay-window': {
+      type: 'string',
+      description: 'Seconds a missed push may still be replayed to a listener',
+      default: String(DEFAULT_REPLAY_WINDOW_MS / 1000),
+      valueHint: 'SECONDS',
+    },
+  },
+  async run({ args }) {
+    try {
+      const relay = await startRelay({
+        host: args.host,
+        port: parsePort(args.port),
+        dataDir: args.data ?? defaultRelayDataDir(),
+        replayWindowMs: parseSeconds(args['replay-window']),
+      });
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        relay.close().catch(fail);
+      };
+      // Handlers first: whoever reads the ready line may signal at once.
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      process.stdout.write(`relay listening on ${relay.url}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  },
+});

@@ -1,0 +1,67 @@
+/**
+ * Fan-out between whoever changes something (routes, the hub, the sweeper) and the WebSocket connections that must
+ * hear of it. Events are per account and plain JSON, so a Redis pub/sub bus can carry them between relay instances;
+ * the in-process bus below is the default for one instance.
+ */
+import type { PushState } from '../core/protocol.js';
+import type { PushRecord } from './store.js';
+
+export type BusEvent =
+  /** A stored push to hand to listeners: only those of `targets` (hookIds), or all of the account when null. */
+  | { kind: 'push.new'; push: PushRecord; targets: string[] | null }
+  /** A push changed state: tell the account's app connections. */
+  | { kind: 'push.status'; id: number; state: PushState; code: string | null }
+  /** A computer's inventory or presence changed: tell the account's app connections. */
+  | { kind: 'computers.changed'; computer: string }
+  /** A listener subscribed for hookId on connection `connectionId`: any other listener of that hookId must go. */
+  | { kind: 'listener.subscribed'; hookId: string; connectionId: string };
+
+export type BusHandler = (event: BusEvent) => void;
+
+export interface Bus {
+  publish(accountId: string, event: BusEvent): Promise<void>;
+  /** Returns the function that unsubscribes. */
+  subscribe(accountId: string, handler: BusHandler): () => void;
+  close(): Promise<void>;
+}
+
+/** Delivers synchronously to the handlers of this process; a throwing handler does not stop the others. */
+export class InProcessBus implements Bus {
+  private readonly handlers = new Map<string, Set<BusHandler>>();
+  private readonly onHandlerError: (error: unknown) => void;
+
+  constructor(onHandlerError: (error: unknown) => void = () => {}) {
+    this.onHandlerError = onHandlerError;
+  }
+
+  async publish(accountId: string, event: BusEvent): Promise<void> {
+    const set = this.handlers.get(accountId);
+    if (!set) return;
+    for (const handler of [...set]) {
+      try {
+        handler(event);
+      } catch (error) {
+        this.onHandlerError(error);
+      }
+    }
+  }
+
+  subscribe(accountId: string, handler: BusHandler): () => void {
+    let set = this.handlers.get(accountId);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(accountId, set);
+    }
+    set.add(handler);
+    return () => {
+      const current = this.handlers.get(accountId);
+      if (!current) return;
+      current.delete(handler);
+      if (current.size === 0) this.handlers.delete(accountId);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * One WebSocket client of the relay, as the hub and the frame handlers see it. Depends on a minimal socket
+ * (`send`, `close`, `terminate`, `readyState`, `bufferedAmount`), not on the network.
+ */
+import { randomBytes } from 'node:crypto';
+import type { RelayFrame } from '../core/protocol.js';
+import { type BucketConfig, type BucketState, fullBucket } from '../core/tokenBucket.js';
+import type { KeyRecord, PushRecord } from './store.js';
+
+/** A client that has not read this much of what we sent is too slow to keep. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+const OPEN = 1;
+
+export interface MinimalSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+}
+
+export type Phase = 'open' | 'subscribing' | 'subscribed' | 'closed';
+
+export class Connection {
+  readonly id = randomBytes(8).toString('hex');
+  readonly socket: MinimalSocket;
+  readonly key: KeyRecord;
+  role: 'listener' | 'app' | null = null;
+  phase: Phase = 'open';
+  /** The computer a listener subscribed for. */
+  hookId: string | null = null;
+  /** push.new events that arrived while the listener's replay was being prepared. */
+  readonly held: PushRecord[] = [];
+  /** Whether a pong came back since the last ping. */
+  alive = true;
+  bucket: BucketState;
+  /** Frames refused by the bucket in the current run of refusals (logged once per run). */
+  limitedRun = 0;
+  /** Frames are handled one after another, in arrival order. */
+  queue: Promise<void> = Promise.resolve();
+
+  constructor(socket: MinimalSocket, key: KeyRecord, bucket: BucketConfig, now: number) {
+    this.socket = socket;
+    this.key = key;
+    this.bucket = fullBucket(bucket, now);
+  }
+
+  get accountId(): string {
+    return this.key.accountId;
+  }
+
+  /** What to call this connection in a log line (never the key itself). */
+  get label(): string {
+    const who = this.hookId ? `listener ${this.hookId}` : (this.role ?? 'connection');
+    return `${who} [${this.key.keyId} ${this.id}]`;
+  }
+
+  /** Send a frame if the socket is open; returns false if it was not sent. A client far behind is cut off. */
+  send(frame: RelayFrame): boolean {
+    if (this.socket.readyState !== OPEN) return false;
+    if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.socket.terminate();
+      return false;
+    }
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.socket.readyState === OPEN) this.socket.close(code, reason);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * What the relay does with each frame a client sends: subscribe (listener or app), push.result, listener.sessions.
+ * A frame that does not parse gets an `error` frame (or a failed `sessions.result`) and the connection stays.
+ */
+import { CLOSE, type ClientFrame, ClientFrame as ClientFrameSchema, parseFrame } from '../core/protocol.js';
+import { hasScope } from './auth.js';
+import type { Bus } from './bus.js';
+import type { Connection } from './connection.js';
+import type { Log } from './log.js';
+import { type Pushes, toWirePush } from './pushes.js';
+import type { Store } from './store.js';
+
+export interface FrameContext {
+  store: Store;
+  bus: Bus;
+  pushes: Pushes;
+  log: Log;
+  now: () => number;
+  replayWindowMs: number;
+  /** Make conn the listener of its hookId in this hub (the bus then tells every hub to drop older ones). */
+  claimListener(conn: Connection): void;
+}
+
+type SubscribeListener = Extract<ClientFrame, { type: 'subscribe'; role: 'listener' }>;
+type PushResultFrame = Extract<ClientFrame, { type: 'push.result' }>;
+type SessionsFrame = Extract<ClientFrame, { type: 'listener.sessions' }>;
+
+/** The seq of something that claims to be a listener.sessions frame, so a failed one can be answered in kind. */
+function sessionsSeq(text: string): number | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return null;
+    const { type, seq } = value as { type?: unknown; seq?: unknown };
+    return type === 'listener.sessions' && Number.isSafeInteger(seq) && (seq as number) >= 0 ? (seq as number) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Parse one text frame and act on it. Never throws for anything the client sent. */
+export async function handleText(ctx: FrameContext, conn: Connection, text: string): Promise<void> {
+  const parsed = parseFrame(ClientFrameSchema, text);
+  if (!parsed.ok) {
+    const seq = parsed.code === 'bad_frame' ? sessionsSeq(text) : null;
+    ctx.log.warn(`ws ${parsed.code} from ${conn.label}: ${parsed.message}`);
+    if (seq !== null) conn.send({ type: 'sessions.result', seq, ok: false, reason: parsed.message });
+    else conn.send({ type: 'error', code: parsed.code, message: parsed.message });
+    return;
+  }
+  const frame = parsed.value;
+  switch (frame.type) {
+    case 'subscribe':
+      if (conn.phase !== 'open') {
+        ctx.log.warn(`ws already_subscribed from ${conn.label}`);
+        conn.send({ type: 'error', code: 'already_subscribed', message: 'this connection has already subscribed' });
+        return;
+      }
+      if (frame.role === 'listener') await subscribeListener(ctx, conn, frame);
+      else subscribeApp(ctx, conn);
+      return;
+    case 'push.result':
+      await pushResult(ctx, conn, frame);
+      return;
+    case 'listener.sessions':
+      await listenerSessions(ctx, conn, frame);
+      return;
+  }
+}
+
+async function subscribeListener(ctx: FrameContext, conn: Connection, frame: SubscribeListener): Promise<void> {
+  if (!hasScope(conn.key, 'push:read')) {
+    ctx.log.warn(`ws 4403 ${conn.label}: listener subscribe without push:read`);
+    conn.close(CLOSE.forbidden, 'a listener key needs the push:read scope');
+    return;
+  }
+  const computer = await ctx.store.getComputer(frame.hookId);
+  if (!computer || computer.accountId !== conn.accountId) {
+    ctx.log.warn(`ws 4404 ${conn.label}: unknown computer ${frame.hookId}`);
+    conn.close(CLOSE.unknownComputer, 'no such computer for this key');
+    return;
+  }
+  conn.role = 'listener';
+  conn.hookId = frame.hookId;
+  conn.phase = 'subscribing';
+  // From here on, live pushes for this listener are held until the replay has gone out.
+  ctx.claimListener(conn);
+  await ctx.bus.publish(conn.accountId, { kind: 'listener.subscribed', hookId: frame.hookId, connectionId: conn.id });
+  await ctx.store.touchComputer(frame.hookId, ctx.now());
+  const { replay, expired } = await ctx.pushes.replayFor(conn.accountId, frame.hookId, frame.lastPushId);
+  if (conn.phase !== 'subscribing') return; // closed (or replaced) meanwhile
+  conn.send({
+    type: 'subscribed',
+    role: 'listener',
+    computer: frame.hookId,
+    replayed: replay.length,
+    expired,
+    replayWindowMs: ctx.replayWindowMs,
+  });
+  ctx.log.info(
+    `listener ${frame.hookId} subscribed (v${frame.version}, after push ${frame.lastPushId}): ` +
+      `${replay.length} replayed, ${expired} expired`,
+  );
+  const sent = new Set<number>();
+  for (const push of replay) {
+    conn.send({ type: 'push.new', push: toWirePush(push, ctx.now(), true) });
+    sent.add(push.id);
+  }
+  // Pushes that arrived live during the replay, in order, unless the replay already carried them.
+  const held = conn.held.splice(0).filter((p) => !sent.has(p.id) && p.id > frame.lastPushId);
+  for (const push of held) conn.send({ type: 'push.new', push: toWirePush(push, ctx.now(), false) });
+  conn.phase = 'subscribed';
+  for (const push of [...replay, ...held]) await ctx.pushes.markDelivered(push.accountId, push.id);
+  await ctx.bus.publish(conn.accountId, { kind: 'computers.changed', computer: frame.hookId });
+}
+
+function subscribeApp(ctx: FrameContext, conn: Connection): void {
+  conn.role = 'app';
+  conn.phase = 'subscribed';
+  conn.send({
+    type: 'subscribed',
+    role: 'app',
+    computer: null,
+    replayed: 0,
+    expired: 0,
+    replayWindowMs: ctx.replayWindowMs,
+  });
+  ctx.log.info(`${conn.label} subscribed`);
+}
+
+function subscribedListener(conn: Connection): string | null {
+  return conn.role === 'listener' && conn.phase === 'subscribed' ? conn.hookId : null;
+}
+
+async function pushResult(ctx: FrameContext, conn: Connection, frame: PushResultFrame): Promise<void> {
+  const hookId = subscribedListener(conn);
+  if (!hookId) {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: push.result ${frame.id}`);
+    conn.send({ type: 'error', code: 'not_subscribed', message: 'subscribe as a listener before sending push.result' });
+    return;
+  }
+  const outcome = await ctx.pushes.applyResult(conn.accountId, hookId, frame.id, frame);
+  const what = `push ${conn.accountId}/${frame.id} ${frame.state}${frame.code ? ` (${frame.code})` : ''} by ${hookId}`;
+  if (outcome === 'not_found') {
+    ctx.log.warn(`ws not_found from ${conn.label}: push.result for unknown push ${frame.id}`);
+    conn.send({ type: 'error', code: 'not_found', message: `no push ${frame.id} in this account` });
+  } else if (outcome === 'ignored') {
+    ctx.log.info(`${what}: ignored, the push already has a final state`);
+  } else {
+    ctx.log.info(what);
+  }
+}
+
+async function listenerSessions(ctx: FrameContext, conn: Connection, frame: SessionsFrame): Promise<void> {
+  const hookId = subscribedListener(conn);
+  if (!hookId) {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: listener.sessions ${frame.seq}`);
+    conn.send({ type: 'sessions.result', seq: frame.seq, ok: false, reason: 'not_subscribed' });
+    return;
+  }
+  await ctx.store.saveSessions(hookId, frame.sessions, ctx.now());
+  conn.send({ type: 'sessions.result', seq: frame.seq, ok: true });
+  ctx.log.info(`listener ${hookId} reported ${frame.sessions.length} session(s) (seq ${frame.seq})`);
+  await ctx.bus.publish(conn.accountId, { kind: 'computers.changed', computer: hookId });
+}

@@ -1,0 +1,298 @@
+/**
+ * The WebSocket side of the relay: authenticates upgrades on `/ws`, keeps each connection alive with ping/pong,
+ * rate-limits its frames, and turns bus events into frames for the connections of that account.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { CLOSE, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
+import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
+import { authenticate } from './auth.js';
+import type { Bus, BusEvent } from './bus.js';
+import { Connection } from './connection.js';
+import { type FrameContext, handleText } from './frames.js';
+import { describeError, type Log } from './log.js';
+import { type Pushes, toWirePush } from './pushes.js';
+import type { KeyedBuckets } from './rateLimit.js';
+import type { Presence } from './routes.js';
+import type { KeyRecord, Store } from './store.js';
+
+export const WS_PATH = '/ws';
+/** How long close() waits for clients to answer the close frame before cutting them off. */
+const CLOSE_GRACE_MS = 1_000;
+
+export interface HubOptions {
+  store: Store;
+  bus: Bus;
+  pushes: Pushes;
+  log: Log;
+  now: () => number;
+  replayWindowMs: number;
+  pingIntervalMs: number;
+  /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
+  httpBuckets: KeyedBuckets;
+  wsBucket: BucketConfig;
+}
+
+interface AccountGroup {
+  connections: Set<Connection>;
+  unsubscribe: () => void;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Answer an upgrade request with a plain HTTP error and hang up. */
+function refuseUpgrade(socket: Duplex, status: number, code: HttpErrorCode, message: string, extra = ''): void {
+  const body = JSON.stringify({ error: { code, message } });
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nConnection: close\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
+  );
+}
+
+export class Hub implements Presence {
+  private readonly opts: HubOptions;
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_FRAME_BYTES });
+  private readonly accounts = new Map<string, AccountGroup>();
+  /** The subscribed (or subscribing) listener of each computer on this hub. */
+  private readonly listeners = new Map<string, Connection>();
+  private readonly frameContext: FrameContext;
+  private closing: Promise<void> | null = null;
+
+  constructor(opts: HubOptions) {
+    this.opts = opts;
+    this.frameContext = {
+      store: opts.store,
+      bus: opts.bus,
+      pushes: opts.pushes,
+      log: opts.log,
+      now: opts.now,
+      replayWindowMs: opts.replayWindowMs,
+      claimListener: (conn) => {
+        if (conn.hookId) this.listeners.set(conn.hookId, conn);
+      },
+    };
+  }
+
+  isOnline(hookId: string): boolean {
+    return this.listeners.get(hookId)?.phase === 'subscribed';
+  }
+
+  /** The server's `upgrade` listener. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => {}); // a client hanging up mid-handshake is not our error
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (path !== WS_PATH) this.refuse(socket, path, 404, 'not_found', `WebSocket endpoint is ${WS_PATH}`);
+    else if (this.closing) this.refuse(socket, path, 503, 'unavailable', 'relay is shutting down');
+    else {
+      this.authorizeUpgrade(req, socket, head, path).catch((error: unknown) => {
+        this.opts.log.error(`ws upgrade failed: ${describeError(error)}`);
+        refuseUpgrade(socket, 500, 'internal', 'internal error; the relay logged it');
+      });
+    }
+  }
+
+  private async authorizeUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, path: string): Promise<void> {
+    const auth = await authenticate(this.opts.store, req.headers.authorization);
+    if (this.closing || socket.destroyed) {
+      this.refuse(socket, path, 503, 'unavailable', 'relay is shutting down');
+      return;
+    }
+    if (!auth.ok) {
+      this.refuse(socket, path, 401, 'unauthorized', 'send the API key as Authorization: Bearer <key>');
+      return;
+    }
+    const limit = this.opts.httpBuckets.take(auth.key.keyId);
+    if (!limit.allowed) {
+      const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+      this.refuse(socket, path, 429, 'rate_limited', 'too many requests for this key', `Retry-After: ${seconds}\r\n`);
+      return;
+    }
+    if (auth.key.scopes.length === 0) {
+      this.refuse(socket, path, 403, 'forbidden', 'this key has no scope');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, auth.key));
+  }
+
+  private refuse(socket: Duplex, path: string, status: number, code: HttpErrorCode, message: string, extra = ''): void {
+    this.opts.log.warn(`ws upgrade ${status} ${code} ${path}: ${message}`);
+    refuseUpgrade(socket, status, code, message, extra);
+  }
+
+  private accept(ws: WebSocket, key: KeyRecord): void {
+    const { log, bus } = this.opts;
+    if (this.closing) {
+      ws.close(CLOSE.goingAway, 'relay shutting down');
+      return;
+    }
+    const conn = new Connection(ws, key, this.opts.wsBucket, this.opts.now());
+    let group = this.accounts.get(key.accountId);
+    if (!group) {
+      const accountId = key.accountId;
+      group = { connections: new Set(), unsubscribe: bus.subscribe(accountId, (e) => this.onBusEvent(accountId, e)) };
+      this.accounts.set(accountId, group);
+    }
+    group.connections.add(conn);
+    log.info(`ws ${conn.label} connected`);
+
+    const heartbeat = setInterval(() => {
+      if (!conn.alive) {
+        log.warn(`ws ${conn.label} missed a pong; terminating`);
+        ws.terminate();
+        return;
+      }
+      conn.alive = false;
+      ws.ping();
+    }, this.opts.pingIntervalMs);
+    heartbeat.unref();
+
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
+    ws.on('error', (error) => log.warn(`ws ${conn.label} error: ${error.message}`));
+    ws.on('close', (code) => {
+      clearInterval(heartbeat);
+      this.drop(conn, code);
+    });
+  }
+
+  /** Frames are handled one at a time, in arrival order; the bucket is charged on arrival. */
+  private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
+    const { log } = this.opts;
+    const taken = takeToken(this.opts.wsBucket, conn.bucket, this.opts.now());
+    conn.bucket = taken.state;
+    let work: () => Promise<void> | void;
+    if (!taken.allowed) {
+      // One log line per run of refused frames, not one per frame: a flood must not flood the log too.
+      if (conn.limitedRun++ === 0) log.warn(`ws rate_limited ${conn.label}: dropping frames`);
+      const message = `too many frames; retry in ${taken.retryAfterMs}ms`;
+      work = () => void conn.send({ type: 'error', code: 'rate_limited', message });
+    } else {
+      if (conn.limitedRun > 0) {
+        log.warn(`ws rate_limited ${conn.label}: ${conn.limitedRun} frame(s) dropped`);
+        conn.limitedRun = 0;
+      }
+      if (isBinary) {
+        log.warn(`ws bad_frame from ${conn.label}: binary frame`);
+        const message = 'binary frames are not accepted; send JSON text';
+        work = () => void conn.send({ type: 'error', code: 'bad_frame', message });
+      } else {
+        const raw = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+        const text = raw.toString('utf8');
+        work = () => handleText(this.frameContext, conn, text);
+      }
+    }
+    conn.queue = conn.queue.then(work).catch((error: unknown) => {
+      log.error(`ws frame from ${conn.label} failed: ${describeError(error)}`);
+      conn.send({ type: 'error', code: 'internal', message: 'internal error; the relay logged it' });
+    });
+  }
+
+  private onBusEvent(accountId: string, event: BusEvent): void {
+    const group = this.accounts.get(accountId);
+    if (!group) return;
+    switch (event.kind) {
+      case 'push.new': {
+        let delivered = false;
+        for (const conn of group.connections) {
+          if (conn.role !== 'listener' || !conn.hookId) continue;
+          if (event.targets !== null && !event.targets.includes(conn.hookId)) continue;
+          if (conn.phase === 'subscribing') conn.held.push(event.push);
+          else if (conn.phase === 'subscribed') {
+            delivered =
+              conn.send({ type: 'push.new', push: toWirePush(event.push, this.opts.now(), false) }) || delivered;
+          }
+        }
+        if (delivered) {
+          this.opts.pushes.markDelivered(accountId, event.push.id).catch((error: unknown) => {
+            this.opts.log.error(`marking push ${accountId}/${event.push.id} delivered failed: ${describeError(error)}`);
+          });
+        }
+        return;
+      }
+      case 'push.status':
+        for (const conn of this.apps(group)) {
+          conn.send({ type: 'push.status', id: event.id, state: event.state, code: event.code });
+        }
+        return;
+      case 'computers.changed':
+        for (const conn of this.apps(group)) conn.send({ type: 'computers.changed', computer: event.computer });
+        return;
+      case 'listener.subscribed':
+        for (const conn of group.connections) {
+          if (conn.role === 'listener' && conn.hookId === event.hookId && conn.id !== event.connectionId) {
+            this.opts.log.warn(`ws 4409 ${conn.label}: replaced by a newer listener for ${event.hookId}`);
+            conn.phase = 'closed';
+            conn.close(CLOSE.replaced, 'replaced by a newer listener for this computer');
+          }
+        }
+        return;
+    }
+  }
+
+  private *apps(group: AccountGroup): Iterable<Connection> {
+    for (const conn of group.connections) if (conn.role === 'app' && conn.phase === 'subscribed') yield conn;
+  }
+
+  private drop(conn: Connection, code: number): void {
+    const { log, store, bus, now } = this.opts;
+    conn.phase = 'closed';
+    conn.held.length = 0;
+    log.info(`ws ${conn.label} closed (${code})`);
+    const group = this.accounts.get(conn.accountId);
+    if (group) {
+      group.connections.delete(conn);
+      if (group.connections.size === 0) {
+        group.unsubscribe();
+        this.accounts.delete(conn.accountId);
+      }
+    }
+    const hookId = conn.hookId;
+    if (!hookId || this.listeners.get(hookId) !== conn) return;
+    this.listeners.delete(hookId);
+    if (this.closing) return;
+    store
+      .touchComputer(hookId, now())
+      .then(() => bus.publish(conn.accountId, { kind: 'computers.changed', computer: hookId }))
+      .catch((error: unknown) => log.error(`listener ${hookId} going offline: ${describeError(error)}`));
+  }
+
+  /** Close every connection (1001) and stop accepting new ones. Idempotent. */
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    const sockets = [...this.wss.clients];
+    const closed = sockets.map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState === ws.CLOSED) return resolve();
+          ws.once('close', () => resolve());
+        }),
+    );
+    for (const ws of sockets) ws.close(CLOSE.goingAway, 'relay shutting down');
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_GRACE_MS);
+    });
+    await Promise.race([Promise.all(closed), grace]);
+    clearTimeout(timer);
+    for (const ws of sockets) ws.terminate();
+    // Frames already being handled finish before the caller closes the store under them.
+    const queues = [...this.accounts.values()].flatMap((g) => [...g.connections].map((c) => c.queue));
+    await Promise.all(queues);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}

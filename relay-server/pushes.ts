@@ -1,0 +1,190 @@
+/**
+ * The life of a push: stored `pending`, `delivered` once a listener has it, then `injected`, `refused` or `expired`.
+ * Routes, the hub and the sweeper all change pushes through here, and every change is published on the bus.
+ */
+import type { PushSendRequest, PushState, WirePush } from '../core/protocol.js';
+import type { Bus } from './bus.js';
+import type { Log } from './log.js';
+import type { PushCondition, PushRecord, Store } from './store.js';
+
+/** The only push type a listener acts on, and so the only one replayed (spec 2.1). */
+export const AGENT_COMMAND = 'agent.command';
+/** States in which a push may still be handed to a listener. */
+const OPEN_STATES: readonly PushState[] = ['pending', 'delivered'];
+const SWEEP_BATCH = 500;
+
+export interface PushResult {
+  state: 'injected' | 'refused' | 'expired';
+  code?: string | undefined;
+}
+
+/**
+ * Which current states a listener's result may overwrite. An open push takes any result. A final one keeps its
+ * state, except `refused session_not_found`: a push sent to every computer is refused by those without the session,
+ * and a later `injected` from another computer is the news the sender is waiting for.
+ */
+export function resultConditions(result: PushResult, fromComputer: string): PushCondition[] {
+  const conditions: PushCondition[] = [{ states: OPEN_STATES }];
+  if (result.state === 'injected') {
+    conditions.push({ states: ['refused'], code: 'session_not_found', notResultComputer: fromComputer });
+  }
+  return conditions;
+}
+
+export function toWirePush(push: PushRecord, now: number, replay: boolean): WirePush {
+  return {
+    id: push.id,
+    type: push.type,
+    agentSessionName: push.agentSessionName,
+    body: push.body,
+    targetComputer: push.targetComputer,
+    createdAt: push.createdAt,
+    ageMs: Math.max(0, Math.round(now - push.createdAt)),
+    replay,
+  };
+}
+
+export interface PushesDeps {
+  store: Store;
+  bus: Bus;
+  log: Log;
+  now: () => number;
+  replayWindowMs: number;
+}
+
+export class Pushes {
+  private readonly deps: PushesDeps;
+
+  constructor(deps: PushesDeps) {
+    this.deps = deps;
+  }
+
+  /** Store a push (or find the first one with its clientId). Fan it out with `fanOut` once the sender has its answer. */
+  async send(
+    accountId: string,
+    req: PushSendRequest,
+  ): Promise<{ ok: true; push: PushRecord; duplicate: boolean } | { ok: false; code: 'unknown_computer' }> {
+    const { store } = this.deps;
+    if (req.targetComputer !== undefined) {
+      const computer = await store.getComputer(req.targetComputer);
+      if (!computer || computer.accountId !== accountId) return { ok: false, code: 'unknown_computer' };
+    }
+    const { push, duplicate } = await store.insertPush({
+      accountId,
+      type: req.type,
+      agentSessionName: req.agentSessionName,
+      body: req.body,
+      targetComputer: req.targetComputer ?? null,
+      clientId: req.clientId ?? null,
+      now: this.deps.now(),
+    });
+    return { ok: true, push, duplicate };
+  }
+
+  /**
+   * Hand a new push to listeners: the target computer; else the computers whose last inventory has the session;
+   * else, when none has it, every listener of the account.
+   */
+  async fanOut(push: PushRecord): Promise<void> {
+    let targets: string[] | null = null;
+    if (push.targetComputer !== null) targets = [push.targetComputer];
+    else {
+      const having = await this.deps.store.computersWithSession(push.accountId, push.agentSessionName);
+      if (having.length > 0) targets = having;
+    }
+    await this.deps.bus.publish(push.accountId, { kind: 'push.new', push, targets });
+  }
+
+  /** A listener has the push: pending becomes delivered (later states stay). */
+  async markDelivered(accountId: string, id: number): Promise<void> {
+    const updated = await this.deps.store.updatePush(
+      accountId,
+      id,
+      { states: ['pending'] },
+      { state: 'delivered', code: null, now: this.deps.now() },
+    );
+    if (updated) await this.publishStatus(updated);
+  }
+
+  /** A listener's push.result. `not_found` when the account has no such push; `ignored` when the state stays. */
+  async applyResult(
+    accountId: string,
+    fromComputer: string,
+    id: number,
+    result: PushResult,
+  ): Promise<'updated' | 'ignored' | 'not_found'> {
+    const { store } = this.deps;
+    for (const when of resultConditions(result, fromComputer)) {
+      const updated = await store.updatePush(accountId, id, when, {
+        state: result.state,
+        code: result.code ?? null,
+        resultComputer: fromComputer,
+        now: this.deps.now(),
+      });
+      if (updated) {
+        await this.publishStatus(updated);
+        return 'updated';
+      }
+    }
+    return (await store.getPush(accountId, id)) ? 'ignored' : 'not_found';
+  }
+
+  /**
+   * What a listener subscribing with lastPushId missed: open agent.commands addressed to it or to no computer.
+   * Those younger than the replay window are returned to send; older ones are marked expired here.
+   */
+  async replayFor(
+    accountId: string,
+    hookId: string,
+    lastPushId: number,
+  ): Promise<{ replay: PushRecord[]; expired: number }> {
+    const missed = await this.deps.store.listReplayable({
+      accountId,
+      afterId: lastPushId,
+      hookId,
+      type: AGENT_COMMAND,
+      states: OPEN_STATES,
+    });
+    const now = this.deps.now();
+    const replay: PushRecord[] = [];
+    let expired = 0;
+    for (const push of missed) {
+      if (now - push.createdAt <= this.deps.replayWindowMs) replay.push(push);
+      else if (await this.expire(push)) expired++;
+    }
+    return { replay, expired };
+  }
+
+  /** Pushes no listener received within the replay window will never be typed: expire them. */
+  async sweep(): Promise<number> {
+    const cutoff = this.deps.now() - this.deps.replayWindowMs;
+    const stale = await this.deps.store.listOlderThan(['pending'], cutoff, SWEEP_BATCH);
+    let expired = 0;
+    for (const push of stale) {
+      if (await this.expire(push, ['pending'])) expired++;
+    }
+    return expired;
+  }
+
+  private async expire(push: PushRecord, from: readonly PushState[] = OPEN_STATES): Promise<boolean> {
+    const updated = await this.deps.store.updatePush(
+      push.accountId,
+      push.id,
+      { states: from },
+      { state: 'expired', code: null, now: this.deps.now() },
+    );
+    if (!updated) return false;
+    this.deps.log.info(`push ${push.accountId}/${push.id} expired (${push.state}, older than the replay window)`);
+    await this.publishStatus(updated);
+    return true;
+  }
+
+  private async publishStatus(push: PushRecord): Promise<void> {
+    await this.deps.bus.publish(push.accountId, {
+      kind: 'push.status',
+      id: push.id,
+      state: push.state,
+      code: push.code,
+    });
+  }
+}

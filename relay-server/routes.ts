@@ -1,0 +1,228 @@
+/**
+ * The relay's HTTP routes. Order of checks on a request: route (404), method (405), key (401), the key's rate
+ * limit (429), scope (403), body size (413), JSON (400 bad_json), schema (400 bad_request). Fan-out goes through
+ * the bus: no route touches a WebSocket.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import {
+  ComputerRegisterRequest,
+  MAX_HTTP_BYTES,
+  PushSendRequest,
+  type PushSendResponse,
+  type PushStatusResponse,
+  type Scope,
+} from '../core/protocol.js';
+import { authenticate, newHookId } from './auth.js';
+import type { Bus } from './bus.js';
+import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
+import { describeError, type Log } from './log.js';
+import type { Pushes } from './pushes.js';
+import type { KeyedBuckets } from './rateLimit.js';
+import type { KeyRecord, Store } from './store.js';
+
+/** Which computers have a subscribed listener right now. */
+export interface Presence {
+  isOnline(hookId: string): boolean;
+}
+
+export interface RouteDeps {
+  store: Store;
+  bus: Bus;
+  pushes: Pushes;
+  presence: Presence;
+  httpBuckets: KeyedBuckets;
+  log: Log;
+  now: () => number;
+}
+
+interface Context {
+  req: IncomingMessage;
+  res: ServerResponse;
+  key: KeyRecord;
+  params: string[];
+}
+
+interface RouteDef {
+  /** The key must hold at least one of these; null for a public route. */
+  scopes: readonly Scope[] | null;
+  handle(ctx: Context, deps: RouteDeps): Promise<void>;
+}
+
+const EITHER_SCOPE: readonly Scope[] = ['push:read', 'push:write'];
+
+export const PLACEHOLDER_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>svc relay</title></head>
+<body><h1>svc relay</h1><p>svc relay — the phone app arrives in a later release.</p></body>
+</html>
+`;
+
+const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
+  {
+    path: /^\/$/,
+    methods: { GET: { scopes: null, handle: async ({ res }) => sendHtml(res, PLACEHOLDER_PAGE) } },
+  },
+  {
+    path: /^\/healthz$/,
+    methods: { GET: { scopes: null, handle: async ({ res }) => sendJson(res, 200, { ok: true }) } },
+  },
+  {
+    path: /^\/pushes\/send$/,
+    methods: { POST: { scopes: ['push:write'], handle: sendPush } },
+  },
+  {
+    path: /^\/pushes\/(\d{1,15})$/,
+    methods: { GET: { scopes: EITHER_SCOPE, handle: getPush } },
+  },
+  {
+    path: /^\/computers$/,
+    methods: {
+      POST: { scopes: ['push:read'], handle: registerComputer },
+      GET: { scopes: EITHER_SCOPE, handle: listComputers },
+    },
+  },
+];
+
+async function sendPush({ req, res, key }: Context, { pushes, log }: RouteDeps): Promise<void> {
+  const body = await readJson(req, PushSendRequest);
+  const sent = await pushes.send(key.accountId, body);
+  if (!sent.ok) throw new HttpError(400, 'unknown_computer', 'targetComputer is not a computer of this account');
+  const { push, duplicate } = sent;
+  const answer: PushSendResponse = { id: push.id, state: push.state, duplicate };
+  sendJson(res, 200, answer);
+  log.info(`push ${key.accountId}/${push.id} ${duplicate ? 'duplicate of clientId' : 'stored'} (${push.type})`);
+  if (!duplicate) await afterAnswer(log, `fan-out of push ${key.accountId}/${push.id}`, pushes.fanOut(push));
+}
+
+async function getPush({ res, key, params }: Context, { store }: RouteDeps): Promise<void> {
+  const push = await store.getPush(key.accountId, Number(params[0]));
+  if (!push) throw new HttpError(404, 'not_found', 'no such push');
+  const answer: PushStatusResponse = {
+    id: push.id,
+    type: push.type,
+    agentSessionName: push.agentSessionName,
+    state: push.state,
+    code: push.code,
+    createdAt: push.createdAt,
+    updatedAt: push.updatedAt,
+  };
+  sendJson(res, 200, answer);
+}
+
+async function registerComputer({ req, res, key }: Context, { store, bus, log, now }: RouteDeps): Promise<void> {
+  const body = await readJson(req, ComputerRegisterRequest);
+  const computer = await store.registerComputer({
+    accountId: key.accountId,
+    name: body.name,
+    platform: body.platform ?? null,
+    hookId: newHookId(),
+    now: now(),
+  });
+  sendJson(res, 200, { hookId: computer.hookId, name: computer.name });
+  log.info(`computer ${computer.hookId} registered for ${key.accountId}`);
+  const changed = bus.publish(key.accountId, { kind: 'computers.changed', computer: computer.hookId });
+  await afterAnswer(log, `computers.changed for ${computer.hookId}`, changed);
+}
+
+/** Work done after the client has its answer: a failure there is a bug to log, not a response to send. */
+async function afterAnswer(log: Log, what: string, work: Promise<void>): Promise<void> {
+  try {
+    await work;
+  } catch (error) {
+    log.error(`${what} failed: ${describeError(error)}`);
+  }
+}
+
+async function listComputers({ res, key }: Context, { store, presence }: RouteDeps): Promise<void> {
+  const computers = await store.listComputers(key.accountId);
+  sendJson(res, 200, {
+    computers: computers.map((c) => ({
+      hookId: c.hookId,
+      name: c.name,
+      platform: c.platform,
+      online: presence.isOnline(c.hookId),
+      lastSeenAt: c.lastSeenAt,
+      sessions: c.sessions,
+      sessionsAt: c.sessionsAt,
+    })),
+  });
+}
+
+async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<T> {
+  const text = await readBody(req, MAX_HTTP_BYTES);
+  const json = parseJson(text);
+  if (!json.ok) throw new HttpError(400, 'bad_json', json.message);
+  const parsed = schema.safeParse(json.value);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first?.path.length ? first.path.join('.') : 'body';
+    throw new HttpError(400, 'bad_request', `${where}: ${first?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+async function identify(req: IncomingMessage, store: Store): Promise<KeyRecord> {
+  const auth = await authenticate(store, req.headers.authorization);
+  if (auth.ok) return auth.key;
+  const message =
+    auth.reason === 'missing' ? 'send the API key as Authorization: Bearer <key>' : 'the API key is not valid';
+  throw new HttpError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
+}
+
+function admit(key: KeyRecord, def: RouteDef, httpBuckets: KeyedBuckets): void {
+  const limit = httpBuckets.take(key.keyId);
+  if (!limit.allowed) {
+    const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+    throw new HttpError(429, 'rate_limited', `too many requests for this key; retry in ${seconds}s`, {
+      'Retry-After': String(seconds),
+    });
+  }
+  if (def.scopes && !def.scopes.some((s) => key.scopes.includes(s))) {
+    throw new HttpError(403, 'forbidden', `this key lacks the scope ${def.scopes.join(' or ')}`);
+  }
+}
+
+/** The request listener for the relay's HTTP server. */
+export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { log } = deps;
+  return (req, res) => {
+    const method = req.method ?? 'GET';
+    // Only the path is ever logged: a query string is not read, but someone may have put a key in it.
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    let keyId: string | undefined;
+    const run = async () => {
+      const route = ROUTES.find((r) => r.path.test(path));
+      if (!route) throw new HttpError(404, 'not_found', `no route ${path}`);
+      const def = route.methods[method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
+      if (!def) {
+        const allow = Object.keys(route.methods).join(', ');
+        throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${path}; use ${allow}`, {
+          Allow: allow,
+        });
+      }
+      let key: KeyRecord = { keyId: '', accountId: '', scopes: [] };
+      if (def.scopes) {
+        key = await identify(req, deps.store);
+        keyId = key.keyId;
+        admit(key, def, deps.httpBuckets);
+      }
+      await def.handle({ req, res, key, params: route.path.exec(path)?.slice(1) ?? [] }, deps);
+    };
+    run().catch((error: unknown) => {
+      const who = keyId ? ` (${keyId})` : '';
+      if (error instanceof HttpError) {
+        log.warn(`http ${error.status} ${error.code} ${method} ${path}${who}: ${error.message}`);
+        if (error.status === 413) {
+          error.headers.Connection = 'close';
+          discardBody(req);
+        }
+        if (!res.headersSent) sendError(res, error);
+        return;
+      }
+      log.error(`http 500 ${method} ${path}${who}: ${describeError(error)}`);
+      if (!res.headersSent) sendError(res, new HttpError(500, 'internal', 'internal error; the relay logged it'));
+      else res.destroy();
+    });
+  };
+}

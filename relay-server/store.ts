@@ -1,0 +1,112 @@
+/**
+ * What the relay keeps, behind an interface so routes and the hub never know which database holds it.
+ * Every method returns a Promise: the embedded SQLite store answers synchronously underneath, a Postgres store
+ * would not, and callers must not be able to tell the difference.
+ */
+import type { PushState, Scope, SessionRecord } from '../core/protocol.js';
+
+export interface KeyRecord {
+  keyId: string;
+  accountId: string;
+  scopes: Scope[];
+}
+
+export interface PushRecord {
+  accountId: string;
+  /** Increases by one per account, starting at 1. */
+  id: number;
+  type: string;
+  agentSessionName: string;
+  /** Emptied once the push reaches a final state: nobody reads it after that. */
+  body: string;
+  targetComputer: string | null;
+  clientId: string | null;
+  state: PushState;
+  code: string | null;
+  /** hookId of the computer whose push.result set the current state. */
+  resultComputer: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewPush {
+  accountId: string;
+  type: string;
+  agentSessionName: string;
+  body: string;
+  targetComputer: string | null;
+  clientId: string | null;
+  now: number;
+}
+
+export interface ComputerRecord {
+  hookId: string;
+  accountId: string;
+  name: string;
+  platform: string | null;
+  createdAt: number;
+  lastSeenAt: number | null;
+  /** The last inventory the listener reported, or [] before the first one. */
+  sessions: SessionRecord[];
+  sessionsAt: number | null;
+}
+
+/** A compare-and-set condition on a push: its state must be one of `states` (and its code `code`, if given). */
+export interface PushCondition {
+  states: readonly PushState[];
+  code?: string;
+  /** When given, the push's resultComputer must differ from it (null counts as different). */
+  notResultComputer?: string;
+}
+
+export interface PushUpdate {
+  state: PushState;
+  code: string | null;
+  resultComputer?: string | null;
+  now: number;
+}
+
+export interface ReplayQuery {
+  accountId: string;
+  afterId: number;
+  hookId: string;
+  type: string;
+  states: readonly PushState[];
+}
+
+export interface Store {
+  createAccount(accountId: string, now: number): Promise<void>;
+  accountExists(accountId: string): Promise<boolean>;
+  createKey(key: KeyRecord & { keyHash: string; now: number }): Promise<void>;
+  findKeyByHash(keyHash: string): Promise<KeyRecord | null>;
+
+  /**
+   * Store a push with the account's next id, atomically. A clientId already used in the account returns the push
+   * stored first with `duplicate: true` and stores nothing.
+   */
+  insertPush(push: NewPush): Promise<{ push: PushRecord; duplicate: boolean }>;
+  getPush(accountId: string, id: number): Promise<PushRecord | null>;
+  /** Set the state only when `when` holds; returns the updated push, or null when it did not hold (or no such push). */
+  updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<PushRecord | null>;
+  /** Pushes of one account with id > afterId of one type and state, addressed to hookId or to no computer; id order. */
+  listReplayable(query: ReplayQuery): Promise<PushRecord[]>;
+  /** Pushes (any account) in one of `states` created before `createdBefore`, oldest first. */
+  listOlderThan(states: readonly PushState[], createdBefore: number, limit: number): Promise<PushRecord[]>;
+
+  /** The computer of this account with this name, or a new one with `hookId`. */
+  registerComputer(c: {
+    accountId: string;
+    name: string;
+    platform: string | null;
+    hookId: string;
+    now: number;
+  }): Promise<ComputerRecord>;
+  getComputer(hookId: string): Promise<ComputerRecord | null>;
+  listComputers(accountId: string): Promise<ComputerRecord[]>;
+  saveSessions(hookId: string, sessions: SessionRecord[], now: number): Promise<void>;
+  touchComputer(hookId: string, now: number): Promise<void>;
+  /** hookIds of the account's computers whose last inventory has a session of this name. */
+  computersWithSession(accountId: string, sessionName: string): Promise<string[]>;
+
+  close(): Promise<void>;
+}

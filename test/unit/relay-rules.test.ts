@@ -1,0 +1,169 @@
+/**
+ * The relay's pure pieces: keys and scopes, the result rule, wire pushes, buckets, the in-process bus, frame parsing.
+ */
+import { describe, expect, it } from 'vitest';
+import { ClientFrame, parseFrame } from '../../core/protocol.js';
+import { bearerKey, generateApiKey, hashApiKey, parseScopeList } from '../../relay-server/auth.js';
+import { type BusEvent, InProcessBus } from '../../relay-server/bus.js';
+import { Connection, type MinimalSocket } from '../../relay-server/connection.js';
+import { resultConditions, toWirePush } from '../../relay-server/pushes.js';
+import { KeyedBuckets } from '../../relay-server/rateLimit.js';
+import type { PushRecord } from '../../relay-server/store.js';
+
+describe('keys', () => {
+  it('generates svc_ keys of 32 random bytes and hashes them as sha256 hex', () => {
+    const a = generateApiKey();
+    const b = generateApiKey();
+    expect(a).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
+    expect(a).not.toBe(b);
+    expect(hashApiKey(a)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(a)).toBe(hashApiKey(a));
+  });
+
+  it.each([
+    [undefined, false],
+    ['', false],
+    ['Bearer', false],
+    ['Basic dXNlcjpwYXNz', false],
+    ['Bearer svc_short', false],
+    [`Bearer ${'svc_'}${'a'.repeat(43)}`, true],
+    [`bearer  svc_${'a'.repeat(43)}`, true],
+    [`Bearer svc_${'a'.repeat(43)} extra`, false],
+  ])('reads the key from %j: %s', (header, ok) => {
+    expect(bearerKey(header) !== null).toBe(ok);
+  });
+
+  it('parses scope lists and refuses unknown ones', () => {
+    expect(parseScopeList('push:read')).toEqual(['push:read']);
+    expect(parseScopeList(' push:write , push:read,push:write ')).toEqual(['push:write', 'push:read']);
+    expect(() => parseScopeList('push:read,admin')).toThrow('unknown scope "admin"');
+    expect(() => parseScopeList(' , ')).toThrow('no scopes');
+  });
+});
+
+describe('which results may overwrite a state', () => {
+  it.each([
+    ['injected', undefined, [{ states: ['pending', 'delivered'] }, { states: ['refused'], code: 'session_not_found' }]],
+    ['refused', 'session_not_found', [{ states: ['pending', 'delivered'] }]],
+    ['refused', 'shell_in_front', [{ states: ['pending', 'delivered'] }]],
+    ['expired', undefined, [{ states: ['pending', 'delivered'] }]],
+  ] as const)('%s %s', (state, code, expected) => {
+    const conditions = resultConditions({ state, code }, 'c_me');
+    expect(conditions).toEqual(expected.map((c) => ('code' in c ? { ...c, notResultComputer: 'c_me' } : c)));
+  });
+});
+
+describe('wire pushes', () => {
+  it('carries the push with its age on the relay clock', () => {
+    const record: PushRecord = {
+      accountId: 'a',
+      id: 3,
+      type: 'agent.command',
+      agentSessionName: 'svc-proj',
+      body: 'hi',
+      targetComputer: null,
+      clientId: 'k',
+      state: 'pending',
+      code: null,
+      resultComputer: null,
+      createdAt: 1_000,
+      updatedAt: 1_000,
+    };
+    expect(toWirePush(record, 1_250, true)).toEqual({
+      id: 3,
+      type: 'agent.command',
+      agentSessionName: 'svc-proj',
+      body: 'hi',
+      targetComputer: null,
+      createdAt: 1_000,
+      ageMs: 250,
+      replay: true,
+    });
+    expect(toWirePush(record, 900, false).ageMs).toBe(0);
+  });
+});
+
+describe('keyed buckets', () => {
+  it('keeps one bucket per name and refills with time', () => {
+    let now = 0;
+    const buckets = new KeyedBuckets({ capacity: 2, refillPerSecond: 1 }, () => now);
+    expect([buckets.take('a').allowed, buckets.take('a').allowed, buckets.take('a').allowed]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(buckets.take('b').allowed).toBe(true);
+    expect(buckets.take('a').retryAfterMs).toBe(1_000);
+    now += 1_000;
+    expect(buckets.take('a').allowed).toBe(true);
+  });
+});
+
+describe('in-process bus', () => {
+  it('delivers per account, survives a throwing handler, and unsubscribes', async () => {
+    const errors: unknown[] = [];
+    const bus = new InProcessBus((e) => errors.push(e));
+    const got: string[] = [];
+    const event: BusEvent = { kind: 'computers.changed', computer: 'c_1' };
+    bus.subscribe('a', () => {
+      throw new Error('boom');
+    });
+    const off = bus.subscribe('a', (e) => got.push(`a:${e.kind}`));
+    bus.subscribe('b', (e) => got.push(`b:${e.kind}`));
+    await bus.publish('a', event);
+    expect(got).toEqual(['a:computers.changed']);
+    expect(errors).toHaveLength(1);
+    off();
+    await bus.publish('a', event);
+    await bus.publish('nobody', event);
+    expect(got).toEqual(['a:computers.changed']);
+  });
+});
+
+describe('connection', () => {
+  it('sends only on an open socket and cuts off a client that reads nothing', () => {
+    const sent: string[] = [];
+    const socket = { readyState: 1, bufferedAmount: 0, terminated: false } as MinimalSocket & {
+      readyState: number;
+      bufferedAmount: number;
+      terminated: boolean;
+    };
+    socket.send = (data) => void sent.push(data);
+    socket.close = () => {};
+    socket.terminate = () => {
+      socket.terminated = true;
+    };
+    const conn = new Connection(
+      socket,
+      { keyId: 'k', accountId: 'a', scopes: ['push:read'] },
+      {
+        capacity: 1,
+        refillPerSecond: 1,
+      },
+      0,
+    );
+    expect(conn.send({ type: 'computers.changed', computer: 'c' })).toBe(true);
+    expect(JSON.parse(sent[0] as string)).toEqual({ type: 'computers.changed', computer: 'c' });
+    socket.bufferedAmount = 64 * 1024 * 1024;
+    expect(conn.send({ type: 'computers.changed', computer: 'c' })).toBe(false);
+    expect(socket.terminated).toBe(true);
+    socket.readyState = 3;
+    expect(conn.send({ type: 'computers.changed', computer: 'c' })).toBe(false);
+    expect(sent).toHaveLength(1);
+  });
+});
+
+describe('client frames', () => {
+  it.each([
+    [{ type: 'subscribe', role: 'listener', hookId: 'c_1', lastPushId: 0, version: '1.0.0' }, true],
+    [{ type: 'subscribe', role: 'app' }, true],
+    [{ type: 'subscribe', role: 'admin' }, false],
+    [{ type: 'subscribe', role: 'listener', hookId: 'c_1', lastPushId: 1.5, version: '1' }, false],
+    [{ type: 'push.result', id: 1, state: 'refused', code: 'shell_in_front' }, true],
+    [{ type: 'push.result', id: 1, state: 'delivered' }, false],
+    [{ type: 'listener.sessions', seq: 0, sessions: [] }, true],
+    [{ type: 'hello' }, false],
+  ])('%j parses: %s', (frame, ok) => {
+    expect(parseFrame(ClientFrame, JSON.stringify(frame)).ok).toBe(ok);
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * The SQLite store on a real file in a temp dir.
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SessionRecord } from '../../core/protocol.js';
+import { createAccount, createApiKey } from '../../relay-server/accounts.js';
+import { hashApiKey } from '../../relay-server/auth.js';
+import { openSqliteStore, type SqliteStore } from '../../relay-server/sqliteStore.js';
+import type { NewPush } from '../../relay-server/store.js';
+
+let root: string;
+let dataDir: string;
+let store: SqliteStore;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'svc-store-'));
+  dataDir = join(root, 'data');
+  store = openSqliteStore(dataDir);
+});
+
+afterEach(async () => {
+  await store.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const push = (accountId: string, extra: Partial<NewPush> = {}): NewPush => ({
+  accountId,
+  type: 'agent.command',
+  agentSessionName: 'svc-proj',
+  body: 'secret text',
+  targetComputer: null,
+  clientId: null,
+  now: 1_000,
+  ...extra,
+});
+
+const session = (name: string): SessionRecord => ({ name, attached: false, createdAt: 1, activityAt: 2, panes: [] });
+
+describe('accounts and keys', () => {
+  it('stores a key only as its hash and finds it by the hash', async () => {
+    const account = await createAccount(store);
+    expect(account.scopes).toEqual(['push:read', 'push:write']);
+    expect(await store.findKeyByHash(hashApiKey(account.apiKey))).toEqual({
+      keyId: account.keyId,
+      accountId: account.accountId,
+      scopes: ['push:read', 'push:write'],
+    });
+    expect(await store.findKeyByHash(hashApiKey(`${account.apiKey}x`))).toBeNull();
+    const reader = await createApiKey(store, account.accountId, ['push:read', 'push:read']);
+    expect(reader.scopes).toEqual(['push:read']);
+    await expect(createApiKey(store, 'acc_missing', ['push:read'])).rejects.toThrow('no account acc_missing');
+    await expect(createApiKey(store, account.accountId, [])).rejects.toThrow('at least one scope');
+
+    await store.close();
+    const raw = new Database(join(dataDir, 'relay.db'), { readonly: true });
+    const dump = JSON.stringify(raw.prepare('SELECT * FROM api_keys').all());
+    raw.close();
+    expect(dump).not.toContain(account.apiKey);
+    expect(dump).toContain(hashApiKey(account.apiKey));
+    store = openSqliteStore(dataDir);
+  });
+});
+
+describe('pushes', () => {
+  it('numbers pushes per account and deduplicates by clientId', async () => {
+    await store.createAccount('a', 0);
+    await store.createAccount('b', 0);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await store.insertPush(push('a'))).push.id);
+    expect(ids).toEqual([1, 2, 3]);
+    expect((await store.insertPush(push('b'))).push.id).toBe(1);
+    const first = await store.insertPush(push('a', { clientId: 'x' }));
+    const again = await store.insertPush(push('a', { clientId: 'x', body: 'other' }));
+    expect(first).toMatchObject({ duplicate: false, push: { id: 4 } });
+    expect(again).toMatchObject({ duplicate: true, push: { id: 4, body: 'secret text' } });
+    expect((await store.insertPush(push('a'))).push.id).toBe(5);
+    await expect(store.insertPush(push('nobody'))).rejects.toThrow();
+  });
+
+  it('updates state only when the condition holds, and forgets the body once final', async () => {
+    await store.createAccount('a', 0);
+    const { push: p } = await store.insertPush(push('a'));
+    expect(
+      await store.updatePush('a', p.id, { states: ['delivered'] }, { state: 'injected', code: null, now: 2 }),
+    ).toBe(null);
+    const delivered = await store.updatePush(
+      'a',
+      p.id,
+      { states: ['pending'] },
+      { state: 'delivered', code: null, now: 2 },
+    );
+    expect(delivered).toMatchObject({ state: 'delivered', body: 'secret text', updatedAt: 2 });
+    const refused = await store.updatePush(
+      'a',
+      p.id,
+      { states: ['pending', 'delivered'] },
+      { state: 'refused', code: 'session_not_found', resultComputer: 'c_a', now: 3 },
+    );
+    expect(refused).toMatchObject({ state: 'refused', code: 'session_not_found', resultComputer: 'c_a', body: '' });
+    const sameComputer = { states: ['refused'] as const, code: 'session_not_found', notResultComputer: 'c_a' };
+    expect(await store.updatePush('a', p.id, sameComputer, { state: 'injected', code: null, now: 4 })).toBeNull();
+    const otherComputer = { ...sameComputer, notResultComputer: 'c_b' };
+    expect(
+      await store.updatePush('a', p.id, otherComputer, {
+        state: 'injected',
+        code: null,
+        resultComputer: 'c_b',
+        now: 4,
+      }),
+    ).toMatchObject({ state: 'injected', code: null, resultComputer: 'c_b' });
+    expect(await store.updatePush('b', p.id, { states: ['injected'] }, { state: 'expired', code: null, now: 5 })).toBe(
+      null,
+    );
+  });
+
+  it('lists what a listener may replay and what the sweeper may expire', async () => {
+    await store.createAccount('a', 0);
+    await store.insertPush(push('a')); // 1
+    await store.insertPush(push('a', { targetComputer: 'c_other' })); // 2
+    await store.insertPush(push('a', { type: 'note' })); // 3
+    await store.insertPush(push('a', { targetComputer: 'c_me', now: 5_000 })); // 4
+    const { push: done } = await store.insertPush(push('a')); // 5
+    await store.updatePush('a', done.id, { states: ['pending'] }, { state: 'injected', code: null, now: 6 });
+    const replayable = await store.listReplayable({
+      accountId: 'a',
+      afterId: 0,
+      hookId: 'c_me',
+      type: 'agent.command',
+      states: ['pending', 'delivered'],
+    });
+    expect(replayable.map((p) => p.id)).toEqual([1, 4]);
+    const after1 = await store.listReplayable({
+      accountId: 'a',
+      afterId: 1,
+      hookId: 'c_me',
+      type: 'agent.command',
+      states: ['pending'],
+    });
+    expect(after1.map((p) => p.id)).toEqual([4]);
+    expect((await store.listOlderThan(['pending'], 2_000, 10)).map((p) => p.id)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('computers', () => {
+  it('registers once per name, keeps the inventory, and finds computers by session', async () => {
+    await store.createAccount('a', 0);
+    await store.createAccount('b', 0);
+    const laptop = await store.registerComputer({
+      accountId: 'a',
+      name: 'laptop',
+      platform: null,
+      hookId: 'c_1',
+      now: 1,
+    });
+    const again = await store.registerComputer({
+      accountId: 'a',
+      name: 'laptop',
+      platform: 'darwin',
+      hookId: 'c_2',
+      now: 2,
+    });
+    expect(again).toMatchObject({ hookId: laptop.hookId, platform: 'darwin' });
+    await store.registerComputer({ accountId: 'a', name: 'desk', platform: null, hookId: 'c_3', now: 3 });
+    await store.registerComputer({ accountId: 'b', name: 'laptop', platform: null, hookId: 'c_4', now: 4 });
+    await store.saveSessions('c_1', [session('svc-a'), session('svc-b')], 10);
+    await store.saveSessions('c_3', [session('svc-b')], 11);
+    await store.saveSessions('c_4', [session('svc-a')], 12);
+    expect(await store.computersWithSession('a', 'svc-a')).toEqual(['c_1']);
+    expect(await store.computersWithSession('a', 'svc-b')).toEqual(['c_1', 'c_3']);
+    expect(await store.computersWithSession('a', 'svc-c')).toEqual([]);
+    await store.touchComputer('c_1', 20);
+    expect(await store.getComputer('c_1')).toMatchObject({
+      lastSeenAt: 20,
+      sessionsAt: 10,
+      sessions: [session('svc-a'), session('svc-b')],
+    });
+    expect((await store.listComputers('a')).map((c) => c.hookId)).toEqual(['c_1', 'c_3']);
+    expect(await store.getComputer('c_9')).toBeNull();
+  });
+});
+
+describe('the file', () => {
+  it('is owner-only, WAL, and survives close and reopen', async () => {
+    const account = await createAccount(store);
+    await store.insertPush(push(account.accountId));
+    await store.close();
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dataDir, 'relay.db'))).mode & 0o777).toBe(0o600);
+    store = openSqliteStore(dataDir);
+    expect(await store.findKeyByHash(hashApiKey(account.apiKey))).not.toBeNull();
+    expect((await store.insertPush(push(account.accountId))).push.id).toBe(2);
+    const raw = new Database(join(dataDir, 'relay.db'), { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+
+  it('refuses a database from a newer relay', async () => {
+    await store.close();
+    const raw = new Database(join(dataDir, 'relay.db'));
+    raw.pragma('user_version = 99');
+    raw.close();
+    expect(() => openSqliteStore(dataDir)).toThrow(/schema version 99/);
+    store = openSqliteStore(join(root, 'fresh'));
+  });
+});
