@@ -21,6 +21,9 @@ export interface FrameContext {
   claimListener(conn: Connection): void;
 }
 
+/** WebSocket close code 1011: the server hit an unexpected condition. */
+const INTERNAL_ERROR_CLOSE = 1011;
+
 type SubscribeListener = Extract<ClientFrame, { type: 'subscribe'; role: 'listener' }>;
 type PushResultFrame = Extract<ClientFrame, { type: 'push.result' }>;
 type SessionsFrame = Extract<ClientFrame, { type: 'listener.sessions' }>;
@@ -55,8 +58,16 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
         conn.send({ type: 'error', code: 'already_subscribed', message: 'this connection has already subscribed' });
         return;
       }
-      if (frame.role === 'listener') await subscribeListener(ctx, conn, frame);
-      else subscribeApp(ctx, conn);
+      if (frame.role === 'app') subscribeApp(ctx, conn);
+      else {
+        try {
+          await subscribeListener(ctx, conn, frame);
+        } catch (error) {
+          // A listener left half-subscribed would wait forever; closing makes it reconnect.
+          conn.close(INTERNAL_ERROR_CLOSE, 'internal error; reconnect');
+          throw error;
+        }
+      }
       return;
     case 'push.result':
       await pushResult(ctx, conn, frame);

@@ -110,7 +110,7 @@ it('refuses an unknown scope or account with one line and exit code 1', async ()
   const { accountId } = JSON.parse((await svcRelay('account', 'create', '--data', dataDir, '--json')).stdout);
   const badScope = await svcRelay('key', 'create', '--data', dataDir, '--account', accountId, '--scopes', 'push:all');
   expect(badScope).toMatchObject({ exitCode: 1, stdout: '' });
-  expect(badScope.stderr).toMatch(/^svc relay: unknown scope "push:all".*\n$/);
+  expect(badScope.stderr).toMatch(/^svc: unknown scope "push:all".*\n$/);
   const badAccount = await svcRelay(
     'key',
     'create',
@@ -121,7 +121,7 @@ it('refuses an unknown scope or account with one line and exit code 1', async ()
     '--scopes',
     'push:read',
   );
-  expect(badAccount).toMatchObject({ exitCode: 1, stdout: '', stderr: 'svc relay: no account acc_nope\n' });
+  expect(badAccount).toMatchObject({ exitCode: 1, stdout: '', stderr: 'svc: no account acc_nope\n' });
   const noAccount = await svcRelay('key', 'create', '--data', dataDir);
   expect(noAccount.exitCode).toBe(1);
   const badPort = await svcRelay('serve', '--port', 'eighty', '--data', dataDir);

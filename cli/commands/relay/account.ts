@@ -2,7 +2,8 @@
 import { defineCommand } from 'citty';
 import { createAccount } from '../../../relay-server/accounts.js';
 import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
-import { dataArg, defaultRelayDataDir, fail } from './_shared.js';
+import { fail } from '../../output.js';
+import { dataArg, defaultRelayDataDir } from './_shared.js';
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an account and print its API key (shown only this once)' },

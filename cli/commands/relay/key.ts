@@ -3,7 +3,8 @@ import { defineCommand } from 'citty';
 import { createApiKey } from '../../../relay-server/accounts.js';
 import { parseScopeList } from '../../../relay-server/auth.js';
 import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
-import { dataArg, defaultRelayDataDir, fail } from './_shared.js';
+import { fail } from '../../output.js';
+import { dataArg, defaultRelayDataDir } from './_shared.js';
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an API key for an account and print it (shown only this once)' },

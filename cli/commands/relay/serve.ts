@@ -1,7 +1,8 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
 import { defineCommand } from 'citty';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
-import { dataArg, defaultRelayDataDir, fail } from './_shared.js';
+import { fail } from '../../output.js';
+import { dataArg, defaultRelayDataDir } from './_shared.js';
 
 function parsePort(text: string): number {
   const port = Number(text);
