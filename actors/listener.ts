@@ -3,6 +3,7 @@
  * (WebSocket, tmux, files under ~/.svc) provided for the names the machines use.
  */
 import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createActor, fromPromise } from 'xstate';
 import { submitStrategyFor } from '../core/agents.js';
 import type { ResolvedConfig } from '../core/config.js';
@@ -17,9 +18,11 @@ import type { LogParams } from '../machines/log.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
+import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { readConfigFile } from './configFile.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
 import { ensurePrivateDir } from './files.js';
+import { checkWorktreeActor, createGit, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './git.js';
 import { injectText, realSleep } from './inject.js';
 import { loadLedger, saveLedger } from './ledgerFile.js';
 import type { Logger } from './logger.js';
@@ -94,8 +97,20 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const ledger = loadLedger(ledgerPath, log.warn);
   const logAction = (_: unknown, params: LogParams) => log.line(params);
 
+  const git = createGit();
+  const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
+
   const machine = listenerMachine.provide({
     actors: {
+      worktree: worktreeMachine.provide({
+        actors: { checkWorktree: checkWorktreeActor(git), removeWorktree: removeWorktreeActor(git) },
+        actions: { log: logAction },
+      }),
+      findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => {
+        const found = await findSvcWorktrees({ git, index: worktreeIndex });
+        for (const problem of found.problems) log.warn(problem);
+        return found.worktrees;
+      }),
       relayLink: relayLinkMachine.provide({ actors: { relaySocket: relaySocketLogic }, actions: { log: logAction } }),
       inventory: inventoryMachine.provide({
         actors: { listSessions: fromPromise(() => tmux.listSessions()) },

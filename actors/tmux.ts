@@ -25,10 +25,10 @@
  * - `new-session` runs the command with the *client's* PATH, not the one given with `-e PATH=…`; when `env`
  *   carries PATH, the client is run with that PATH too.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { PaneInfo, SessionRecord } from '../core/protocol.js';
+import type { PaneInfo, SessionMeta, SessionRecord } from '../core/protocol.js';
 
 export type TmuxErrorCode = 'no_server' | 'no_session' | 'duplicate_session' | 'no_tmux' | 'failed';
 
@@ -62,6 +62,12 @@ export interface NewSessionOptions {
   env?: Readonly<Record<string, string>>;
   width?: number;
   height?: number;
+  /**
+   * Session options set in the same tmux call (`new-session … ; set-option -t =name: @svc-kind agent ; …`), e.g.
+   * the wrapper's `@svc-*` metadata. The name must be one tmux keeps as is (no `.` or `:`). A failed `new-session`
+   * (duplicate name) sets nothing: tmux skips the rest of the command list.
+   */
+  options?: Readonly<Record<string, string>>;
 }
 
 export interface Tmux {
@@ -81,6 +87,11 @@ export interface Tmux {
   killSession(name: string): Promise<void>;
   /** Ends the server; no server is not an error. */
   killServer(): Promise<void>;
+  /**
+   * `attach-session -t =name` with this process's terminal (stdio inherited; needs a TTY); resolves with tmux's
+   * exit code when the client detaches or the session ends.
+   */
+  attach(name: string): Promise<number>;
 }
 
 export interface CreateTmuxOptions {
@@ -160,6 +171,14 @@ const PANE_FIELDS = [
   'pane_start_command',
   'pane_current_path',
   'pane_title',
+  '@svc-kind',
+  '@svc-agent',
+  '@svc-project',
+  '@svc-label',
+  '@svc-worktree',
+  'pane_in_mode',
+  'window_index',
+  'pane_index',
 ] as const;
 
 /** The `-F` format for the inventory; records start with `recordMark`, fields are split by `fieldMark`. */
@@ -184,7 +203,7 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
     const record = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
     const f = record.split(fieldMark);
     if (f.length !== PANE_FIELDS.length + 1) continue;
-    const [name, attached, created, activity, id, command, startCommand, path, title, active] = f as [
+    const [name, attached, created, activity, id, command, startCommand, path, title, ...rest] = f as string[] as [
       string,
       string,
       string,
@@ -194,8 +213,9 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
       string,
       string,
       string,
-      string,
+      ...string[],
     ];
+    const [kind, agent, project, label, worktree, inMode, windowIndex, paneIndex, active] = rest as string[];
     let session = sessions.get(name);
     if (!session) {
       session = {
@@ -205,6 +225,13 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
         activityAt: toInt(activity),
         panes: [],
       };
+      const meta: SessionMeta = {};
+      if (kind === 'agent' || kind === 'shell') meta.kind = kind;
+      if (agent) meta.agent = clip(agent, 16);
+      if (project) meta.project = clip(project, 128);
+      if (label) meta.label = clip(label, 128);
+      if (worktree) meta.worktree = clip(worktree, 4096);
+      if (Object.keys(meta).length > 0) session.meta = meta;
       sessions.set(name, session);
     }
     if (session.panes.length >= 64) continue; // the wire schema's cap
@@ -212,6 +239,8 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
     if (startCommand) pane.startCommand = clip(startCommand, 1024);
     if (path) pane.path = clip(path, 4096);
     if (title) pane.title = clip(title, 256);
+    if (windowIndex && paneIndex) pane.index = `${windowIndex}.${paneIndex}`;
+    if (inMode === '1') pane.inMode = true;
     session.panes.push(pane);
   }
   return [...sessions.values()];
@@ -345,9 +374,12 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       if (typeof command === 'string') args.push('--', command);
       else if (command && command.length === 1) args.push('--', shellQuote(command[0]!));
       else if (command && command.length > 1) args.push('--', ...command);
+      const commands: string[][] = [args];
+      for (const [option, value] of Object.entries(opts.options ?? {}))
+        commands.push(['set-option', '-t', paneTargetArg(opts.name), option, value]);
       const path = opts.env?.PATH;
       const out = await run(
-        chain([args]),
+        chain(commands),
         path === undefined ? {} : { env: { ...baseEnv, PATH: path } },
         path !== undefined,
       );
@@ -368,6 +400,19 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
         if (e instanceof TmuxError && e.code === 'no_server') return;
         throw e;
       }
+    },
+
+    attach(name) {
+      // No -u here: the client should use the terminal's own locale.
+      const argv = ['-S', socketPath, ...(configFile ? ['-f', configFile] : []), 'attach-session', '-t'];
+      argv.push(sessionTargetArg(name));
+      return new Promise((resolve, reject) => {
+        const child = spawn(bin, argv, { stdio: 'inherit', env: baseEnv });
+        child.on('error', (err: NodeJS.ErrnoException) =>
+          reject(err.code === 'ENOENT' ? new TmuxError('no_tmux', `tmux not found (${bin})`) : err),
+        );
+        child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+      });
     },
   };
 }

@@ -60,6 +60,7 @@ export const REFUSAL_CODES = [
   'inject_failed', // tmux refused the keys
   'e2ee_required', // spec 5.5
   'subscriber_unverified', // spec 5.5
+  'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -118,11 +119,24 @@ export const PaneInfo = z.object({
   path: z.string().max(4096).optional(), // #{pane_current_path}
   title: z.string().max(256).optional(), // #{pane_title}
   active: z.boolean(),
+  /** `<window index>.<pane index>` */
+  index: z.string().max(32).optional(),
+  /** The pane is in copy or another mode: keys would go to tmux, not the program. */
+  inMode: z.boolean().optional(),
 });
 export type PaneInfo = z.infer<typeof PaneInfo>;
 
 export const AgentState = z.enum(['idle', 'working', 'awaiting_approval', 'unknown']);
 export type AgentState = z.infer<typeof AgentState>;
+
+export const SessionMeta = z.object({
+  kind: z.enum(['agent', 'shell']).optional(), // @svc-kind
+  agent: z.string().max(16).optional(), // @svc-agent: registry id, e.g. A1
+  project: z.string().max(128).optional(), // @svc-project
+  label: z.string().max(128).optional(), // @svc-label: the wrapper's --label
+  worktree: z.string().max(4096).optional(), // @svc-worktree: path of the --wt worktree
+});
+export type SessionMeta = z.infer<typeof SessionMeta>;
 
 export const SessionRecord = z.object({
   name: z.string().max(MAX_SESSION_NAME),
@@ -130,9 +144,13 @@ export const SessionRecord = z.object({
   createdAt: z.number(), // epoch seconds, #{session_created}
   activityAt: z.number(), // epoch seconds, #{session_activity}
   panes: z.array(PaneInfo).max(64),
-  /** Filled in by the session actor once the agent registry knows this session (issue 3). */
+  /** What the svc wrapper recorded on the session (tmux user options `@svc-*`); absent for sessions svc did not make. */
+  meta: SessionMeta.optional(),
+  /** Filled in by the listener from the agent registry and the session actor. */
   agent: z.string().max(64).optional(),
   label: z.string().max(256).optional(),
+  /** Worktree sessions are grouped under their repository's name (spec 2.2). */
+  group: z.string().max(128).optional(),
   state: AgentState.optional(),
   shell: z.boolean().optional(),
   parent: z.string().max(MAX_SESSION_NAME).optional(),

@@ -39,6 +39,8 @@ export interface InjectionFacts {
   subagent: boolean;
   /** Whether the push named this computer explicitly (7.2). */
   addressedToThisComputer: boolean;
+  /** The agent's screen shows an approval prompt: typed text could answer it (never answered for the user). */
+  approvalPending?: boolean;
 }
 
 const CONTROL_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/;
@@ -55,5 +57,6 @@ export function refusalFor(facts: InjectionFacts): RefusalCode | null {
     return null;
   }
   if (isInteractiveShell(facts.pane.command)) return 'shell_in_front'; // 7.1
+  if (facts.approvalPending) return 'approval_pending';
   return null;
 }

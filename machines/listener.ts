@@ -3,17 +3,20 @@
  * per tmux session, and routes each `agent.command` push to its session, recording what it acted on so nothing is
  * typed twice (DESIGN.md, "Delivery semantics").
  */
-import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
 import { describeSessions } from '../core/inventory.js';
 import type { Ledger } from '../core/ledger.js';
 import { recordOutcome, triagePush } from '../core/ledger.js';
 import type { RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
 import { isValidSessionName } from '../core/refusals.js';
+import { sessionsHolding } from '../core/worktree.js';
 import { inventoryMachine } from './inventory.js';
 import type { LogParams } from './log.js';
 import { relayLinkMachine } from './relayLink.js';
 import type { SessionResult } from './session.js';
 import { sessionMachine } from './session.js';
+import type { WorktreeInput } from './worktree.js';
+import { worktreeMachine } from './worktree.js';
 
 export interface ListenerInput {
   hookId: string;
@@ -40,6 +43,8 @@ export interface ListenerContext {
   /** Pushes for a session tmux had not shown yet: settled by the next inventory snapshot. */
   waiting: WaitingPush[];
   online: boolean;
+  /** Worktrees made by `--wt`, by actor id (`worktree.<repo>-wt-<slug>`); each has a child actor. */
+  worktrees: Record<string, WorktreeInput>;
   /** Starts from the input; the relay's own window replaces it once the link is up. */
   replayWindowMs: number;
   stopReason: string | null;
@@ -56,6 +61,8 @@ export type ListenerEvent =
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
+/** Slugs repeat across repositories, so the repository is part of the id. */
+export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 
 export const listenerMachine = setup({
   types: {
@@ -67,6 +74,12 @@ export const listenerMachine = setup({
     relayLink: relayLinkMachine,
     inventory: inventoryMachine,
     session: sessionMachine,
+    worktree: worktreeMachine,
+    /** Every worktree made by `--wt` that git still lists (actors/git.ts findSvcWorktrees). */
+    findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => []),
+  },
+  delays: {
+    worktreeScan: 60_000,
   },
   actions: {
     log: (_, _params: LogParams) => {},
@@ -82,12 +95,53 @@ export const listenerMachine = setup({
     sessions: {},
     waiting: [],
     online: false,
+    worktrees: {},
     replayWindowMs: input.replayWindowMs,
     stopReason: null,
   }),
   initial: 'running',
   states: {
     running: {
+      initial: 'scanningWorktrees',
+      states: {
+        scanningWorktrees: {
+          description: 'Looks for worktrees made by --wt, so each gets a worktree actor (also after a restart).',
+          invoke: {
+            src: 'findWorktrees',
+            onDone: {
+              target: 'waitingToScan',
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const next = { ...context.worktrees };
+                for (const wt of event.output) {
+                  const id = worktreeId(wt.repoName, wt.slug);
+                  if (next[id]) continue;
+                  const input: WorktreeInput = {
+                    slug: wt.slug,
+                    path: wt.path,
+                    repo: wt.repo,
+                    branch: wt.branch,
+                    sessionName: wt.sessionName,
+                  };
+                  next[id] = input;
+                  enqueue.spawnChild('worktree', { id, systemId: id, input });
+                  const alive =
+                    sessionsHolding(Object.values(context.sessions), input.sessionName, input.path).length > 0;
+                  enqueue.sendTo(id, { type: alive ? 'SESSION.ALIVE' : 'SESSION.GONE' });
+                }
+                enqueue.assign({ worktrees: next });
+              }),
+            },
+            onError: {
+              target: 'waitingToScan',
+              actions: {
+                type: 'log',
+                params: ({ event }) => ({ level: 'warn', message: `could not list worktrees: ${String(event.error)}` }),
+              },
+            },
+          },
+        },
+        waitingToScan: { after: { worktreeScan: 'scanningWorktrees' } },
+      },
       invoke: [
         {
           id: 'relay',
@@ -233,6 +287,10 @@ export const listenerMachine = setup({
                   });
               }
               enqueue.assign({ sessions: next });
+              for (const [id, wt] of Object.entries(context.worktrees)) {
+                const alive = sessionsHolding(Object.values(next), wt.sessionName, wt.path).length > 0;
+                enqueue.sendTo(id, { type: alive ? 'SESSION.ALIVE' : 'SESSION.GONE' });
+              }
             }),
             enqueueActions(({ context, enqueue }) => {
               if (context.waiting.length === 0) return;
@@ -277,6 +335,25 @@ export const listenerMachine = setup({
               }),
             },
           ],
+        },
+        'xstate.done.actor.worktree.*': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const id = event.type.slice('xstate.done.actor.'.length);
+            const output = (event as { output?: { path?: string; outcome?: string } }).output;
+            enqueue.stopChild(id);
+            const { [id]: _gone, ...rest } = context.worktrees;
+            enqueue.assign({ worktrees: rest });
+            enqueue({
+              type: 'log',
+              params: {
+                level: 'info',
+                message:
+                  output?.outcome === 'removed'
+                    ? `removed worktree ${output.path} (its session ended and nothing held it)`
+                    : `worktree ${output?.path ?? id} is gone`,
+              },
+            });
+          }),
         },
         'SESSION.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {

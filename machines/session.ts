@@ -3,9 +3,9 @@
  * and a delivery region that types queued pushes one at a time, checking the refusal rules (spec 7) right before
  * each one, because the pane may have changed while the push waited.
  */
-import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import { activePane } from '../core/inventory.js';
-import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol.js';
+import type { RefusalCode, SessionRecord } from '../core/protocol.js';
 import { refusalFor } from '../core/refusals.js';
 import type { BucketState } from '../core/tokenBucket.js';
 import { fullBucket, SESSION_INPUT_BUCKET, takeToken } from '../core/tokenBucket.js';
@@ -50,11 +50,9 @@ export interface SessionContext {
 export type SessionEvent =
   | { type: 'UPDATE'; record: SessionRecord }
   | { type: 'PUSH'; push: SessionPush }
-  | { type: 'SCREEN'; state: AgentState } // from screen rules (agent registry)
   | { type: 'REMOTE.ON' }
   | { type: 'REMOTE.OFF' }
-  | { type: 'APPROVAL.SHOWN' }
-  | { type: 'APPROVAL.GONE' };
+;
 
 /** What a session tells the listener about each push it was given. */
 export type SessionResult = {
@@ -78,6 +76,7 @@ export function decideHead(context: SessionContext): { code: RefusalCode | null;
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
     addressedToThisComputer: head.addressedToThisComputer,
+    approvalPending: context.record.state === 'awaiting_approval',
   });
   if (code) return { code, bucket: context.bucket };
   const taken = takeToken(
@@ -99,11 +98,20 @@ export const sessionMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
+    storeRecord: assign(({ event }) => (event.type === 'UPDATE' ? { record: event.record } : {})),
+    /** Spec 8: every input into a `svc sh` session is audited (actors/shellAudit.ts). */
+    auditShellInput: (_, _params: { session: string; paneId: string; foreground: string; text: string }) => {},
     /** Spec 2.3: write the remote-origin marker before typing, so the agent's submit hook can match it. */
     writeMarker: (_, _params: { session: string; projectDir: string | undefined; text: string }) => {},
   },
   guards: {
     isAttached: ({ context }) => context.record.attached,
+    isIdle: ({ context }) => context.record.state === 'idle',
+    isWorking: ({ context }) => context.record.state === 'working',
+    isAwaitingApproval: ({ context }) => context.record.state === 'awaiting_approval',
+    readsIdle: ({ event }) => event.type === 'UPDATE' && event.record.state === 'idle',
+    readsWorking: ({ event }) => event.type === 'UPDATE' && event.record.state === 'working',
+    readsApproval: ({ event }) => event.type === 'UPDATE' && event.record.state === 'awaiting_approval',
     queueEmpty: ({ context }) => context.queue.length === 0,
     headRefused: ({ context }) => decideHead(context).code !== null,
   },
@@ -111,9 +119,6 @@ export const sessionMachine = setup({
   id: 'session',
   type: 'parallel',
   context: ({ input }) => ({ name: input.name, record: input.record, queue: [], current: null, bucket: null }),
-  on: {
-    UPDATE: { actions: assign({ record: ({ event }) => event.record }) },
-  },
   states: {
     attachment: {
       initial: 'sorting',
@@ -124,17 +129,33 @@ export const sessionMachine = setup({
       },
     },
     agent: {
-      description: 'Read from the pane by screen rules; with no trusted rule for the agent it stays unknown.',
-      initial: 'unknown',
+      description:
+        'What the inventory read from the pane with the agent’s screen rules (debounced); unknown without trusted rules.',
+      initial: 'sorting',
+      // This region takes every UPDATE (its last branch has no guard), so it is where the record is stored: a
+      // machine-level handler would never run, because a region that handles an event shadows its ancestors.
       on: {
-        SCREEN: [
-          { guard: ({ event }) => event.state === 'idle', target: '.idle' },
-          { guard: ({ event }) => event.state === 'working', target: '.working' },
-          { guard: ({ event }) => event.state === 'awaiting_approval', target: '.awaitingApproval' },
-          { target: '.unknown' },
+        UPDATE: [
+          { guard: 'readsIdle', target: '.idle', actions: 'storeRecord' },
+          { guard: 'readsWorking', target: '.working', actions: 'storeRecord' },
+          { guard: 'readsApproval', target: '.awaitingApproval', actions: 'storeRecord' },
+          { target: '.unknown', actions: 'storeRecord' },
         ],
       },
-      states: { unknown: {}, idle: {}, working: {}, awaitingApproval: {} },
+      states: {
+        sorting: {
+          always: [
+            { guard: 'isIdle', target: 'idle' },
+            { guard: 'isWorking', target: 'working' },
+            { guard: 'isAwaitingApproval', target: 'awaitingApproval' },
+            { target: 'unknown' },
+          ],
+        },
+        unknown: {},
+        idle: {},
+        working: {},
+        awaitingApproval: {},
+      },
     },
     remote: {
       description: 'Sticky REMOTE mode (spec 4.13): set when the agent-side hook matches a marker.',
@@ -145,11 +166,13 @@ export const sessionMachine = setup({
       },
     },
     approval: {
-      description: 'An approval prompt on screen; answers are typed only for the exact prompt (later issue).',
-      initial: 'none',
+      description:
+        'An approval prompt on screen: messages are refused (approval_pending) until it is answered; answers from the app are typed only for the exact prompt (later issue).',
+      initial: 'sorting',
       states: {
-        none: { on: { 'APPROVAL.SHOWN': 'pending' } },
-        pending: { on: { 'APPROVAL.GONE': 'none' } },
+        sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },
+        none: { on: { UPDATE: { guard: 'readsApproval', target: 'pending' } } },
+        pending: { on: { UPDATE: { guard: not('readsApproval'), target: 'none' } } },
       },
     },
     delivery: {
@@ -187,14 +210,24 @@ export const sessionMachine = setup({
           ],
         },
         injecting: {
-          entry: {
-            type: 'writeMarker',
-            params: ({ context }) => ({
-              session: context.name,
-              projectDir: activePane(context.record)?.path,
-              text: context.current!.body,
+          entry: [
+            {
+              type: 'writeMarker',
+              params: ({ context }) => ({
+                session: context.name,
+                projectDir: activePane(context.record)?.path,
+                text: context.current!.body,
+              }),
+            },
+            enqueueActions(({ context, enqueue }) => {
+              if (!context.record.shell) return;
+              const pane = activePane(context.record)!;
+              enqueue({
+                type: 'auditShellInput',
+                params: { session: context.name, paneId: pane.id, foreground: pane.command, text: context.current!.body },
+              });
             }),
-          },
+          ],
           invoke: {
             src: 'inject',
             input: ({ context }) => {

@@ -54,7 +54,8 @@ export type FakeTmuxCall =
   | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean }
   | { op: 'newSession'; opts: NewSessionOptions }
   | { op: 'killSession'; name: string }
-  | { op: 'killServer' };
+  | { op: 'killServer' }
+  | { op: 'attach'; name: string };
 
 export interface AddSessionOptions {
   attached?: boolean;
@@ -211,6 +212,15 @@ export class FakeTmux implements Tmux {
     this.record({ op: 'killServer' });
     this.sessions.clear();
     this.serverRunning = false;
+  }
+
+  /** Marks the session attached and returns 0 at once (a real client would stay until it detaches). */
+  async attach(name: string): Promise<number> {
+    this.record({ op: 'attach', name });
+    const session = this.sessions.get(name);
+    if (!this.serverRunning || !session) throw new TmuxError('no_session', `can't find session: ${name}`);
+    session.attached = true;
+    return 0;
   }
 
   // -------------------------------------------------------------------------

@@ -48,7 +48,9 @@ describe('argument and output helpers', () => {
   it('parseInventory groups by session and survives hostile field contents', () => {
     const nonce = 'abc123';
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
-    const row = (fields: string[]) => `${R}${fields.join(F)}\n`;
+    // Fields as tmux prints them; the svc options, mode flag and indexes sit between the title and the active flag.
+    const row = (fields: string[], extra = ['', '', '', '', '', '0', '', '']) =>
+      `${R}${[...fields.slice(0, -1), ...extra, ...fields.slice(-1)].join(F)}\n`;
     const out =
       row(['s one', '1', '100', '200', '%1', 'claude', '"claude"', '/tmp/a\tb\nc', 'title | with <|x|>', '1']) +
       row(['s one', '1', '100', '200', '%2', 'bash', '', '/tmp', '', '0']) +
@@ -88,8 +90,71 @@ describe('argument and output helpers', () => {
     const nonce = 'n';
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
     const long = 'x'.repeat(5000);
-    const [s] = parseInventory(`${R}${['s', '0', '1', '1', '%1', long, long, long, long, '1'].join(F)}\n`, nonce);
+    const fields = ['s', '0', '1', '1', '%1', long, long, long, long, long, long, long, long, long, '1', '3', '4', '1'];
+    const [s] = parseInventory(`${R}${fields.join(F)}\n`, nonce);
     expect(SessionRecord.safeParse(s).success).toBe(true);
+  });
+
+  it('parseInventory reads the svc session options the wrapper sets', () => {
+    const nonce = 'm';
+    const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
+    const fields = [
+      'svc-app-wt-x',
+      '0',
+      '1',
+      '2',
+      '%7',
+      'claude',
+      '',
+      '/w',
+      '',
+      'agent',
+      'A1',
+      'app',
+      'x',
+      '/w',
+      '1',
+      '2',
+      '0',
+      '1',
+    ];
+    const [s] = parseInventory(`${R}${fields.join(F)}\n`, nonce);
+    expect(s?.meta).toEqual({ kind: 'agent', agent: 'A1', project: 'app', label: 'x', worktree: '/w' });
+    expect(s?.panes[0]).toMatchObject({ index: '2.0', inMode: true, active: true });
+    const [plain] = parseInventory(
+      `${R}${['t', '0', '1', '2', '%8', 'cat', '', '', '', '', '', '', '', '', '0', '0', '0', '1'].join(F)}\n`,
+      nonce,
+    );
+    expect(plain?.meta).toBeUndefined();
+  });
+
+  it('reads session options from a real server', async () => {
+    const server = await startTmuxServer();
+    try {
+      await server.run([
+        'new-session',
+        '-d',
+        '-s',
+        'svc-meta',
+        'cat',
+        ';',
+        'set-option',
+        '-t',
+        '=svc-meta:',
+        '@svc-kind',
+        'shell',
+        ';',
+        'set-option',
+        '-t',
+        '=svc-meta:',
+        '@svc-agent',
+        'A2',
+      ]);
+      const [s] = await server.tmux.listSessions();
+      expect(s?.meta).toEqual({ kind: 'shell', agent: 'A2' });
+    } finally {
+      await server.cleanup();
+    }
   });
 
   it.each([

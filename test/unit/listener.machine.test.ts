@@ -7,6 +7,7 @@ import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
 import { emptyLedger, type Ledger } from '../../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../core/protocol.js';
+import { FREE_FACTS, type WorktreeFacts } from '../../core/worktree.js';
 import { inventoryMachine } from '../../machines/inventory.js';
 import { listenerMachine } from '../../machines/listener.js';
 import type { LogParams } from '../../machines/log.js';
@@ -14,6 +15,8 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
+import type { RemoveOutcome, WorktreeInput } from '../../machines/worktree.js';
+import { worktreeMachine } from '../../machines/worktree.js';
 
 const flush = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -30,7 +33,16 @@ function session(name: string, command = 'claude', extra: Partial<SessionRecord>
   };
 }
 
-function harness(opts: { ledger?: Ledger; sessions?: SessionRecord[]; injectFails?: boolean; deaf?: boolean } = {}) {
+interface HarnessOptions {
+  ledger?: Ledger;
+  sessions?: SessionRecord[];
+  injectFails?: boolean;
+  deaf?: boolean;
+  worktrees?: (WorktreeInput & { repoName: string })[];
+  worktreeFacts?: WorktreeFacts;
+}
+
+function harness(opts: HarnessOptions = {}) {
   const clock = new SimulatedClock();
   const state = {
     sockets: [] as {
@@ -44,6 +56,8 @@ function harness(opts: { ledger?: Ledger; sessions?: SessionRecord[]; injectFail
     logs: [] as LogParams[],
     persisted: [] as Ledger[],
     markers: [] as string[],
+    audits: [] as unknown[],
+    removed: [] as string[],
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -89,8 +103,22 @@ function harness(opts: { ledger?: Ledger; sessions?: SessionRecord[]; injectFail
           writeMarker: (_, params) => {
             state.markers.push(params.text);
           },
+          auditShellInput: (_, params) => {
+            state.audits.push(params);
+          },
         },
       }),
+      worktree: worktreeMachine.provide({
+        actors: {
+          checkWorktree: fromPromise<WorktreeFacts, WorktreeInput>(async () => opts.worktreeFacts ?? FREE_FACTS),
+          removeWorktree: fromPromise<RemoveOutcome, WorktreeInput>(async ({ input }) => {
+            state.removed.push(input.path);
+            return { removed: true };
+          }),
+        },
+        actions: { log },
+      }),
+      findWorktrees: fromPromise(async () => opts.worktrees ?? []),
     },
     actions: {
       log,
@@ -348,5 +376,101 @@ describe('listener machine', () => {
     await flush();
     await h.connect();
     expect(h.current().sent).toContainEqual({ type: 'SEND', frame: { type: 'push.result', id: 4, state: 'injected' } });
+  });
+});
+
+describe('session actor', () => {
+  const sessionState = (h: ReturnType<typeof harness>, name: string) =>
+    (h.actor.system as { get(id: string): AnyActorRef | undefined }).get(`session.${name}`)?.getSnapshot().value;
+
+  it('follows the agent state the inventory read, and refuses messages while an approval prompt is up', async () => {
+    const h = harness({ sessions: [session('svc-proj', 'claude', { state: 'working' })] });
+    await flush();
+    await h.connect();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
+    h.state.sessions = [session('svc-proj', 'claude', { state: 'awaiting_approval' })];
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    h.push({ id: 1, body: '2' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    h.state.sessions = [session('svc-proj', 'claude', { state: 'idle' })];
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'idle', approval: 'none' });
+    h.push({ id: 2, body: 'now go on' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['now go on']);
+  });
+
+  it('tracks attachment from the inventory', async () => {
+    const h = harness({ sessions: [session('svc-proj')] });
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ attachment: 'detached' });
+    h.state.sessions = [session('svc-proj', 'claude', { attached: true })];
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ attachment: 'attached' });
+  });
+
+  it('audits input into a shell session, addressed to this computer, and types it', async () => {
+    const shell = session('svc-proj-sh', 'bash', { shell: true, meta: { kind: 'shell' } });
+    const h = harness({ sessions: [shell] });
+    await flush();
+    await h.connect();
+    h.push({ id: 1, agentSessionName: 'svc-proj-sh', body: 'ls -la', targetComputer: 'c_me' });
+    h.push({ id: 2, agentSessionName: 'svc-proj-sh', body: 'ls', targetComputer: null });
+    h.push({ id: 3, agentSessionName: 'svc-proj-sh', body: 'ls\u001b[A', targetComputer: 'c_me' });
+    await flush();
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'refused', code: 'not_for_this_computer' },
+      { id: 3, state: 'refused', code: 'shell_input_forbidden' },
+    ]);
+    expect(h.state.audits).toEqual([
+      { session: 'svc-proj-sh', paneId: shell.panes[0]!.id, foreground: 'bash', text: 'ls -la' },
+    ]);
+  });
+});
+
+describe('worktree actors', () => {
+  const wt = {
+    repoName: 'app',
+    slug: 'feat-x',
+    path: '/src/app-wt-feat-x',
+    repo: '/src/app',
+    branch: 'feat/x',
+    sessionName: 'svc-app-wt-feat-x',
+  };
+  const wtSession = session('svc-app-wt-feat-x', 'claude', { meta: { kind: 'agent', agent: 'A1', worktree: wt.path } });
+  const children = (h: ReturnType<typeof harness>) =>
+    Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('worktree.'));
+
+  it('spawns one per worktree made by --wt and removes it once its session has ended and nothing holds it', async () => {
+    const h = harness({ sessions: [wtSession], worktrees: [wt] });
+    await flush();
+    expect(children(h)).toEqual(['worktree.app-wt-feat-x']);
+    h.clock.increment(60_000);
+    await flush();
+    expect(h.state.removed).toEqual([]); // its session is alive
+    h.state.sessions = [];
+    h.clock.increment(5_000);
+    await flush();
+    h.clock.increment(30_000); // the grace period
+    await flush();
+    expect(h.state.removed).toEqual([wt.path]);
+    expect(children(h)).toEqual([]);
+    expect(h.state.logs.some((l) => l.message.includes(`removed worktree ${wt.path}`))).toBe(true);
+  });
+
+  it('keeps a worktree that holds work', async () => {
+    const h = harness({ sessions: [], worktrees: [wt], worktreeFacts: { ...FREE_FACTS, untracked: 2 } });
+    await flush();
+    h.clock.increment(31_000);
+    await flush();
+    expect(h.state.removed).toEqual([]);
+    expect(children(h)).toEqual(['worktree.app-wt-feat-x']);
   });
 });
