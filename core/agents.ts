@@ -1,7 +1,9 @@
 /**
- * The agent registry: what svc knows of each terminal coding agent, as data.
- * Spec 4.4 numbers the agents A1..A16; this file starts with A1-A3 and grows by adding entries
- * (later issues add the remaining agents, screen rules, hooks and transcript sources as more fields).
+ * The agent registry: what svc knows of each terminal coding agent, as data (spec 4.4 numbers them A1..A16, in
+ * this order; the order is stable). Per agent: its subcommand and command, display name, the process names tmux
+ * shows for it, and capabilities from the spec — names its own session (2.2), accepts a scheduled prompt (4.8.6),
+ * remote-origin hook (4.13), live timeline source (4.12), approval reading (4.11.2) — plus its screen rules
+ * (`core/screens.ts`) and submit strategy. `docs/agents.md` says, per agent, what was seen of the real program.
  *
  * Submit strategies (how a typed message is made to really submit) come from the field notes
  * (`research/field-notes.md`, "Injection: what goes wrong"):
@@ -9,9 +11,11 @@
  *   it also treats >= 3 characters arriving < 8 ms apart as a paste, so `send-keys -l` + Enter never submits.
  * - Gemini CLI has been seen to swallow the Enter that follows a paste: verify and retry once.
  * - Multi-line text typed with `send-keys -l` submits at the first newline: such text is always pasted.
- * The `inputLine` patterns come from `research/agent-screens.md`, not yet from fixtures captured from the real
- * programs: a pattern that finds nothing makes the check answer "unknown" (no retry Enter), never a guess.
+ * The `inputLine` patterns of A1-A3 are checked against screens captured from the real programs
+ * (`test/fixtures/screens/`, `test/unit/agents.test.ts`); a pattern that finds nothing makes the check answer
+ * "unknown" (no retry Enter), never a guess. Agents whose input line no fixture shows have none (unverified).
  */
+import { SCREEN_RULES, type ScreenRules } from './screens.js';
 
 export type SubmitKind = 'literal' | 'paste';
 
@@ -40,15 +44,79 @@ export interface AgentSpec {
   subcommand: string;
   /** The program the wrapper runs. */
   command: string;
-  /** What `#{pane_current_command}` shows while the agent is in front (the command is always included). */
+  /**
+   * What `#{pane_current_command}` shows while the agent is in front, besides `command`. An agent run by an
+   * interpreter shows as `node` (see `INTERPRETERS`): `agentForPane` then goes by the pane's start command.
+   */
   processNames: readonly string[];
+  /** Spec 2.2: the agent names the session itself; the picker label is `<that name> · <Agent>`. `null`: it does not. */
+  namesOwnSession: SessionNaming | null;
+  /** Spec 4.8.6: `schedule add … --prompt` is allowed (A1-A4 only). */
+  acceptsScheduledPrompt: boolean;
+  /** Spec 4.13: the prompt-submit hook that sees a remote-origin marker. */
+  hookKind: HookKind;
+  /** Spec 4.12: where the live timeline is read. */
+  timelineSource: TimelineSource;
+  /** Spec 4.11.2: how an approval prompt's content is read for the phone. */
+  approvalReading: ApprovalReading;
+  /** How its state is read from its pane (`core/screens.ts`); `null`: no rules, always `unknown`. */
+  screenRules: ScreenRules | null;
   submit: SubmitStrategy;
 }
 
-/** Claude Code's input box (`❯`, older `>`), Gemini's (`│ > … │`). */
+/**
+ * An agent that names its own session does it with the terminal title escape (OSC 0/2), which tmux keeps as
+ * `#{pane_title}` (read in the same inventory query as the panes). `pattern` takes the name out of the title
+ * (capture group 1); a title it does not match (the host name tmux shows before any title is set, the agent's
+ * default title) names nothing. `verified`: the pattern was checked against titles set by the real program.
+ */
+export interface SessionNaming {
+  from: 'pane_title';
+  pattern: RegExp;
+  verified: boolean;
+}
+
+export type HookKind =
+  /** A1: `UserPromptSubmit` hook shipped in the service's plugin (`svc-remote.sh`). */
+  | 'plugin-user-prompt-submit'
+  /** A2: `UserPromptSubmit` hook entry written by `svc setup`. */
+  | 'user-prompt-submit'
+  /** A3: `BeforeAgent` hook entry written by `svc setup`. */
+  | 'before-agent'
+  /** A4: a `before_agent_start` extension installed by `svc setup`. */
+  | 'before-agent-start-extension'
+  /** No hook: remote mode only through an `svc_ask` answer (4.13.4). */
+  | 'none';
+
+export type TimelineSource = 'transcript' | 'database' | 'none';
+
+/** `screen`: read from the pane; `extension`: reported by an approval extension (A4); `none`: not read. */
+export type ApprovalReading = 'screen' | 'extension' | 'none';
+
+/**
+ * Claude Code's input line `❯ …` between two rules (2.1.197; older `│ > … │` box), Gemini's ` >   …` (0.61.0,
+ * older `│ > … │`). Both checked against captured screens (test/fixtures/screens/A1, A3).
+ */
 const BOXED_PROMPT = /^\s*(?:[│┃|]\s*)?[>❯]\s?(.*?)\s*(?:[│┃|])?\s*$/;
-/** Codex's composer line starts with `›`. */
+/** Codex's composer line starts with `›` (0.169.0 shows the placeholder `› Ask Codex to do anything` when empty). */
 const CODEX_PROMPT = /^\s*›\s?(.*?)\s*$/;
+
+/** A braille spinner frame or a star glyph the agent puts before its title (the name never starts with one). */
+const TITLE_GLYPHS = '(?:[\\u2800-\\u28ff✳✻✽✶✢·*]\\s+)?(?![\\u2800-\\u28ff✳✻✽✶✢·*]\\s)';
+
+/** Paste as one unit, wait, Enter, unverified: for agents whose input line no captured screen shows. */
+const PASTE_UNVERIFIED: SubmitStrategy = { kind: 'paste', enterDelayMs: 200 };
+
+/** The capabilities no-one has shown for an agent yet (A6-A16 mostly): nothing beyond injection. */
+const PLAIN = {
+  namesOwnSession: null,
+  acceptsScheduledPrompt: false,
+  hookKind: 'none',
+  timelineSource: 'none',
+  approvalReading: 'none',
+  screenRules: null,
+  submit: PASTE_UNVERIFIED,
+} as const satisfies Partial<AgentSpec>;
 
 export const AGENTS: readonly AgentSpec[] = [
   {
@@ -56,7 +124,19 @@ export const AGENTS: readonly AgentSpec[] = [
     name: 'Claude Code',
     subcommand: 'cc',
     command: 'claude',
+    // 2.x runs a native binary called `claude` (tmux shows `claude`)
     processNames: ['claude'],
+    // `✳ Claude Code` until the first prompt, then `✳ <title the model chose>` (braille spinner while working)
+    namesOwnSession: {
+      from: 'pane_title',
+      pattern: new RegExp(`^${TITLE_GLYPHS}(?!Claude Code$)(\\S.*?)\\s*$`),
+      verified: true,
+    },
+    acceptsScheduledPrompt: true,
+    hookKind: 'plugin-user-prompt-submit',
+    timelineSource: 'transcript',
+    approvalReading: 'screen',
+    screenRules: SCREEN_RULES.A1 ?? null,
     submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT },
   },
   {
@@ -64,7 +144,21 @@ export const AGENTS: readonly AgentSpec[] = [
     name: 'Codex',
     subcommand: 'codex',
     command: 'codex',
+    // the npm package's launcher is a node script (tmux shows `node`, found by the start command); a native
+    // install shows `codex`
     processNames: ['codex'],
+    // `<thread title> | <folder>`, with `[ ! ] Action Required | ` (the `!` blinks: `[ . ]`) or a spinner in front; only `<folder>` before
+    // the first prompt
+    namesOwnSession: {
+      from: 'pane_title',
+      pattern: new RegExp(`^${TITLE_GLYPHS}(?:\\[ \\S \\] Action Required \\| )?(.+?) \\| [^|]+$`),
+      verified: true,
+    },
+    acceptsScheduledPrompt: true,
+    hookKind: 'user-prompt-submit',
+    timelineSource: 'transcript',
+    approvalReading: 'none',
+    screenRules: SCREEN_RULES.A2 ?? null,
     // 120 ms suppress window after a paste; 300 ms leaves margin for a loaded machine.
     submit: { kind: 'paste', enterDelayMs: 300, inputLine: CODEX_PROMPT },
   },
@@ -73,10 +167,80 @@ export const AGENTS: readonly AgentSpec[] = [
     name: 'Gemini CLI',
     subcommand: 'gemini',
     command: 'gemini',
+    // node script: tmux shows `node`
     processNames: ['gemini'],
+    // its title is its state (`◇  Ready (proj)`, `✦  Working… (proj)`), not a session name
+    namesOwnSession: null,
+    acceptsScheduledPrompt: true,
+    hookKind: 'before-agent',
+    timelineSource: 'transcript',
+    approvalReading: 'screen',
+    screenRules: SCREEN_RULES.A3 ?? null,
     // Seen to swallow the Enter after a paste: the check + one retry Enter covers it.
     submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT, retryDelayMs: 400 },
   },
+  {
+    id: 'A4',
+    name: 'pi',
+    subcommand: 'pi',
+    command: 'pi',
+    // sets its process title: tmux shows `pi`
+    processNames: ['pi'],
+    // title `π - <folder>`: not a session name
+    namesOwnSession: null,
+    acceptsScheduledPrompt: true,
+    hookKind: 'before-agent-start-extension',
+    timelineSource: 'transcript',
+    approvalReading: 'extension',
+    screenRules: SCREEN_RULES.A4 ?? null,
+    // its input line is a bare line between two rules, no prompt glyph: no rule can find it, unverified
+    submit: PASTE_UNVERIFIED,
+  },
+  {
+    id: 'A5',
+    name: 'opencode',
+    subcommand: 'opencode',
+    command: 'opencode',
+    // a native binary: tmux shows `opencode`
+    processNames: ['opencode'],
+    // `OC | <session title>`
+    namesOwnSession: { from: 'pane_title', pattern: /^OC \| (\S.*?)\s*$/, verified: true },
+    acceptsScheduledPrompt: false,
+    hookKind: 'none',
+    timelineSource: 'database',
+    approvalReading: 'screen',
+    screenRules: SCREEN_RULES.A5 ?? null,
+    // the input box's lines look like the transcript's (`┃  …`): no line rule, unverified
+    submit: PASTE_UNVERIFIED,
+  },
+  {
+    id: 'A6',
+    name: 'Cursor Agent',
+    subcommand: 'cursor-agent',
+    command: 'cursor-agent',
+    processNames: ['cursor-agent'],
+    ...PLAIN,
+  },
+  {
+    id: 'A7',
+    name: 'Hermes',
+    subcommand: 'hermes',
+    command: 'hermes',
+    // a Python console script: tmux shows the interpreter (spec 7 `no agent in pane`), found by the start command
+    processNames: ['hermes'],
+    ...PLAIN,
+    // spec 2.2 says it names its session; how its title looks was not seen here (PyPI is not reachable)
+    namesOwnSession: { from: 'pane_title', pattern: new RegExp(`^${TITLE_GLYPHS}(\\S.*?)\\s*$`), verified: false },
+  },
+  { id: 'A8', name: 'Copilot CLI', subcommand: 'copilot', command: 'copilot', processNames: ['copilot'], ...PLAIN },
+  { id: 'A9', name: 'Qwen Code', subcommand: 'qwen', command: 'qwen', processNames: ['qwen'], ...PLAIN },
+  { id: 'A10', name: 'Cline', subcommand: 'cline', command: 'cline', processNames: ['cline'], ...PLAIN },
+  { id: 'A11', name: 'Crush', subcommand: 'crush', command: 'crush', processNames: ['crush'], ...PLAIN },
+  { id: 'A12', name: 'Droid', subcommand: 'droid', command: 'droid', processNames: ['droid'], ...PLAIN },
+  { id: 'A13', name: 'Amp', subcommand: 'amp', command: 'amp', processNames: ['amp'], ...PLAIN },
+  { id: 'A14', name: 'Auggie', subcommand: 'auggie', command: 'auggie', processNames: ['auggie'], ...PLAIN },
+  { id: 'A15', name: 'Kimi Code', subcommand: 'kimi', command: 'kimi', processNames: ['kimi'], ...PLAIN },
+  { id: 'A16', name: 'Goose', subcommand: 'goose', command: 'goose', processNames: ['goose'], ...PLAIN },
 ];
 
 /** Any other program: spec 4.7's two steps, unverified. */
@@ -86,6 +250,7 @@ export const genericProgram: AgentSpec = {
   subcommand: '',
   command: '',
   processNames: [],
+  ...PLAIN,
   submit: { kind: 'literal', enterDelayMs: 0 },
 };
 
@@ -136,4 +301,23 @@ export function agentForPane(pane: { command: string; startCommand?: string | un
 /** The submit strategy for what is in front of a pane: the agent's, or the generic one. */
 export function submitStrategyFor(pane: { command: string; startCommand?: string | undefined }): SubmitStrategy {
   return (agentForPane(pane) ?? genericProgram).submit;
+}
+
+/**
+ * The session name an agent gave itself, read from the pane title (spec 2.2); `undefined` when the agent does
+ * not name its session, its pattern was never checked against the real program, or the title names nothing
+ * (tmux's default title is the host name: pass it as `hostname` to rule it out).
+ */
+export function sessionNameFromTitle(
+  agent: AgentSpec,
+  title: string | undefined,
+  hostname?: string,
+): string | undefined {
+  const naming = agent.namesOwnSession;
+  if (!naming?.verified || !title) return undefined;
+  const m = naming.pattern.exec(title.trim());
+  const name = m?.[1]?.trim();
+  if (!name) return undefined;
+  if (hostname && (name === hostname || name === hostname.split('.')[0])) return undefined;
+  return name;
 }
