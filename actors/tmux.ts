@@ -76,6 +76,11 @@ export interface Tmux {
   hasSession(name: string): Promise<boolean>;
   /** The last `lines` lines of the pane's visible screen (trailing blank lines dropped first). */
   capture(target: PaneTarget, lines: number): Promise<string>;
+  /**
+   * The last `lines` lines of several panes in one tmux call (the inventory's screen read). A pane that vanished
+   * is left out of the result.
+   */
+  captureMany(paneIds: readonly string[], lines: number): Promise<Record<string, string>>;
   /** `send-keys -l` (text typed as is); with `enter`, chained with `send-keys Enter` in the same call. */
   sendLiteral(target: PaneTarget, text: string, opts?: { enter?: boolean }): Promise<void>;
   /** Named keys: `Enter`, `Escape`, `C-c`, `Up`, … */
@@ -328,6 +333,34 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     async capture(target, lines) {
       const out = await run(chain([['capture-pane', '-p', '-t', paneTargetArg(target)]]));
       return lastScreenLines(out, lines);
+    },
+
+    async captureMany(paneIds, lines) {
+      const ids = paneIds.filter((id) => /^%\d+$/.test(id));
+      if (ids.length === 0) return {};
+      const mark = `<svc-screen:${randomBytes(6).toString('hex')}>`;
+      const commands = ids.flatMap((id) => [
+        ['display-message', '-p', `${mark}${id}`],
+        ['capture-pane', '-p', '-t', id],
+      ]);
+      let out: string;
+      try {
+        out = await run(chain(commands));
+      } catch (e) {
+        // A pane that went away between the inventory and this call stops tmux's command list: ask one by one.
+        if (!(e instanceof TmuxError) || e.code === 'no_server') throw e;
+        const each = await Promise.all(
+          ids.map(async (id) => [id, await this.capture({ pane: id }, lines).catch(() => null)] as const),
+        );
+        return Object.fromEntries(each.filter((pair): pair is readonly [string, string] => pair[1] !== null));
+      }
+      const screens: Record<string, string> = {};
+      for (const part of out.split(mark).slice(1)) {
+        const newline = part.indexOf('\n');
+        if (newline < 0) continue;
+        screens[part.slice(0, newline)] = lastScreenLines(part.slice(newline + 1), lines);
+      }
+      return screens;
     },
 
     async sendLiteral(target, text, opts = {}) {

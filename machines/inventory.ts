@@ -6,9 +6,30 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { inventoryChanged } from '../core/inventory.js';
 import type { SessionRecord } from '../core/protocol.js';
+import type { DebounceState } from '../core/screens.js';
+import { applyScreens, describeInventory, missingAgent } from '../core/sessionView.js';
 import type { LogParams } from './log.js';
 
+/** What one tick read from tmux: the sessions, and the screens of the agent panes worth reading. */
+export interface InventoryReading {
+  sessions: SessionRecord[];
+  /** By pane id: the last lines of the pane. */
+  screens: Record<string, string>;
+  /** When it was read (epoch ms): the screen debounce counts from it. */
+  takenAt: number;
+}
+
+export interface InventoryInput {
+  /** tmux's default pane title is the host name: a title equal to it is not the agent's own. */
+  hostname: string;
+}
+
 export interface InventoryContext {
+  hostname: string;
+  /** Per session: the screen-state debounce (core/screens.ts). */
+  debounce: Record<string, DebounceState>;
+  /** Sessions already logged as `no agent in pane`, so the line is written once. */
+  missing: string[];
   /** The snapshot last reported to the relay (null: never reported). */
   reported: SessionRecord[] | null;
   seq: number;
@@ -28,9 +49,9 @@ export type InventoryOutEvent =
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
 export const inventoryMachine = setup({
-  types: { context: {} as InventoryContext, events: {} as InventoryEvent },
+  types: { context: {} as InventoryContext, events: {} as InventoryEvent, input: {} as InventoryInput },
   actors: {
-    listSessions: fromPromise<SessionRecord[]>(async () => []),
+    listSessions: fromPromise<InventoryReading>(async () => ({ sessions: [], screens: {}, takenAt: 0 })),
   },
   actions: {
     log: (_, _params: LogParams) => {},
@@ -42,7 +63,15 @@ export const inventoryMachine = setup({
 }).createMachine({
   id: 'inventory',
   type: 'parallel',
-  context: { reported: null, seq: 0, owed: null, failures: 0 },
+  context: ({ input }) => ({
+    hostname: input?.hostname ?? '',
+    debounce: {},
+    missing: [],
+    reported: null,
+    seq: 0,
+    owed: null,
+    failures: 0,
+  }),
   states: {
     poll: {
       initial: 'querying',
@@ -53,7 +82,20 @@ export const inventoryMachine = setup({
             onDone: {
               target: 'waiting',
               actions: enqueueActions(({ context, event, enqueue }) => {
-                const sessions = event.output;
+                const { screens, takenAt } = event.output;
+                const described = describeInventory(event.output.sessions, context.hostname);
+                const read = applyScreens(described, screens, context.debounce, takenAt);
+                const sessions = read.sessions;
+                enqueue.assign({ debounce: read.debounce });
+                const missing: string[] = [];
+                for (const record of event.output.sessions) {
+                  const line = missingAgent(record);
+                  if (!line) continue;
+                  missing.push(record.name);
+                  if (!context.missing.includes(record.name))
+                    enqueue({ type: 'log', params: { level: 'warn', message: `${record.name}: ${line}` } });
+                }
+                enqueue.assign({ missing });
                 enqueue.sendParent({ type: 'INVENTORY.SNAPSHOT', sessions });
                 const changed = inventoryChanged(context.reported, sessions);
                 if (changed || context.owed) {

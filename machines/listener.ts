@@ -26,6 +26,8 @@ export interface ListenerInput {
   ledger: Ledger;
   /** Pushes older than this (relay clock) are reported expired, never typed (the relay uses the same window). */
   replayWindowMs: number;
+  /** This computer's host name (tmux's default pane title). */
+  hostname?: string;
   random?: () => number;
 }
 
@@ -156,7 +158,12 @@ export const listenerMachine = setup({
             random: context.input.random,
           }),
         },
-        { id: 'inventory', systemId: 'inventory', src: 'inventory' },
+        {
+          id: 'inventory',
+          systemId: 'inventory',
+          src: 'inventory',
+          input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
+        },
       ],
       on: {
         'LINK.ONLINE': {

@@ -51,8 +51,7 @@ export type SessionEvent =
   | { type: 'UPDATE'; record: SessionRecord }
   | { type: 'PUSH'; push: SessionPush }
   | { type: 'REMOTE.ON' }
-  | { type: 'REMOTE.OFF' }
-;
+  | { type: 'REMOTE.OFF' };
 
 /** What a session tells the listener about each push it was given. */
 export type SessionResult = {
@@ -224,7 +223,12 @@ export const sessionMachine = setup({
               const pane = activePane(context.record)!;
               enqueue({
                 type: 'auditShellInput',
-                params: { session: context.name, paneId: pane.id, foreground: pane.command, text: context.current!.body },
+                params: {
+                  session: context.name,
+                  paneId: pane.id,
+                  foreground: pane.command,
+                  text: context.current!.body,
+                },
               });
             }),
           ],

@@ -160,6 +160,15 @@ export class FakeTmux implements Tmux {
     return lastScreenLines(this.screenOf(target), lines);
   }
 
+  async captureMany(paneIds: readonly string[], lines: number): Promise<Record<string, string>> {
+    const screens: Record<string, string> = {};
+    for (const id of paneIds) {
+      const screen = await this.capture({ pane: id }, lines).catch(() => null);
+      if (screen !== null) screens[id] = screen;
+    }
+    return screens;
+  }
+
   async sendLiteral(target: PaneTarget, text: string, opts: { enter?: boolean } = {}): Promise<void> {
     this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false });
     const p = this.mustPane(target);

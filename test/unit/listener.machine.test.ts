@@ -2,6 +2,7 @@
  * The listener's machines driven together with a simulated clock: a fake socket stands in for the relay, a fake
  * inventory for tmux, a fake inject for typing. Integration tests do the same against the real things.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
@@ -58,6 +59,8 @@ function harness(opts: HarnessOptions = {}) {
     markers: [] as string[],
     audits: [] as unknown[],
     removed: [] as string[],
+    /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
+    screens: {} as Record<string, string>,
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -87,7 +90,13 @@ function harness(opts: HarnessOptions = {}) {
         actions: { log },
       }),
       inventory: inventoryMachine.provide({
-        actors: { listSessions: fromPromise(async () => state.sessions) },
+        actors: {
+          listSessions: fromPromise(async () => ({
+            sessions: state.sessions,
+            screens: state.screens,
+            takenAt: clock.now(),
+          })),
+        },
         actions: { log },
       }),
       session: sessionMachine.provide({
@@ -383,26 +392,59 @@ describe('session actor', () => {
   const sessionState = (h: ReturnType<typeof harness>, name: string) =>
     (h.actor.system as { get(id: string): AnyActorRef | undefined }).get(`session.${name}`)?.getSnapshot().value;
 
-  it('follows the agent state the inventory read, and refuses messages while an approval prompt is up', async () => {
-    const h = harness({ sessions: [session('svc-proj', 'claude', { state: 'working' })] });
+  it('reads the agent state from the screen, and refuses messages while an approval prompt is up', async () => {
+    // Screens captured from the real Claude Code (test/fixtures/screens/A1).
+    const fixture = (name: string) =>
+      readFileSync(new URL(`../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    const tick = async (screen: string) => {
+      h.state.screens[pane] = screen;
+      h.clock.increment(5_000);
+      await flush();
+    };
     await flush();
     await h.connect();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'unknown' });
+    await tick(fixture('working-1'));
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'unknown' }); // seen once: not yet trusted
+    await tick(fixture('working-1'));
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
-    h.state.sessions = [session('svc-proj', 'claude', { state: 'awaiting_approval' })];
-    h.clock.increment(5_000);
-    await flush();
+    await tick(fixture('awaiting_approval-1'));
+    await tick(fixture('awaiting_approval-1'));
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    const reported = h
+      .sentFrames()
+      .filter((f) => f.type === 'listener.sessions')
+      .at(-1);
+    expect(reported).toMatchObject({
+      sessions: [{ name: 'svc-proj', state: 'awaiting_approval', label: 'proj · Claude Code' }],
+    });
+
     h.push({ id: 1, body: '2' });
     await flush();
     expect(h.state.typed).toEqual([]);
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
-    h.state.sessions = [session('svc-proj', 'claude', { state: 'idle' })];
-    h.clock.increment(5_000);
-    await flush();
+
+    await tick(fixture('idle-1'));
+    await tick(fixture('idle-1'));
+    await tick(fixture('idle-1'));
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'idle', approval: 'none' });
     h.push({ id: 2, body: 'now go on' });
     await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['now go on']);
+  });
+
+  it('logs once when the agent the wrapper started is no longer in its pane', async () => {
+    // The pane's start command was dropped and only an interpreter is left (spec 7, e.g. A7).
+    const gone = session('svc-proj', 'python3', { meta: { kind: 'agent', agent: 'A7' } });
+    const h = harness({ sessions: [gone] });
+    await flush();
+    h.clock.increment(5_000);
+    await flush();
+    const lines = h.state.logs.filter((l) => l.message.includes('no agent in pane'));
+    expect(lines.map((l) => l.message)).toEqual(['svc-proj: no agent in pane (start=?, current=python3)']);
   });
 
   it('tracks attachment from the inventory', async () => {
