@@ -1,6 +1,36 @@
+import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
+import { type DaemonContext, defaultEntry, restartListener, stopListener } from '../../actors/daemon.js';
 import { ListenerStartError, startListener } from '../../actors/listener.js';
+import { svcPaths } from '../../core/paths.js';
+import { VERSION } from '../../core/version.js';
 import { fail } from '../output.js';
+
+function daemonContext(): DaemonContext {
+  const home = homedir();
+  return {
+    home,
+    paths: svcPaths(home),
+    env: process.env,
+    cliVersion: VERSION,
+    entry: defaultEntry(),
+    socketPath: process.env.SVC_TMUX_SOCKET,
+  };
+}
+
+/** An ISO time at the start: a line of the listener's logger (actors/logger.ts). */
+const LOGGER_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
+
+/**
+ * A daemon started by the wrapper (actors/daemon.ts) has stdout and stderr appended to listener.log, which the
+ * logger also writes: drop the logger's stderr copy of each line so the log holds it once. Anything else on
+ * stderr (a crash, a warning) still reaches the log.
+ */
+function backgroundStderr(): void {
+  const write = process.stderr.write.bind(process.stderr) as (...a: unknown[]) => boolean;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
+    typeof chunk === 'string' && LOGGER_LINE.test(chunk) ? true : write(chunk, ...rest)) as typeof process.stderr.write;
+}
 
 export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
@@ -9,8 +39,22 @@ export default defineCommand({
     'keep-awake': { type: 'boolean', default: true, description: 'Keep the computer awake (macOS); --no-keep-awake' },
     'turn-history': { type: 'boolean', default: true, description: 'Upload sealed session history; --no-turn-history' },
     debug: { type: 'boolean', description: 'Log debug lines too' },
+    stop: { type: 'boolean', description: 'Stop the background listener (SIGTERM, wait for it to exit)' },
+    restart: { type: 'boolean', description: 'Restart the background listener on this CLI' },
   },
   async run({ args }) {
+    if (args.stop) {
+      const { lines } = await stopListener(daemonContext());
+      for (const line of lines) process.stdout.write(`${line}\n`);
+      return;
+    }
+    if (args.restart) {
+      const { status, lines } = await restartListener(daemonContext());
+      for (const line of lines) process.stderr.write(`${line}\n`);
+      if (status === 'not-logged-in' || status === 'failed') process.exitCode = 1;
+      return;
+    }
+    if (process.env.SVC_LISTENER_BACKGROUND === '1') backgroundStderr();
     let listener: Awaited<ReturnType<typeof startListener>>;
     try {
       listener = await startListener({

@@ -1,0 +1,52 @@
+/**
+ * `svc verify [--json]` (spec 4.5): tmux, login, listener, service, relay URL and stage, and where each value came
+ * from. Exit 0 when everything svc needs is there, 1 otherwise (the FAIL lines say what to do).
+ */
+import { execFile } from 'node:child_process';
+import { homedir } from 'node:os';
+import { defineCommand } from 'citty';
+import { readConfigFile } from '../../actors/configFile.js';
+import { defaultEntry, findListener } from '../../actors/daemon.js';
+import { onPath } from '../../actors/which.js';
+import { resolveConfig } from '../../core/config.js';
+import { wrapperSocket } from '../../core/launch.js';
+import { svcPaths } from '../../core/paths.js';
+import { buildVerifyReport, formatVerifyReport } from '../../core/verify.js';
+import { VERSION } from '../../core/version.js';
+
+function tmuxVersion(path: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(path, ['-V'], { encoding: 'utf8', timeout: 5_000 }, (err, out) =>
+      resolve(err ? null : String(out).trim() || null),
+    );
+  });
+}
+
+export default defineCommand({
+  meta: { name: 'verify', description: 'Check tmux, login, listener, service and relay URL, and where each came from' },
+  args: {
+    json: { type: 'boolean', description: 'Print the report as JSON' },
+  },
+  async run({ args }) {
+    const home = homedir();
+    const paths = svcPaths(home);
+    const env = process.env;
+    const tmuxPath = onPath('tmux', env.PATH);
+    const reading = readConfigFile(paths.config);
+    const report = buildVerifyReport({
+      cliVersion: VERSION,
+      tmux: { path: tmuxPath, version: tmuxPath ? await tmuxVersion(tmuxPath) : null },
+      socket: wrapperSocket(env, process.getuid?.() ?? 0),
+      configPath: paths.config,
+      configReading: reading.status,
+      config: resolveConfig(reading, env, {}, paths.config),
+      listener: await findListener({ paths, home, entry: defaultEntry() }),
+      pidFile: paths.pid,
+      versionFile: paths.version,
+      service: 'not installed',
+    });
+    if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else process.stdout.write(`${formatVerifyReport(report).join('\n')}\n`);
+    process.exitCode = report.ok ? 0 : 1;
+  },
+});
