@@ -2,17 +2,18 @@
  * The live listener: reads the config once, finds tmux, and starts the root machine with the real adapters
  * (WebSocket, tmux, files under ~/.svc) provided for the names the machines use.
  */
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise } from 'xstate';
 import { submitStrategyFor } from '../core/agents.js';
 import type { ResolvedConfig } from '../core/config.js';
 import { resolveConfig } from '../core/config.js';
 import { svcPaths } from '../core/paths.js';
+import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
 import { VERSION } from '../core/version.js';
-import { inventoryMachine } from '../machines/inventory.js';
+import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
 import { listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
@@ -29,6 +30,7 @@ import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
 import { writeMarker } from './marker.js';
 import { relaySocketLogic } from './relaySocket.js';
+import { appendShellAudit } from './shellAudit.js';
 import { createTmux } from './tmux.js';
 import { discoverTmuxSocket } from './tmuxSocket.js';
 
@@ -39,6 +41,8 @@ export interface ListenerOptions {
   keepAwake?: boolean;
   turnHistory?: boolean;
   debug?: boolean;
+  /** Also write each log line to stderr (default); off for the background daemon, whose stderr is the log file. */
+  logToStderr?: boolean;
 }
 
 export class ListenerStartError extends Error {}
@@ -53,6 +57,8 @@ export interface RunningListener {
 }
 
 const REPLAY_WINDOW_MS = 120_000;
+/** Lines of each agent pane read per tick: the screen rules look at the last dozen non-blank ones. */
+const SCREEN_LINES = 40;
 
 export async function startListener(opts: ListenerOptions = {}): Promise<RunningListener> {
   const env = opts.env ?? process.env;
@@ -86,13 +92,14 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     source: 'default (no server yet)',
   };
   const socketPath = found.path;
-  const log = createLogger({ file: paths.log, debug: opts.debug });
+  const log = createLogger({ file: paths.log, debug: opts.debug, stderr: opts.logToStderr !== false });
   writeDaemonFiles(paths, VERSION);
   log.info(`listener starting v${VERSION} ${socketPath}`);
   log.info(`tmux socket from ${found.source}; relay ${config.wsUrl.value} (from ${config.wsUrl.source})`);
   for (const w of config.warnings) log.warn(w);
 
   const tmux = createTmux({ socketPath });
+  const host = hostname();
   const ledgerPath = paths.ledger(hookId);
   const ledger = loadLedger(ledgerPath, log.warn);
   const logAction = (_: unknown, params: LogParams) => log.line(params);
@@ -113,7 +120,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       }),
       relayLink: relayLinkMachine.provide({ actors: { relaySocket: relaySocketLogic }, actions: { log: logAction } }),
       inventory: inventoryMachine.provide({
-        actors: { listSessions: fromPromise(() => tmux.listSessions()) },
+        actors: {
+          // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
+          listSessions: fromPromise<InventoryReading>(async () => {
+            const sessions = await tmux.listSessions();
+            const panes = panesToRead(describeInventory(sessions, host));
+            const screens = panes.length > 0 ? await tmux.captureMany(panes, SCREEN_LINES) : {};
+            return { sessions, screens, takenAt: Date.now() };
+          }),
+        },
         actions: { log: logAction },
       }),
       session: sessionMachine.provide({
@@ -131,6 +146,20 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
         actions: {
           log: logAction,
+          auditShellInput: (_, params) => {
+            try {
+              appendShellAudit(paths.shellAudit, {
+                at: Date.now(),
+                session: params.session,
+                pane: params.paneId,
+                kind: 'insert',
+                program: params.foreground,
+                text: params.text,
+              });
+            } catch (err) {
+              log.error(`could not write the shell audit log ${paths.shellAudit}: ${(err as Error).message}`);
+            }
+          },
           writeMarker: (_, params) => {
             if (!params.projectDir) return;
             try {
@@ -156,7 +185,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   });
 
   const actor = createActor(machine, {
-    input: { hookId, wsUrl: config.wsUrl.value, apiKey, version: VERSION, ledger, replayWindowMs: REPLAY_WINDOW_MS },
+    input: {
+      hookId,
+      wsUrl: config.wsUrl.value,
+      apiKey,
+      version: VERSION,
+      ledger,
+      replayWindowMs: REPLAY_WINDOW_MS,
+      hostname: host,
+    },
   });
 
   const done = new Promise<number>((resolve) => {

@@ -18,20 +18,6 @@ function daemonContext(): DaemonContext {
   };
 }
 
-/** An ISO time at the start: a line of the listener's logger (actors/logger.ts). */
-const LOGGER_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
-
-/**
- * A daemon started by the wrapper (actors/daemon.ts) has stdout and stderr appended to listener.log, which the
- * logger also writes: drop the logger's stderr copy of each line so the log holds it once. Anything else on
- * stderr (a crash, a warning) still reaches the log.
- */
-function backgroundStderr(): void {
-  const write = process.stderr.write.bind(process.stderr) as (...a: unknown[]) => boolean;
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
-    typeof chunk === 'string' && LOGGER_LINE.test(chunk) ? true : write(chunk, ...rest)) as typeof process.stderr.write;
-}
-
 export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
@@ -54,7 +40,6 @@ export default defineCommand({
       if (status === 'not-logged-in' || status === 'failed') process.exitCode = 1;
       return;
     }
-    if (process.env.SVC_LISTENER_BACKGROUND === '1') backgroundStderr();
     let listener: Awaited<ReturnType<typeof startListener>>;
     try {
       listener = await startListener({
@@ -62,6 +47,8 @@ export default defineCommand({
         keepAwake: args['keep-awake'],
         turnHistory: args['turn-history'],
         debug: args.debug,
+        // A daemon started by the wrapper has its stderr appended to listener.log already: log each line once.
+        logToStderr: process.env.SVC_LISTENER_BACKGROUND !== '1',
       });
     } catch (err) {
       if (err instanceof ListenerStartError) return fail(err);
