@@ -173,6 +173,60 @@ describe('svc listener', () => {
     });
   });
 
+  it('reports what the picker shows: agent, label, attachment, shell sessions', async () => {
+    // Sessions as the wrapper makes them (tmux options @svc-*), and one svc did not make.
+    await tmux.newSession('svc-app', fakeAgentCommand('claude'), {
+      options: { '@svc-kind': 'agent', '@svc-agent': 'A1', '@svc-project': 'app' },
+    });
+    await tmux.newSession('svc-app-2', fakeAgentCommand('claude'), {
+      options: { '@svc-kind': 'agent', '@svc-agent': 'A1', '@svc-project': 'app' },
+    });
+    await tmux.newSession('svc-app-sh', 'bash --norc --noprofile', {
+      options: { '@svc-kind': 'shell', '@svc-project': 'app' },
+    });
+    listener = await startListener();
+    const me = await waitFor(
+      async () => {
+        const res = await api(relay.url, 'GET', '/computers', { key: relay.apiKey });
+        const computer = res.json.computers.find((c: { hookId: string }) => c.hookId === hookId);
+        return computer?.sessions?.length === 4 ? computer : null;
+      },
+      { timeoutMs: 15_000, what: 'the inventory at the relay' },
+    );
+    const byName = Object.fromEntries(me.sessions.map((s: { name: string }) => [s.name, s]));
+    expect(byName['svc-app']).toMatchObject({
+      label: 'app · Claude Code',
+      agent: 'Claude Code',
+      attached: false,
+      shell: false,
+    });
+    expect(byName['svc-app-2']).toMatchObject({ label: 'app · Claude Code #2' });
+    expect(byName['svc-app-sh']).toMatchObject({ label: 'app · Shell', shell: true });
+    // The fake agent has no trusted screen rules (it is not the real Claude Code), so its state is unknown, never a guess.
+    expect(byName['svc-app'].state).toBe('unknown');
+  });
+
+  it('types into a shell session only when addressed to this computer, and audits it', async () => {
+    await tmux.newSession('svc-app-sh', 'bash --norc --noprofile', {
+      options: { '@svc-kind': 'shell', '@svc-project': 'app' },
+    });
+    listener = await startListener();
+    const unaddressed = await send('echo not-addressed', 'svc-app-sh');
+    expect(await finalState(unaddressed)).toMatchObject({ state: 'refused', code: 'not_for_this_computer' });
+    const id = await send('echo audited-$((6*7))', 'svc-app-sh', { targetComputer: hookId });
+    expect((await finalState(id)).state).toBe('injected');
+    await waitFor(async () => (await screen('svc-app-sh')).includes('audited-42'));
+    const newline = await send('echo a\necho b', 'svc-app-sh', { targetComputer: hookId });
+    expect(await finalState(newline)).toMatchObject({ state: 'refused', code: 'shell_input_forbidden' });
+    const auditPath = join(home.home, '.local', 'state', 'svc', 'shell-audit.log');
+    expect(statSync(auditPath).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(auditPath, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /session=svc-app-sh pane=%\d+ kind=insert program=bash text="echo audited-\$\(\(6\*7\)\)"$/,
+    );
+  });
+
   it('delivers what it missed while stopped: five pushes typed once, in order; an old one expired', async () => {
     const old = await send('too old to type');
     await new Promise((r) => setTimeout(r, 4_500)); // past the relay's 4 s replay window
