@@ -11,13 +11,17 @@ export function ensurePrivateDir(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
-export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+/**
+ * Replace `path` atomically. `durable` (the default) fsyncs before the rename, so the new content survives a crash;
+ * files that only advise (the remote-origin marker) skip it: the rename alone never leaves a half-written file.
+ */
+export function writeFileAtomic(path: string, data: string, mode = 0o600, durable = true): void {
   ensurePrivateDir(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {
     writeSync(fd, data);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -32,6 +32,7 @@ export function writeMarker(
     session,
   };
   const path = markerPath(markersDir, projectDir);
-  writeFileAtomic(path, `${JSON.stringify(marker)}\n`);
+  // Advisory: a marker lost in a crash only means one prompt is not flagged as remote, so no fsync on the hot path.
+  writeFileAtomic(path, `${JSON.stringify(marker)}\n`, 0o600, false);
   return path;
 }
