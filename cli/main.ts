@@ -21,6 +21,7 @@ const main = defineCommand({
     sh: () => import('./commands/sh.js').then((m) => m.default),
     verify: () => import('./commands/verify.js').then((m) => m.default),
     worktree: () => import('./commands/worktree/index.js').then((m) => m.default),
+    debug: () => import('./commands/debug/index.js').then((m) => m.default),
     // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4)
     ...Object.fromEntries(AGENTS.map((a) => [a.subcommand, loadAgent(a.subcommand)])),
   },

@@ -1,0 +1,13 @@
+/**
+ * `svc debug`: look inside the running listener through its control socket (actors/controlSocket.ts).
+ * `state` prints the live actor tree, `events` the transitions, `ui` serves a page that draws both;
+ * `charts` (hidden, `npm run charts`) writes docs/statecharts/ from the machine definitions.
+ */
+import { defineCommand } from 'citty';
+
+export default defineCommand({
+  meta: { name: 'debug', description: 'Look inside the running listener: its actors, their states, what they do' },
+  subCommands: {
+    charts: () => import('./charts.js').then((m) => m.default),
+  },
+});

@@ -1,0 +1,54 @@
+/**
+ * Every machine in this folder, with what the charts need to know of it. A machine file that exports a machine
+ * not listed here fails `npm test` (test/unit/statecharts.test.ts): add it, then run `npm run charts`.
+ * Which machine starts which is read from the definitions (core/statechart.ts `actorChildren`); `actorId` is how
+ * its actors are named in a running listener.
+ */
+import type { MachineEntry } from '../core/statechart.js';
+import { inventoryMachine } from './inventory.js';
+import { listenerMachine } from './listener.js';
+import { relayLinkMachine } from './relayLink.js';
+import { sessionMachine } from './session.js';
+import { worktreeMachine } from './worktree.js';
+
+export const MACHINES: readonly MachineEntry[] = [
+  {
+    name: 'listener',
+    file: 'machines/listener.ts',
+    machine: listenerMachine,
+    actorId: 'listener',
+    summary:
+      'The root of the daemon: invokes the relay link and the inventory, spawns session and worktree actors, routes pushes, keeps the delivery ledger.',
+  },
+  {
+    name: 'relayLink',
+    file: 'machines/relayLink.ts',
+    machine: relayLinkMachine,
+    actorId: 'relay',
+    summary:
+      'The WebSocket to the relay: connecting → online ⇄ backoff; authentication failures stop retrying; a ping/pong watchdog.',
+  },
+  {
+    name: 'inventory',
+    file: 'machines/inventory.ts',
+    machine: inventoryMachine,
+    actorId: 'inventory',
+    summary: 'One tmux query per 5 s tick; a report on change, on reconnect, or as a 2-minute heartbeat.',
+  },
+  {
+    name: 'session',
+    file: 'machines/session.ts',
+    machine: sessionMachine,
+    actorId: 'session.<name>',
+    summary:
+      'One tmux session: attachment × agent state × remote mode × approval, and a delivery queue typed one push at a time.',
+  },
+  {
+    name: 'worktree',
+    file: 'machines/worktree.ts',
+    machine: worktreeMachine,
+    actorId: 'worktree.<repo>-wt-<slug>',
+    summary:
+      'One worktree made by `--wt`: removed when its session has ended and nothing holds it, otherwise held and looked at again.',
+  },
+];
