@@ -21,10 +21,12 @@ import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { readConfigFile } from './configFile.js';
+import { startListenerControl } from './controlSocket.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
 import { ensurePrivateDir } from './files.js';
 import { checkWorktreeActor, createGit, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './git.js';
 import { injectText, realSleep } from './inject.js';
+import { createInspector } from './inspector.js';
 import { loadLedger, saveLedger } from './ledgerFile.js';
 import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
@@ -184,6 +186,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     },
   });
 
+  const inspector = createInspector();
   const actor = createActor(machine, {
     input: {
       hookId,
@@ -194,6 +197,16 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       replayWindowMs: REPLAY_WINDOW_MS,
       hostname: host,
     },
+    inspect: inspector.inspect,
+  });
+  // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/controlSocket.ts)
+  const control = startListenerControl({
+    dir: paths.dir,
+    inspector,
+    version: VERSION,
+    tmuxSocket: socketPath,
+    stop: () => actor.send({ type: 'STOP' }),
+    log,
   });
 
   const done = new Promise<number>((resolve) => {
@@ -211,6 +224,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     });
   }).finally(() => {
     actor.stop();
+    control.close();
     removePidFile(paths.pid);
   });
 
