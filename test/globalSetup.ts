@@ -7,9 +7,14 @@ import { resolve } from 'node:path';
 
 export default function setup() {
   const root = resolve(import.meta.dirname, '..');
-  const result = spawnSync(process.execPath, [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) process.stderr.write(`tsc reported problems (tests run on what it emitted):\n${result.stdout}`);
+  const result = spawnSync(
+    process.execPath,
+    [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  if (result.status !== 0)
+    process.stderr.write(`tsc reported problems (tests run on what it emitted):\n${result.stdout}`);
 }

@@ -1,6 +1,7 @@
 /** core/statechart.ts: machine definitions → chart models, Mermaid, pages, the actor tree. */
-import { and, assign, fromPromise, not, setup } from 'xstate';
+
 import { describe, expect, it } from 'vitest';
+import { and, assign, fromPromise, not, setup } from 'xstate';
 import {
   actorChildren,
   actorTreeLines,
@@ -25,7 +26,10 @@ const toy = setup({
     idle: {
       description: 'Nothing to do.',
       on: {
-        GO: [{ guard: and(['ready', not('calm')]), target: 'busy' }, { guard: 'ready', target: 'busy' }],
+        GO: [
+          { guard: and(['ready', not('calm')]), target: 'busy' },
+          { guard: 'ready', target: 'busy' },
+        ],
         TICK: { actions: assign({ n: ({ context }) => context.n + 1 }) },
         BACK: { guard: ({ context }) => context.n > 1, target: 'idle', reenter: true },
       },
@@ -101,21 +105,24 @@ describe('the machines of machines/index.ts', () => {
     for (const e of MACHINES) expect(e.machine.id).toBe(e.name);
   });
 
-  it.each(MACHINES.map((e) => [e.name, e] as const))('%s: every state, named guard and delay is on its chart', (_, e) => {
-    const model = chartModel(e.machine);
-    const text = chartMermaid(model);
-    for (const s of allStates(model)) expect(text).toContain(`as ${s.id.replace(/[^A-Za-z0-9_]/g, '_')}`);
-    const drawn = allStates(model).flatMap((s) => s.transitions.filter((t) => t.targets.length > 0));
-    for (const t of drawn) if (t.guard) expect(text).toContain(`[${t.guard}]`);
-    for (const t of drawn) if (t.kind === 'after') expect(text).toContain(t.event);
-    // braces balance, and every edge names declared states
-    expect(text.split('{').length).toBe(text.split('}').length);
-    const declared = new Set([...text.matchAll(/ as (\w+)/g)].map((m) => m[1]));
-    for (const m of text.matchAll(/^\s*(\w+) --> (\w+) :/gm)) {
-      expect(declared.has(m[1]!)).toBe(true);
-      expect(declared.has(m[2]!)).toBe(true);
-    }
-  });
+  it.each(MACHINES.map((e) => [e.name, e] as const))(
+    '%s: every state, named guard and delay is on its chart',
+    (_, e) => {
+      const model = chartModel(e.machine);
+      const text = chartMermaid(model);
+      for (const s of allStates(model)) expect(text).toContain(`as ${s.id.replace(/[^A-Za-z0-9_]/g, '_')}`);
+      const drawn = allStates(model).flatMap((s) => s.transitions.filter((t) => t.targets.length > 0));
+      for (const t of drawn) if (t.guard) expect(text).toContain(`[${t.guard}]`);
+      for (const t of drawn) if (t.kind === 'after') expect(text).toContain(t.event);
+      // braces balance, and every edge names declared states
+      expect(text.split('{').length).toBe(text.split('}').length);
+      const declared = new Set([...text.matchAll(/ as (\w+)/g)].map((m) => m[1]));
+      for (const m of text.matchAll(/^\s*(\w+) --> (\w+) :/gm)) {
+        expect(declared.has(m[1]!)).toBe(true);
+        expect(declared.has(m[2]!)).toBe(true);
+      }
+    },
+  );
 
   it('shows named delays as `after <name>` and parallel regions', () => {
     const inventory = chartMermaid(chartModel(MACHINES.find((e) => e.name === 'inventory')!.machine));
