@@ -168,6 +168,26 @@ export function formatStateValue(value: StateValue | null | undefined): string {
   return leaves.join(', ');
 }
 
+/** The leaves of a state value (`agent.idle`), in definition order. */
+export function stateLeaves(value: StateValue | null | undefined): string[] {
+  const text = formatStateValue(value);
+  return text === '-' ? [] : text.split(', ');
+}
+
+/**
+ * What a transition changed, as the leaves it left and the leaves it entered: `delivery.ready → delivery.injecting`
+ * rather than every region of a parallel machine. `(start)` for a new actor; null when nothing changed.
+ */
+export function describeMove(from: StateValue | null, to: StateValue): string | null {
+  if (from === null) return `(start) → ${formatStateValue(to)}`;
+  const before = stateLeaves(from);
+  const after = stateLeaves(to);
+  const left = before.filter((l) => !after.includes(l));
+  const entered = after.filter((l) => !before.includes(l));
+  if (left.length === 0 && entered.length === 0) return null;
+  return `${left.join(', ') || '-'} → ${entered.join(', ') || '-'}`;
+}
+
 /** `a=1 b=true c=-`: a summary on one line. */
 export function formatSummary(summary: Summary): string {
   return Object.entries(summary)

@@ -1,6 +1,13 @@
 /** core/control.ts: the control socket's requests, line framing and how state values print. */
 import { describe, expect, it } from 'vitest';
-import { actorRows, formatStateValue, formatSummary, parseRequest, takeLines } from '../../core/control.js';
+import {
+  actorRows,
+  describeMove,
+  formatStateValue,
+  formatSummary,
+  parseRequest,
+  takeLines,
+} from '../../core/control.js';
 
 describe('parseRequest', () => {
   it.each([
@@ -37,6 +44,20 @@ describe('formatting', () => {
     [{ connection: { online: 'quiet' } }, 'connection.online.quiet'],
   ])('%j → %s', (value, text) => {
     expect(formatStateValue(value)).toBe(text);
+  });
+
+  it.each([
+    [null, 'idle', '(start) → idle'],
+    ['idle', 'busy', 'idle → busy'],
+    [{ running: 'a' }, { running: 'a' }, null],
+    [
+      { attachment: 'detached', delivery: 'ready' },
+      { attachment: 'detached', delivery: 'injecting' },
+      'delivery.ready → delivery.injecting',
+    ],
+    [{ a: 'x', b: 'y' }, { a: 'z', b: 'w' }, 'a.x, b.y → a.z, b.w'],
+  ])('the move from %j to %j is %j', (from, to, text) => {
+    expect(describeMove(from, to)).toBe(text);
   });
 
   it('prints a summary on one line', () => {

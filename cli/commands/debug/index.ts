@@ -8,6 +8,9 @@ import { defineCommand } from 'citty';
 export default defineCommand({
   meta: { name: 'debug', description: 'Look inside the running listener: its actors, their states, what they do' },
   subCommands: {
+    state: () => import('./state.js').then((m) => m.default),
+    events: () => import('./events.js').then((m) => m.default),
+    ui: () => import('./ui.js').then((m) => m.default),
     charts: () => import('./charts.js').then((m) => m.default),
   },
 });

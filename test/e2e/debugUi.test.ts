@@ -1,0 +1,134 @@
+/**
+ * `svc debug ui` in a real browser (Debian's Chromium, driven by playwright-core): against a real listener, relay
+ * and tmux, the page shows the session actor, its chart with the current state, and a push's transition within a
+ * second of it happening. Skipped, saying so, only where /usr/bin/chromium is missing (CI installs it).
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`test/e2e/debugUi.test.ts skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+let relay: TestRelay;
+let browser: Browser;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc | null = null;
+let ui: SpawnedSvc | null = null;
+
+describe.skipIf(!haveChromium)('svc debug ui', () => {
+  beforeAll(async () => {
+    relay = await startTestRelay();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await relay?.close();
+  });
+
+  beforeEach(async () => {
+    tmux = await startTmuxServer();
+    home = tempHome();
+    env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'box', '--json'], env);
+    expect(login.stderr).toBe('');
+    await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes('›'), { what: 'the fake agent prompt' });
+    listener = spawnSvc(['listener'], env);
+    await listener.waitForLine(/connected to ws:/);
+    await listener.waitForLine(/control socket /);
+    ui = spawnSvc(['debug', 'ui'], env);
+  });
+
+  afterEach(async () => {
+    await ui?.stop('SIGINT');
+    ui = null;
+    await listener?.stop();
+    listener = null;
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  it('serves only on loopback, and only with the token of the printed URL', async () => {
+    const url = new URL(await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/));
+    const token = url.searchParams.get('token')!;
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    const base = `http://127.0.0.1:${url.port}`;
+    expect((await fetch(`${base}/`)).status).toBe(403);
+    expect((await fetch(`${base}/?token=${token.slice(0, -1)}x`)).status).toBe(403);
+    expect((await fetch(`${base}/api/state`)).status).toBe(403);
+    expect((await fetch(`${base}/api/events`)).status).toBe(403);
+    expect((await fetch(`${base}/nope`)).status).toBe(403);
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const state = await fetch(`${base}/api/state?token=${token}`);
+    expect(state.status).toBe(200);
+    expect(JSON.stringify(await state.json())).not.toContain(relay.apiKey);
+    // another Host (a DNS-rebinding page) is refused even with the token
+    const rebound = await new Promise<number>((resolve) => {
+      import('node:http').then(({ get }) =>
+        get({ host: '127.0.0.1', port: url.port, path: `/?token=${token}`, headers: { Host: 'evil.example' } }, (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        }),
+      );
+    });
+    expect(rebound).toBe(403);
+  });
+
+  it('draws the session actor with its state, and shows a push’s transition within a second', async () => {
+    const url = await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await page.goto(`${url}&actor=session.svc-proj`);
+      await page.waitForSelector('#status.ok', { timeout: 10_000 });
+      await page.waitForSelector('#tree .actor[data-id="session.svc-proj"].selected', { timeout: 15_000 });
+      await page.waitForSelector('#tree .actor[data-id="relay"]');
+      // the session's chart, its current states highlighted
+      await page.waitForSelector('#chart .state.active[data-id="session.delivery.ready"]');
+      await page.waitForSelector('#chart .state.active[data-id="session.attachment.detached"]');
+      expect(await page.locator('#chart .state.parallel[data-id="session"]').count()).toBe(1);
+      expect(await page.textContent('#title')).toBe('session.svc-proj · session');
+
+      const body = 'a message the page must never show';
+      const res = await api(relay.url, 'POST', '/pushes/send', {
+        key: relay.apiKey,
+        body: { type: 'agent.command', agentSessionName: 'svc-proj', body },
+      });
+      expect(res.status).toBe(200);
+      // Poll the DOM (bounded) for the transition, then compare when it appeared with when it happened.
+      const row = '#log li[data-actor="session.svc-proj"][data-event="PUSH"]';
+      const found = await waitFor(async () => ((await page.locator(row).count()) > 0 ? Date.now() : null), {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        what: 'the PUSH transition in the event log',
+      });
+      const happenedAt = Number(await page.getAttribute(row, 'data-at'));
+      expect(found - happenedAt).toBeLessThan(1000);
+      expect(await page.getAttribute(row, 'data-to')).toContain('delivery.injecting');
+      // and back to ready once typed; the chart follows
+      await page.waitForSelector('#log li[data-actor="session.svc-proj"][data-to*="delivery.ready"].moved', {
+        timeout: 15_000,
+      });
+      await page.waitForSelector('#chart .state.active[data-id="session.delivery.ready"]');
+      await waitFor(async () => (await tmux.capture('svc-proj')).includes(body), { what: 'the text in the pane' });
+      expect(await page.content()).not.toContain(body);
+      await page.screenshot({ path: 'test-results/debug-ui.png', fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
