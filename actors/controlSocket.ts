@@ -255,7 +255,11 @@ export function startListenerControl(
 ): { close(): void } {
   let server: ControlServer | null = null;
   let closed = false;
-  startControlServer(opts).then(
+  const stop = () => {
+    opts.log.info('stop asked on the control socket');
+    opts.stop();
+  };
+  startControlServer({ ...opts, stop }).then(
     (s) => {
       if (closed) s.close();
       else {

@@ -1,7 +1,8 @@
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { type DaemonContext, defaultEntry, restartListener, stopListener } from '../../actors/daemon.js';
+import { type DaemonContext, defaultEntry } from '../../actors/daemon.js';
 import { ListenerStartError, startListener } from '../../actors/listener.js';
+import { listenerStatus, restartListenerVia, stopListenerVia } from '../../actors/listenerControl.js';
 import { svcPaths } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
 import { fail } from '../output.js';
@@ -25,17 +26,26 @@ export default defineCommand({
     'keep-awake': { type: 'boolean', default: true, description: 'Keep the computer awake (macOS); --no-keep-awake' },
     'turn-history': { type: 'boolean', default: true, description: 'Upload sealed session history; --no-turn-history' },
     debug: { type: 'boolean', description: 'Log debug lines too' },
-    stop: { type: 'boolean', description: 'Stop the background listener (SIGTERM, wait for it to exit)' },
+    status: { type: 'boolean', description: 'Is a listener running? Its pid, version, relay link and sessions' },
+    json: { type: 'boolean', description: 'With --status: one JSON object' },
+    stop: { type: 'boolean', description: 'Stop the background listener (through its control socket, else SIGTERM)' },
     restart: { type: 'boolean', description: 'Restart the background listener on this CLI' },
   },
   async run({ args }) {
+    if (args.status) {
+      const found = await listenerStatus(daemonContext());
+      if (args.json) process.stdout.write(`${JSON.stringify({ ...found, lines: undefined })}\n`);
+      else for (const line of found.lines) (found.running ? process.stdout : process.stderr).write(`${line}\n`);
+      if (!found.running) process.exitCode = 1;
+      return;
+    }
     if (args.stop) {
-      const { lines } = await stopListener(daemonContext());
+      const { lines } = await stopListenerVia(daemonContext());
       for (const line of lines) process.stdout.write(`${line}\n`);
       return;
     }
     if (args.restart) {
-      const { status, lines } = await restartListener(daemonContext());
+      const { status, lines } = await restartListenerVia(daemonContext());
       for (const line of lines) process.stderr.write(`${line}\n`);
       if (status === 'not-logged-in' || status === 'failed') process.exitCode = 1;
       return;
