@@ -99,7 +99,7 @@ export async function startDebugUi(opts: DebugUiOptions): Promise<DebugUi> {
       retry = setTimeout(() => {
         retry = null;
         upstreamState = 'idle';
-        void connectUpstream();
+        if (clients.size > 0) void connectUpstream();
       }, retryMs);
   };
 

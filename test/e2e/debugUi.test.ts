@@ -131,4 +131,23 @@ describe.skipIf(!haveChromium)('svc debug ui', () => {
       await page.close();
     }
   });
+
+  it('says when the listener goes away, and picks it up again when it is back', async () => {
+    const url = await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    const page = await browser.newPage();
+    try {
+      await page.goto(url);
+      await page.waitForSelector('#status.ok', { timeout: 10_000 });
+      await page.waitForSelector('#tree .actor[data-id="session.svc-proj"]', { timeout: 15_000 });
+      await listener!.stop();
+      await page.waitForSelector('#status.bad', { timeout: 10_000 });
+      expect(await page.textContent('#status')).toMatch(/^listener not reachable/);
+      listener = spawnSvc(['listener'], env);
+      await listener.waitForLine(/control socket /);
+      await page.waitForSelector('#status.ok', { timeout: 10_000 });
+      await page.waitForSelector('#tree .actor[data-id="session.svc-proj"]', { timeout: 15_000 });
+    } finally {
+      await page.close();
+    }
+  });
 });
