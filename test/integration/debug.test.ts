@@ -105,7 +105,9 @@ describe('svc debug state', () => {
     const printed = await runSvc(['debug', 'state'], env);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toMatch(/^listener\s+listener\s+running\.waitingToScan/m);
-    expect(printed.stdout).toMatch(/[├└]── session\.svc-proj\s+session\s+attachment\.detached, agent\.\w+, remote\.local/);
+    expect(printed.stdout).toMatch(
+      /[├└]── session\.svc-proj\s+session\s+attachment\.detached, agent\.\w+, remote\.local/,
+    );
   });
 
   it('says what to do when no listener runs', async () => {
