@@ -3,6 +3,7 @@
  * These zod schemas are the source of truth; docs/protocol.md describes them for people.
  */
 import { z } from 'zod';
+import { DEVICE_ID_RE, Envelope } from './seal.js';
 
 /** Spec 2.1 / 7.4: the only characters a target session name may contain. */
 export const SESSION_NAME_RE = /^[A-Za-z0-9._-]+$/;
@@ -27,6 +28,7 @@ export const HTTP_ERROR_CODES = [
   'rate_limited',
   'unknown_computer',
   'method_not_allowed',
+  'unknown_device', // a deviceId that is not a device of this account
   'internal', // a bug in the relay, never something a client sent; logged
   'unavailable', // 503: the relay is shutting down
 ] as const;
@@ -40,6 +42,9 @@ export const WS_ERROR_CODES = [
   'not_subscribed', // push.result before a listener subscribe
   'already_subscribed', // a second subscribe on the same connection
   'not_found', // push.result for a push id this account does not have
+  'unknown_device', // an app subscribe with a deviceId that is not a device of this account
+  'unknown_computer', // a pane frame for a computer that is not this account's
+  'computer_offline', // a pane frame for a computer whose listener is not connected
   'internal', // a bug in the relay; logged
 ] as const;
 export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
@@ -61,6 +66,9 @@ export const REFUSAL_CODES = [
   'e2ee_required', // spec 5.5
   'subscriber_unverified', // spec 5.5
   'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
+  'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
+  'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
+  'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/keys.ts)
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -73,15 +81,22 @@ export const SessionName = z.string().min(1).max(MAX_SESSION_NAME);
 // ---------------------------------------------------------------------------
 // HTTP bodies
 
-export const PushSendRequest = z.object({
-  type: z.string().min(1).max(64),
-  agentSessionName: SessionName,
-  body: z.string().max(MAX_BODY_CHARS),
-  /** Optional: the hookId of the computer that should act on it. */
-  targetComputer: z.string().min(1).max(64).optional(),
-  /** Optional idempotency key: the same clientId from the same account returns the first push. */
-  clientId: z.string().min(1).max(128).optional(),
-});
+export const PushSendRequest = z
+  .object({
+    type: z.string().min(1).max(64),
+    agentSessionName: SessionName,
+    body: z.string().max(MAX_BODY_CHARS),
+    /** Optional: the hookId of the computer that should act on it. */
+    targetComputer: z.string().min(1).max(64).optional(),
+    /** Optional idempotency key: the same clientId from the same account returns the first push. */
+    clientId: z.string().min(1).max(128).optional(),
+    /** The body sealed for the target computer(s) (core/seal.ts); `body` is then empty. Stored as is: ciphertext. */
+    sealed: Envelope.optional(),
+  })
+  .refine((req) => req.sealed === undefined || req.body === '', {
+    message: 'a sealed push carries its text in `sealed` only: body must be empty',
+    path: ['body'],
+  });
 export type PushSendRequest = z.infer<typeof PushSendRequest>;
 
 export const PushSendResponse = z.object({ id: z.number().int().positive(), state: PushState, duplicate: z.boolean() });
@@ -101,10 +116,49 @@ export type PushStatusResponse = z.infer<typeof PushStatusResponse>;
 export const ComputerRegisterRequest = z.object({
   name: z.string().min(1).max(128),
   platform: z.string().max(32).optional(),
+  /** The computer's own device (`POST /devices`, kind `computer`): apps seal for its key. */
+  deviceId: z.string().max(128).regex(DEVICE_ID_RE).optional(),
 });
 export type ComputerRegisterRequest = z.infer<typeof ComputerRegisterRequest>;
 
-export const ComputerRegisterResponse = z.object({ hookId: z.string(), name: z.string() });
+export const ComputerRegisterResponse = z.object({
+  hookId: z.string(),
+  name: z.string(),
+  deviceId: z.string().nullable().optional(),
+});
+
+// ---------------------------------------------------------------------------
+// Devices (docs/security.md): every app, computer and `svc agent send` has a long-term key pair; the relay keeps
+// the account's list of public keys and never a private key.
+
+export const DeviceId = z.string().max(128).regex(DEVICE_ID_RE);
+export const DEVICE_KINDS = ['app', 'computer', 'cli'] as const;
+export const DeviceKind = z.enum(DEVICE_KINDS);
+export type DeviceKind = z.infer<typeof DeviceKind>;
+/** base64url of a raw uncompressed P-256 point (65 bytes → 87 characters); core/seal.ts checks the point. */
+export const PublicKeyText = z
+  .string()
+  .length(87)
+  .regex(/^[A-Za-z0-9_-]+$/);
+
+export const DeviceRegisterRequest = z.object({
+  name: z.string().min(1).max(128),
+  kind: DeviceKind,
+  publicKey: PublicKeyText,
+});
+export type DeviceRegisterRequest = z.infer<typeof DeviceRegisterRequest>;
+
+export const DeviceInfo = z.object({
+  deviceId: DeviceId,
+  name: z.string(),
+  kind: DeviceKind,
+  publicKey: z.string(),
+  createdAt: z.number(),
+});
+export type DeviceInfo = z.infer<typeof DeviceInfo>;
+
+export const DeviceListResponse = z.object({ devices: z.array(DeviceInfo) });
+export type DeviceListResponse = z.infer<typeof DeviceListResponse>;
 
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 export type ErrorBody = z.infer<typeof ErrorBody>;
@@ -160,6 +214,12 @@ export type SessionRecord = z.infer<typeof SessionRecord>;
 // ---------------------------------------------------------------------------
 // WebSocket frames. Every frame is a JSON object with a `type`.
 
+/**
+ * An envelope as the relay hands it on. Checked loosely here: the receiver's `open` (core/seal.ts) checks it
+ * strictly, so a malformed one is refused with a code (`bad_seal`) instead of dropping the whole frame.
+ */
+export const SealedField = z.record(z.string(), z.unknown());
+
 export const WirePush = z.object({
   id: z.number().int().positive(),
   type: z.string(),
@@ -169,8 +229,58 @@ export const WirePush = z.object({
   createdAt: z.number(), // relay clock, epoch ms
   ageMs: z.number().int().nonnegative(), // relay clock: now - createdAt when this frame was sent
   replay: z.boolean(), // true when sent because the listener missed it while away
+  /** A sealed push: the text is in here (body is ''), opened by the listener with the sender's listed key. */
+  sealed: SealedField.optional(),
 });
 export type WirePush = z.infer<typeof WirePush>;
+
+// Pane and key frames (docs/protocol.md "Live panes"): routed by the relay between one app connection and one
+// listener, never stored. Screens and keystrokes travel only inside envelopes; what is outside is routing.
+
+const HookIdText = z.string().min(1).max(64);
+/** The relay's id of the app connection that asked: answers go back to it when it named no device. */
+const ConnectionId = z.string().min(1).max(64);
+export const PANE_STATES = ['streaming', 'stopped', 'refused'] as const;
+/** Why a stream stopped (`pane.status` state `stopped`); a refusal carries a REFUSAL_CODES code instead. */
+export const PANE_STOP_REASONS = ['requested', 'lease_expired', 'session_gone', 'listener_stopping'] as const;
+export const KEYS_STATES = ['typed', 'refused'] as const;
+
+/** The fields listener → relay and relay → app pane answers share. */
+const PaneAnswer = {
+  session: SessionName,
+  /** The device the answer is for; null when the asking connection had no device (answered to `connection`). */
+  deviceId: DeviceId.nullable(),
+  connection: ConnectionId.optional(),
+};
+
+const PaneStatusFields = {
+  ...PaneAnswer,
+  state: z.enum(PANE_STATES),
+  code: z.string().max(64).optional(),
+};
+
+const KeysResultFields = {
+  ...PaneAnswer,
+  /** The sequence stamp from inside the envelope, when it opened. */
+  seq: z.number().int().nonnegative().nullable(),
+  state: z.enum(KEYS_STATES),
+  code: z.string().max(64).optional(),
+};
+
+const PaneFrameFields = {
+  session: SessionName,
+  deviceId: DeviceId,
+  /** Increases by one per frame of one watch; also inside the ciphertext, where the app checks it. */
+  frameSeq: z.number().int().nonnegative(),
+  envelope: Envelope,
+};
+
+/** Relay → listener: what an app connection asked, with the device it subscribed as (or null) and its id. */
+const PaneRequestFields = {
+  session: SessionName,
+  deviceId: DeviceId.nullable(),
+  connection: ConnectionId,
+};
 
 /**
  * Frames a client (listener or app) sends to the relay. The two `subscribe` frames are told apart by `role` in a
@@ -186,8 +296,21 @@ export const ClientFrame = z.discriminatedUnion('type', [
       lastPushId: z.number().int().nonnegative(),
       version: z.string().max(32),
     }),
-    z.object({ type: z.literal('subscribe'), role: z.literal('app') }),
+    z.object({
+      type: z.literal('subscribe'),
+      role: z.literal('app'),
+      /** The device this connection speaks for (a device of the account): pane frames for it come here. */
+      deviceId: DeviceId.optional(),
+    }),
   ]),
+  // app → relay
+  z.object({ type: z.literal('pane.watch'), computer: HookIdText, session: SessionName, envelope: Envelope }),
+  z.object({ type: z.literal('pane.stop'), computer: HookIdText, session: SessionName }),
+  z.object({ type: z.literal('pane.keys'), computer: HookIdText, session: SessionName, envelope: Envelope }),
+  // listener → relay
+  z.object({ type: z.literal('pane.frame'), ...PaneFrameFields }),
+  z.object({ type: z.literal('pane.status'), ...PaneStatusFields }),
+  z.object({ type: z.literal('keys.result'), ...KeysResultFields }),
   z.object({
     type: z.literal('push.result'),
     id: z.number().int().positive(),
@@ -226,8 +349,23 @@ export const RelayFrame = z.discriminatedUnion('type', [
     computer: z.string(),
   }),
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
+  // relay → listener
+  z.object({ type: z.literal('pane.watch'), ...PaneRequestFields, envelope: SealedField }),
+  z.object({ type: z.literal('pane.stop'), ...PaneRequestFields }),
+  z.object({ type: z.literal('pane.keys'), ...PaneRequestFields, envelope: SealedField }),
+  // relay → app
+  z.object({ type: z.literal('pane.frame'), computer: z.string(), ...PaneFrameFields, envelope: SealedField }),
+  z.object({ type: z.literal('pane.status'), computer: z.string(), ...PaneStatusFields }),
+  z.object({ type: z.literal('keys.result'), computer: z.string(), ...KeysResultFields }),
 ]);
 export type RelayFrame = z.infer<typeof RelayFrame>;
+
+/** What the relay hands a listener for an app connection (pane.watch, pane.stop, pane.keys). */
+export type PaneRequestFrame = Extract<RelayFrame, { type: 'pane.watch' | 'pane.stop' | 'pane.keys' }>;
+/** What a listener sends back for an app (pane.frame, pane.status, keys.result), without the relay's `computer`. */
+export type PaneAnswerFrame = Extract<ClientFrame, { type: 'pane.frame' | 'pane.status' | 'keys.result' }>;
+/** The same, as the relay hands it to the app: stamped with the computer it came from. */
+export type AppPaneFrame = Extract<RelayFrame, { type: 'pane.frame' | 'pane.status' | 'keys.result' }>;
 
 /** WebSocket close codes the relay uses. 4401/4403 mean: do not retry with this key. */
 export const CLOSE = {

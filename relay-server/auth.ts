@@ -30,6 +30,10 @@ export function newHookId(): string {
   return `c_${randomBytes(8).toString('hex')}`;
 }
 
+export function newDeviceId(): string {
+  return `d_${randomBytes(8).toString('hex')}`;
+}
+
 /** The key from an `Authorization` header value, or null when the header is absent or not a Bearer svc key. */
 export function bearerKey(header: string | undefined): string | null {
   if (!header) return null;

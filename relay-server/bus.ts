@@ -3,7 +3,7 @@
  * hear of it. Events are per account and plain JSON, so a Redis pub/sub bus can carry them between relay instances;
  * the in-process bus below is the default for one instance.
  */
-import type { PushState } from '../core/protocol.js';
+import type { AppPaneFrame, PaneRequestFrame, PushState } from '../core/protocol.js';
 import type { PushRecord } from './store.js';
 
 export type BusEvent =
@@ -14,7 +14,11 @@ export type BusEvent =
   /** A computer's inventory or presence changed: tell the account's app connections. */
   | { kind: 'computers.changed'; computer: string }
   /** A listener subscribed for hookId on connection `connectionId`: any other listener of that hookId must go. */
-  | { kind: 'listener.subscribed'; hookId: string; connectionId: string };
+  | { kind: 'listener.subscribed'; hookId: string; connectionId: string }
+  /** An app's pane request for the listener of hookId. Routed, never stored. */
+  | { kind: 'pane.toListener'; hookId: string; frame: PaneRequestFrame }
+  /** A listener's pane answer: for the app connections of `frame.deviceId`, or the one connection when it is null. */
+  | { kind: 'pane.toApp'; frame: AppPaneFrame };
 
 export type BusHandler = (event: BusEvent) => void;
 

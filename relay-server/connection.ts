@@ -29,6 +29,8 @@ export class Connection {
   phase: Phase = 'open';
   /** The computer a listener subscribed for. */
   hookId: string | null = null;
+  /** The device an app connection subscribed as (a device of the account), if any. */
+  deviceId: string | null = null;
   /** push.new events that arrived while the listener's replay was being prepared. */
   readonly held: PushRecord[] = [];
   /** Whether a pong came back since the last ping. */

@@ -19,6 +19,8 @@ export interface FrameContext {
   replayWindowMs: number;
   /** Make conn the listener of its hookId in this hub (the bus then tells every hub to drop older ones). */
   claimListener(conn: Connection): void;
+  /** Whether a listener of hookId is subscribed (pane requests to an offline computer are answered at once). */
+  isOnline(hookId: string): boolean;
 }
 
 /** WebSocket close code 1011: the server hit an unexpected condition. */
@@ -27,6 +29,9 @@ const INTERNAL_ERROR_CLOSE = 1011;
 type SubscribeListener = Extract<ClientFrame, { type: 'subscribe'; role: 'listener' }>;
 type PushResultFrame = Extract<ClientFrame, { type: 'push.result' }>;
 type SessionsFrame = Extract<ClientFrame, { type: 'listener.sessions' }>;
+type SubscribeApp = Extract<ClientFrame, { type: 'subscribe'; role: 'app' }>;
+type AppPaneRequest = Extract<ClientFrame, { type: 'pane.watch' | 'pane.stop' | 'pane.keys' }>;
+type ListenerPaneAnswer = Extract<ClientFrame, { type: 'pane.frame' | 'pane.status' | 'keys.result' }>;
 
 /** The seq of something that claims to be a listener.sessions frame, so a failed one can be answered in kind. */
 function sessionsSeq(text: string): number | null {
@@ -58,7 +63,7 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
         conn.send({ type: 'error', code: 'already_subscribed', message: 'this connection has already subscribed' });
         return;
       }
-      if (frame.role === 'app') subscribeApp(ctx, conn);
+      if (frame.role === 'app') await subscribeApp(ctx, conn, frame);
       else {
         try {
           await subscribeListener(ctx, conn, frame);
@@ -74,6 +79,16 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
       return;
     case 'listener.sessions':
       await listenerSessions(ctx, conn, frame);
+      return;
+    case 'pane.watch':
+    case 'pane.stop':
+    case 'pane.keys':
+      await paneRequest(ctx, conn, frame);
+      return;
+    case 'pane.frame':
+    case 'pane.status':
+    case 'keys.result':
+      await paneAnswer(ctx, conn, frame);
       return;
   }
 }
@@ -124,7 +139,16 @@ async function subscribeListener(ctx: FrameContext, conn: Connection, frame: Sub
   await ctx.bus.publish(conn.accountId, { kind: 'computers.changed', computer: frame.hookId });
 }
 
-function subscribeApp(ctx: FrameContext, conn: Connection): void {
+async function subscribeApp(ctx: FrameContext, conn: Connection, frame: SubscribeApp): Promise<void> {
+  if (frame.deviceId !== undefined) {
+    const device = await ctx.store.getDevice(frame.deviceId);
+    if (!device || device.accountId !== conn.accountId) {
+      ctx.log.warn(`ws unknown_device from ${conn.label}: ${frame.deviceId}`);
+      conn.send({ type: 'error', code: 'unknown_device', message: 'deviceId is not a device of this account' });
+      return;
+    }
+    conn.deviceId = device.deviceId;
+  }
   conn.role = 'app';
   conn.phase = 'subscribed';
   conn.send({
@@ -135,7 +159,7 @@ function subscribeApp(ctx: FrameContext, conn: Connection): void {
     expired: 0,
     replayWindowMs: ctx.replayWindowMs,
   });
-  ctx.log.info(`${conn.label} subscribed`);
+  ctx.log.info(`${conn.label} subscribed${conn.deviceId ? ` as device ${conn.deviceId}` : ''}`);
 }
 
 function subscribedListener(conn: Connection): string | null {
@@ -172,4 +196,55 @@ async function listenerSessions(ctx: FrameContext, conn: Connection, frame: Sess
   conn.send({ type: 'sessions.result', seq: frame.seq, ok: true });
   ctx.log.info(`listener ${hookId} reported ${frame.sessions.length} session(s) (seq ${frame.seq})`);
   await ctx.bus.publish(conn.accountId, { kind: 'computers.changed', computer: hookId });
+}
+
+/**
+ * An app asks a computer's listener to start or stop a live pane, or sends it keys. The relay adds who asked (the
+ * device the connection subscribed as, and the connection) and routes it; it reads nothing inside the envelope.
+ */
+async function paneRequest(ctx: FrameContext, conn: Connection, frame: AppPaneRequest): Promise<void> {
+  if (conn.role !== 'app' || conn.phase !== 'subscribed') {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: ${frame.type}`);
+    conn.send({ type: 'error', code: 'not_subscribed', message: `subscribe as an app before sending ${frame.type}` });
+    return;
+  }
+  const computer = await ctx.store.getComputer(frame.computer);
+  if (!computer || computer.accountId !== conn.accountId) {
+    ctx.log.warn(`ws unknown_computer from ${conn.label}: ${frame.type} for ${frame.computer}`);
+    conn.send({ type: 'error', code: 'unknown_computer', message: 'computer is not a computer of this account' });
+    return;
+  }
+  if (!ctx.isOnline(frame.computer)) {
+    conn.send({ type: 'error', code: 'computer_offline', message: `no listener of ${frame.computer} is connected` });
+    return;
+  }
+  const routing = { session: frame.session, deviceId: conn.deviceId, connection: conn.id };
+  const forward =
+    frame.type === 'pane.stop'
+      ? { type: frame.type, ...routing }
+      : { type: frame.type, ...routing, envelope: { ...frame.envelope } };
+  if (frame.type !== 'pane.keys') ctx.log.info(`${frame.type} ${frame.computer}/${frame.session} from ${conn.label}`);
+  await ctx.bus.publish(conn.accountId, { kind: 'pane.toListener', hookId: frame.computer, frame: forward });
+}
+
+/** A listener's pane frame, status or key result, for the app connections of one device (or the one that asked). */
+async function paneAnswer(ctx: FrameContext, conn: Connection, frame: ListenerPaneAnswer): Promise<void> {
+  const hookId = subscribedListener(conn);
+  if (!hookId) {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: ${frame.type}`);
+    conn.send({
+      type: 'error',
+      code: 'not_subscribed',
+      message: `subscribe as a listener before sending ${frame.type}`,
+    });
+    return;
+  }
+  if (frame.type === 'pane.status') {
+    ctx.log.info(`pane ${hookId}/${frame.session} ${frame.state}${frame.code ? ` (${frame.code})` : ''}`);
+  }
+  const stamped =
+    frame.type === 'pane.frame'
+      ? { ...frame, computer: hookId, envelope: { ...frame.envelope } }
+      : { ...frame, computer: hookId };
+  await ctx.bus.publish(conn.accountId, { kind: 'pane.toApp', frame: stamped });
 }

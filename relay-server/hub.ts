@@ -79,6 +79,7 @@ export class Hub implements Presence {
       claimListener: (conn) => {
         if (conn.hookId) this.listeners.set(conn.hookId, conn);
       },
+      isOnline: (hookId) => this.isOnline(hookId),
     };
   }
 
@@ -227,6 +228,19 @@ export class Hub implements Presence {
         return;
       case 'computers.changed':
         for (const conn of this.apps(group)) conn.send({ type: 'computers.changed', computer: event.computer });
+        return;
+      case 'pane.toListener': {
+        const listener = this.listeners.get(event.hookId);
+        if (listener?.phase === 'subscribed' && listener.accountId === accountId) listener.send(event.frame);
+        return;
+      }
+      case 'pane.toApp':
+        for (const conn of this.apps(group)) {
+          const { deviceId } = event.frame;
+          const connection = 'connection' in event.frame ? event.frame.connection : undefined;
+          const mine = deviceId !== null ? conn.deviceId === deviceId : conn.id === connection;
+          if (mine) conn.send(event.frame);
+        }
         return;
       case 'listener.subscribed':
         for (const conn of group.connections) {

@@ -32,7 +32,7 @@ export function resultConditions(result: PushResult, fromComputer: string): Push
 }
 
 export function toWirePush(push: PushRecord, now: number, replay: boolean): WirePush {
-  return {
+  const wire: WirePush = {
     id: push.id,
     type: push.type,
     agentSessionName: push.agentSessionName,
@@ -42,6 +42,8 @@ export function toWirePush(push: PushRecord, now: number, replay: boolean): Wire
     ageMs: Math.max(0, Math.round(now - push.createdAt)),
     replay,
   };
+  if (push.sealed) wire.sealed = JSON.parse(push.sealed) as Record<string, unknown>;
+  return wire;
 }
 
 export interface PushesDeps {
@@ -76,6 +78,8 @@ export class Pushes {
       body: req.body,
       targetComputer: req.targetComputer ?? null,
       clientId: req.clientId ?? null,
+      // Only the envelope (ciphertext and routing ids) is kept: the relay cannot read a sealed push.
+      sealed: req.sealed ? JSON.stringify(req.sealed) : null,
       now: this.deps.now(),
     });
     return { ok: true, push, duplicate };

@@ -7,19 +7,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import {
   ComputerRegisterRequest,
+  type DeviceInfo,
+  DeviceRegisterRequest,
   MAX_HTTP_BYTES,
   PushSendRequest,
   type PushSendResponse,
   type PushStatusResponse,
   type Scope,
 } from '../core/protocol.js';
-import { authenticate, newHookId } from './auth.js';
+import { importPublicKey } from '../core/seal.js';
+import { authenticate, newDeviceId, newHookId } from './auth.js';
 import type { Bus } from './bus.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
 import type { Pushes } from './pushes.js';
 import type { KeyedBuckets } from './rateLimit.js';
-import type { KeyRecord, Store } from './store.js';
+import type { DeviceRecord, KeyRecord, Store } from './store.js';
 
 /** Which computers have a subscribed listener right now. */
 export interface Presence {
@@ -82,6 +85,17 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
       GET: { scopes: EITHER_SCOPE, handle: listComputers },
     },
   },
+  {
+    path: /^\/devices$/,
+    methods: {
+      POST: { scopes: EITHER_SCOPE, handle: registerDevice },
+      GET: { scopes: EITHER_SCOPE, handle: listDevices },
+    },
+  },
+  {
+    path: /^\/devices\/([A-Za-z0-9._:-]{1,128})$/,
+    methods: { DELETE: { scopes: EITHER_SCOPE, handle: deleteDevice } },
+  },
 ];
 
 async function sendPush({ req, res, key }: Context, { pushes, log }: RouteDeps): Promise<void> {
@@ -112,14 +126,25 @@ async function getPush({ res, key, params }: Context, { store }: RouteDeps): Pro
 
 async function registerComputer({ req, res, key }: Context, { store, bus, log, now }: RouteDeps): Promise<void> {
   const body = await readJson(req, ComputerRegisterRequest);
+  if (body.deviceId !== undefined) {
+    const device = await store.getDevice(body.deviceId);
+    if (!device || device.accountId !== key.accountId || device.kind !== 'computer') {
+      throw new HttpError(400, 'unknown_device', 'deviceId is not a computer device of this account');
+    }
+  }
   const computer = await store.registerComputer({
     accountId: key.accountId,
     name: body.name,
     platform: body.platform ?? null,
     hookId: newHookId(),
+    deviceId: body.deviceId ?? null,
     now: now(),
   });
-  sendJson(res, 200, { hookId: computer.hookId, name: computer.name });
+  sendJson(res, 200, {
+    hookId: computer.hookId,
+    name: computer.name,
+    ...(computer.deviceId ? { deviceId: computer.deviceId } : {}),
+  });
   log.info(`computer ${computer.hookId} registered for ${key.accountId}`);
   const changed = bus.publish(key.accountId, { kind: 'computers.changed', computer: computer.hookId });
   await afterAnswer(log, `computers.changed for ${computer.hookId}`, changed);
@@ -145,8 +170,49 @@ async function listComputers({ res, key }: Context, { store, presence }: RouteDe
       lastSeenAt: c.lastSeenAt,
       sessions: c.sessions,
       sessionsAt: c.sessionsAt,
+      ...(c.deviceId ? { deviceId: c.deviceId } : {}),
     })),
   });
+}
+
+const deviceInfo = (d: DeviceRecord): DeviceInfo => ({
+  deviceId: d.deviceId,
+  name: d.name,
+  kind: d.kind,
+  publicKey: d.publicKey,
+  createdAt: d.createdAt,
+});
+
+/** Public keys only: a device registers the public half of a key pair it made itself. */
+async function registerDevice({ req, res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  const body = await readJson(req, DeviceRegisterRequest);
+  try {
+    await importPublicKey(body.publicKey);
+  } catch {
+    throw new HttpError(400, 'bad_request', 'publicKey: not a P-256 public key (base64url of the raw 65-byte point)');
+  }
+  const device = await store.registerDevice({
+    deviceId: newDeviceId(),
+    accountId: key.accountId,
+    name: body.name,
+    kind: body.kind,
+    publicKey: body.publicKey,
+    now: now(),
+  });
+  sendJson(res, 200, deviceInfo(device));
+  log.info(`device ${device.deviceId} (${device.kind}) registered for ${key.accountId}`);
+}
+
+async function listDevices({ res, key }: Context, { store }: RouteDeps): Promise<void> {
+  const devices = await store.listDevices(key.accountId);
+  sendJson(res, 200, { devices: devices.map(deviceInfo) });
+}
+
+async function deleteDevice({ res, key, params }: Context, { store, log }: RouteDeps): Promise<void> {
+  const deviceId = params[0] ?? '';
+  if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
+  sendJson(res, 200, { deviceId, deleted: true });
+  log.info(`device ${deviceId} removed from ${key.accountId}`);
 }
 
 async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<T> {

@@ -6,9 +6,10 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { type PushState, SCOPES, type Scope, SessionRecord } from '../core/protocol.js';
+import { type DeviceKind, type PushState, SCOPES, type Scope, SessionRecord } from '../core/protocol.js';
 import type {
   ComputerRecord,
+  DeviceRecord,
   KeyRecord,
   NewPush,
   PushCondition,
@@ -19,7 +20,7 @@ import type {
 } from './store.js';
 
 export const DB_FILE = 'relay.db';
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS pushes (
   body TEXT NOT NULL,
   target_computer TEXT,
   client_id TEXT,
+  sealed TEXT,
   state TEXT NOT NULL,
   code TEXT,
   result_computer TEXT,
@@ -60,9 +62,25 @@ CREATE TABLE IF NOT EXISTS computers (
   last_seen_at INTEGER,
   sessions TEXT NOT NULL DEFAULT '[]',
   sessions_at INTEGER,
+  device_id TEXT,
   UNIQUE (account_id, name)
 );
+CREATE TABLE IF NOT EXISTS devices (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  public_key TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (account_id, public_key)
+);
 `;
+
+/** Columns added after version 1: a database made by an older relay gets them on open. */
+const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
+  { table: 'pushes', column: 'sealed', decl: 'TEXT' },
+  { table: 'computers', column: 'device_id', decl: 'TEXT' },
+];
 
 interface PushRow {
   account_id: string;
@@ -72,6 +90,7 @@ interface PushRow {
   body: string;
   target_computer: string | null;
   client_id: string | null;
+  sealed: string | null;
   state: string;
   code: string | null;
   result_computer: string | null;
@@ -88,6 +107,27 @@ interface ComputerRow {
   last_seen_at: number | null;
   sessions: string;
   sessions_at: number | null;
+  device_id: string | null;
+}
+
+interface DeviceRow {
+  id: string;
+  account_id: string;
+  name: string;
+  kind: string;
+  public_key: string;
+  created_at: number;
+}
+
+function toDevice(row: DeviceRow): DeviceRecord {
+  return {
+    deviceId: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    kind: row.kind as DeviceKind,
+    publicKey: row.public_key,
+    createdAt: row.created_at,
+  };
 }
 
 const FINAL_STATES: ReadonlySet<PushState> = new Set(['injected', 'refused', 'expired']);
@@ -102,6 +142,7 @@ function toPush(row: PushRow): PushRecord {
     body: row.body,
     targetComputer: row.target_computer,
     clientId: row.client_id,
+    sealed: row.sealed,
     state: row.state as PushState,
     code: row.code,
     resultComputer: row.result_computer,
@@ -127,6 +168,7 @@ function toComputer(row: ComputerRow): ComputerRecord {
     lastSeenAt: row.last_seen_at,
     sessions,
     sessionsAt: row.sessions_at,
+    ...(row.device_id ? { deviceId: row.device_id } : {}),
   };
 }
 
@@ -160,6 +202,10 @@ export class SqliteStore implements Store {
       throw new Error(`relay.db has schema version ${version}; this relay knows up to ${SCHEMA_VERSION}`);
     }
     db.exec(SCHEMA);
+    for (const { table, column, decl } of ADDED_COLUMNS) {
+      const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+      if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+    }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }
 
@@ -198,9 +244,9 @@ export class SqliteStore implements Store {
       if (!account) throw new Error(`no account ${p.accountId}`);
       const row = this.db
         .prepare(
-          `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, state,
-             created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
+          `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
+             state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
         )
         .get(
           p.accountId,
@@ -210,6 +256,7 @@ export class SqliteStore implements Store {
           p.body,
           p.targetComputer,
           p.clientId,
+          p.sealed ?? null,
           p.now,
           p.now,
         ) as PushRow;
@@ -242,7 +289,8 @@ export class SqliteStore implements Store {
       .prepare(
         `UPDATE pushes SET state = ?, code = ?, updated_at = ?,
            result_computer = CASE WHEN ? THEN ? ELSE result_computer END,
-           body = CASE WHEN ? THEN '' ELSE body END
+           body = CASE WHEN ? THEN '' ELSE body END,
+           sealed = CASE WHEN ? THEN NULL ELSE sealed END
          WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')} RETURNING *`,
       )
       .get(
@@ -251,6 +299,7 @@ export class SqliteStore implements Store {
         to.now,
         to.resultComputer !== undefined ? 1 : 0,
         to.resultComputer ?? null,
+        final ? 1 : 0,
         final ? 1 : 0,
         accountId,
         id,
@@ -288,6 +337,7 @@ export class SqliteStore implements Store {
     name: string;
     platform: string | null;
     hookId: string;
+    deviceId?: string | null;
     now: number;
   }): Promise<ComputerRecord> {
     const register = this.db.transaction((): ComputerRow => {
@@ -295,17 +345,19 @@ export class SqliteStore implements Store {
         .prepare('SELECT * FROM computers WHERE account_id = ? AND name = ?')
         .get(c.accountId, c.name) as ComputerRow | undefined;
       if (existing) {
-        if (c.platform !== null && c.platform !== existing.platform) {
-          this.db.prepare('UPDATE computers SET platform = ? WHERE hook_id = ?').run(c.platform, existing.hook_id);
-          return { ...existing, platform: c.platform };
-        }
-        return existing;
+        const platform = c.platform ?? existing.platform;
+        const deviceId = c.deviceId ?? existing.device_id;
+        if (platform === existing.platform && deviceId === existing.device_id) return existing;
+        return this.db
+          .prepare('UPDATE computers SET platform = ?, device_id = ? WHERE hook_id = ? RETURNING *')
+          .get(platform, deviceId, existing.hook_id) as ComputerRow;
       }
       return this.db
         .prepare(
-          'INSERT INTO computers (hook_id, account_id, name, platform, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+          `INSERT INTO computers (hook_id, account_id, name, platform, created_at, device_id)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
         )
-        .get(c.hookId, c.accountId, c.name, c.platform, c.now) as ComputerRow;
+        .get(c.hookId, c.accountId, c.name, c.platform, c.now, c.deviceId ?? null) as ComputerRow;
     });
     return toComputer(register.immediate());
   }
@@ -340,6 +392,46 @@ export class SqliteStore implements Store {
       )
       .all(accountId, sessionName) as { hookId: string }[];
     return rows.map((r) => r.hookId);
+  }
+
+  async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {
+    const register = this.db.transaction((): DeviceRow => {
+      const existing = this.db
+        .prepare('SELECT * FROM devices WHERE account_id = ? AND public_key = ?')
+        .get(d.accountId, d.publicKey) as DeviceRow | undefined;
+      if (existing) return existing;
+      return this.db
+        .prepare(
+          `INSERT INTO devices (id, account_id, name, kind, public_key, created_at) VALUES (?, ?, ?, ?, ?, ?)
+           RETURNING *`,
+        )
+        .get(d.deviceId, d.accountId, d.name, d.kind, d.publicKey, d.now) as DeviceRow;
+    });
+    return toDevice(register.immediate());
+  }
+
+  async listDevices(accountId: string): Promise<DeviceRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM devices WHERE account_id = ? ORDER BY created_at, id')
+      .all(accountId) as DeviceRow[];
+    return rows.map(toDevice);
+  }
+
+  async getDevice(deviceId: string): Promise<DeviceRecord | null> {
+    const row = this.db.prepare('SELECT * FROM devices WHERE id = ?').get(deviceId) as DeviceRow | undefined;
+    return row ? toDevice(row) : null;
+  }
+
+  async deleteDevice(accountId: string, deviceId: string): Promise<boolean> {
+    const remove = this.db.transaction((): boolean => {
+      const gone = this.db.prepare('DELETE FROM devices WHERE account_id = ? AND id = ?').run(accountId, deviceId);
+      if (gone.changes === 0) return false;
+      this.db
+        .prepare('UPDATE computers SET device_id = NULL WHERE account_id = ? AND device_id = ?')
+        .run(accountId, deviceId);
+      return true;
+    });
+    return remove.immediate();
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
  * Every method returns a Promise: the embedded SQLite store answers synchronously underneath, a Postgres store
  * would not, and callers must not be able to tell the difference.
  */
-import type { PushState, Scope, SessionRecord } from '../core/protocol.js';
+import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protocol.js';
 
 export interface KeyRecord {
   keyId: string;
@@ -21,6 +21,8 @@ export interface PushRecord {
   body: string;
   targetComputer: string | null;
   clientId: string | null;
+  /** The envelope JSON of a sealed push (ciphertext only); emptied with the body at a final state. */
+  sealed?: string | null;
   state: PushState;
   code: string | null;
   /** hookId of the computer whose push.result set the current state. */
@@ -36,6 +38,7 @@ export interface NewPush {
   body: string;
   targetComputer: string | null;
   clientId: string | null;
+  sealed?: string | null;
   now: number;
 }
 
@@ -49,6 +52,18 @@ export interface ComputerRecord {
   /** The last inventory the listener reported, or [] before the first one. */
   sessions: SessionRecord[];
   sessionsAt: number | null;
+  /** The computer's own device (its public key is in the device list), once it registered one. */
+  deviceId?: string;
+}
+
+/** A device of an account: its public key and what it is. Private keys never reach the relay. */
+export interface DeviceRecord {
+  deviceId: string;
+  accountId: string;
+  name: string;
+  kind: DeviceKind;
+  publicKey: string;
+  createdAt: number;
 }
 
 /** A compare-and-set condition on a push: its state must be one of `states` (and its code `code`, if given). */
@@ -93,12 +108,13 @@ export interface Store {
   /** Pushes (any account) in one of `states` created before `createdBefore`, oldest first. */
   listOlderThan(states: readonly PushState[], createdBefore: number, limit: number): Promise<PushRecord[]>;
 
-  /** The computer of this account with this name, or a new one with `hookId`. */
+  /** The computer of this account with this name, or a new one with `hookId`; `deviceId` (when given) is recorded. */
   registerComputer(c: {
     accountId: string;
     name: string;
     platform: string | null;
     hookId: string;
+    deviceId?: string | null;
     now: number;
   }): Promise<ComputerRecord>;
   getComputer(hookId: string): Promise<ComputerRecord | null>;
@@ -107,6 +123,13 @@ export interface Store {
   touchComputer(hookId: string, now: number): Promise<void>;
   /** hookIds of the account's computers whose last inventory has a session of this name. */
   computersWithSession(accountId: string, sessionName: string): Promise<string[]>;
+
+  /** The account's device with this public key, or a new one with `deviceId`. */
+  registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord>;
+  listDevices(accountId: string): Promise<DeviceRecord[]>;
+  getDevice(deviceId: string): Promise<DeviceRecord | null>;
+  /** Remove a device of the account (and unlink it from its computer); false when there was none. */
+  deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
 
   close(): Promise<void>;
 }
