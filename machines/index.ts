@@ -5,8 +5,10 @@
  * its actors are named in a running listener.
  */
 import type { MachineEntry } from '../core/statechart.js';
+import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
 import { listenerMachine } from './listener.js';
+import { paneWatchMachine } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
 import { sessionMachine } from './session.js';
 import { worktreeMachine } from './worktree.js';
@@ -50,5 +52,21 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'worktree.<repo>-wt-<slug>',
     summary:
       'One worktree made by `--wt`: removed when its session has ended and nothing holds it, otherwise held and looked at again.',
+  },
+  {
+    name: 'device',
+    file: 'machines/device.ts',
+    machine: deviceMachine,
+    actorId: 'device.<deviceId>',
+    summary:
+      'One device that sealed something for this computer: unknown → pinned | unverified; opens its contacts one at a time and checks their sequence stamps.',
+  },
+  {
+    name: 'paneWatch',
+    file: 'machines/paneWatch.ts',
+    machine: paneWatchMachine,
+    actorId: 'watch.<deviceId>/<session>',
+    summary:
+      'One live pane for one device: captures, diffs and seals frames while its lease is renewed; stops on pane.stop, lease lapse or session end.',
   },
 ];

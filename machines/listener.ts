@@ -3,17 +3,24 @@
  * per tmux session, and routes each `agent.command` push to its session, recording what it acted on so nothing is
  * typed twice (DESIGN.md, "Delivery semantics").
  */
-import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
-import { describeSessions } from '../core/inventory.js';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { anyPinned, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices.js';
+import { activePane, describeSessions } from '../core/inventory.js';
+import { badKeyName } from '../core/keys.js';
 import type { Ledger } from '../core/ledger.js';
 import { recordOutcome, triagePush } from '../core/ledger.js';
-import type { RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
+import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
 import { isValidSessionName } from '../core/refusals.js';
+import { DEVICE_ID_RE } from '../core/seal.js';
+import type { CommandBody, KeysBody, WatchBody } from '../core/sealedBodies.js';
 import { sessionsHolding } from '../core/worktree.js';
+import type { Contact, DeviceResult } from './device.js';
+import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
 import type { LogParams } from './log.js';
+import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
-import type { SessionResult } from './session.js';
+import type { SessionKeysResult, SessionResult } from './session.js';
 import { sessionMachine } from './session.js';
 import type { WorktreeInput } from './worktree.js';
 import { worktreeMachine } from './worktree.js';
@@ -29,6 +36,10 @@ export interface ListenerInput {
   /** This computer's host name (tmux's default pane title). */
   hostname?: string;
   random?: () => number;
+  /** ~/.svc/devices.json as it was at start: a `device.<id>` actor for each pinned device. */
+  pins?: PinsFile;
+  /** devices.json exists but cannot be read: fail closed (plaintext refused) until it can. */
+  pinsUnreadable?: boolean;
 }
 
 interface WaitingPush {
@@ -50,6 +61,13 @@ export interface ListenerContext {
   /** Starts from the input; the relay's own window replaces it once the link is up. */
   replayWindowMs: number;
   stopReason: string | null;
+  /** The pinned devices as last read from ~/.svc/devices.json or decided by a device actor. */
+  pins: PinsFile;
+  pinsUnreadable: boolean;
+  /** Device ids that have a `device.<id>` child. */
+  devices: string[];
+  /** Live panes by actor id (`watch.<deviceId>/<session>`); each has a child. */
+  watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
 }
 
 export type ListenerEvent =
@@ -60,11 +78,49 @@ export type ListenerEvent =
   | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[] }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
+  | SessionKeysResult
+  | DeviceResult
+  | WatchFrameEvent
+  /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
+  | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
 /** Slugs repeat across repositories, so the repository is part of the id. */
 export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
+export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
+export const watchId = (deviceId: string, session: string) => `watch.${deviceId}/${session}`;
+/** Live panes at once, over all devices: each is a tmux capture every paneInterval. */
+export const MAX_WATCHES = 8;
+
+/** A pane.status or keys.result for the app that asked. */
+function paneAnswer(
+  kind: 'pane.status',
+  to: { session: string; deviceId: string | null; connection: string },
+  state: 'streaming' | 'stopped' | 'refused',
+  code?: string,
+): { type: 'SEND'; frame: ClientFrame };
+function paneAnswer(
+  kind: 'keys.result',
+  to: { session: string; deviceId: string | null; connection: string },
+  state: 'typed' | 'refused',
+  code?: string,
+  seq?: number | null,
+): { type: 'SEND'; frame: ClientFrame };
+function paneAnswer(
+  kind: 'pane.status' | 'keys.result',
+  to: { session: string; deviceId: string | null; connection: string },
+  state: string,
+  code?: string,
+  seq: number | null = null,
+): { type: 'SEND'; frame: ClientFrame } {
+  const base = { session: to.session, deviceId: to.deviceId, connection: to.connection, ...(code ? { code } : {}) };
+  const frame =
+    kind === 'pane.status'
+      ? { type: kind, ...base, state: state as 'streaming' | 'stopped' | 'refused' }
+      : { type: kind, ...base, seq, state: state as 'typed' | 'refused' };
+  return { type: 'SEND', frame };
+}
 
 export const listenerMachine = setup({
   types: {
@@ -77,6 +133,10 @@ export const listenerMachine = setup({
     inventory: inventoryMachine,
     session: sessionMachine,
     worktree: worktreeMachine,
+    device: deviceMachine,
+    paneWatch: paneWatchMachine,
+    /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devicePins.ts). */
+    pinsWatch: fromCallback(() => () => {}),
     /** Every worktree made by `--wt` that git still lists (actors/git.ts findSvcWorktrees). */
     findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => []),
   },
@@ -100,10 +160,26 @@ export const listenerMachine = setup({
     worktrees: {},
     replayWindowMs: input.replayWindowMs,
     stopReason: null,
+    pins: input.pins ?? emptyPins(),
+    pinsUnreadable: input.pinsUnreadable ?? false,
+    devices: [],
+    watches: {},
   }),
   initial: 'running',
   states: {
     running: {
+      // Rebuilt from the file, not from a snapshot: one device actor per pinned device.
+      entry: enqueueActions(({ context, enqueue }) => {
+        const ids = Object.keys(context.pins.devices).slice(0, MAX_DEVICE_ACTORS);
+        for (const deviceId of ids) {
+          enqueue.spawnChild('device', {
+            id: deviceActorId(deviceId),
+            systemId: deviceActorId(deviceId),
+            input: { deviceId, pin: context.pins.devices[deviceId] },
+          });
+        }
+        enqueue.assign({ devices: ids });
+      }),
       initial: 'scanningWorktrees',
       states: {
         scanningWorktrees: {
@@ -164,6 +240,7 @@ export const listenerMachine = setup({
           src: 'inventory',
           input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
         },
+        { id: 'pinsWatch', systemId: 'pinsWatch', src: 'pinsWatch' },
       ],
       on: {
         'LINK.ONLINE': {
@@ -199,6 +276,58 @@ export const listenerMachine = setup({
                 type: 'log',
                 params: { level: 'warn', message: `relay error ${frame.code}: ${frame.message}` },
               });
+              return;
+            }
+            // Stable references for the helpers below (narrowing does not reach into closures).
+            const ctx = context;
+            const contact = (deviceId: string, c: Contact, refuse: (code: string) => void) => {
+              if (!DEVICE_ID_RE.test(deviceId)) return refuse('bad_seal');
+              if (!ctx.devices.includes(deviceId)) {
+                if (ctx.devices.length >= MAX_DEVICE_ACTORS) return refuse('subscriber_unverified');
+                enqueue.spawnChild('device', {
+                  id: deviceActorId(deviceId),
+                  systemId: deviceActorId(deviceId),
+                  input: { deviceId, pin: ctx.pins.devices[deviceId] },
+                });
+                enqueue.assign({ devices: [...ctx.devices, deviceId] });
+              }
+              enqueue.sendTo(deviceActorId(deviceId), { type: 'CONTACT', contact: c });
+            };
+            if (frame.type === 'pane.stop') {
+              if (frame.deviceId === null) return;
+              const id = watchId(frame.deviceId, frame.session);
+              if (context.watches[id]) enqueue.sendTo(id, { type: 'STOP' });
+              return;
+            }
+            if (frame.type === 'pane.watch' || frame.type === 'pane.keys') {
+              const to = { session: frame.session, deviceId: frame.deviceId, connection: frame.connection };
+              const refuse = (code: string) =>
+                enqueue.sendTo(
+                  'relay',
+                  frame.type === 'pane.watch'
+                    ? paneAnswer('pane.status', to, 'refused', code)
+                    : paneAnswer('keys.result', to, 'refused', code),
+                );
+              // Screens and keystrokes never cross the relay in the clear: a connection without a device key is
+              // refused whatever the pins (docs/security.md).
+              if (frame.deviceId === null) return refuse('e2ee_required');
+              // The device the relay says asked must be the one that sealed: the answer goes to that device.
+              if (frame.envelope.from !== frame.deviceId) return refuse('bad_seal');
+              contact(
+                frame.deviceId,
+                frame.type === 'pane.watch'
+                  ? {
+                      ref: { kind: 'watch', session: frame.session, connection: frame.connection },
+                      purpose: 'pane.watch',
+                      envelope: frame.envelope,
+                    }
+                  : {
+                      ref: { kind: 'keys', session: frame.session, connection: frame.connection, receivedAt },
+                      purpose: 'pane.keys',
+                      envelope: frame.envelope,
+                    },
+                refuse,
+              );
               return;
             }
             if (frame.type !== 'push.new') return;
@@ -256,6 +385,33 @@ export const listenerMachine = setup({
                   });
                   return;
                 }
+                const refuseNow = (code: string) => {
+                  settle(recordOutcome(context.ledger, push.id, { state: 'refused', code }));
+                  result('refused', code);
+                  enqueue({ type: 'log', params: { level: 'warn', message: `push ${push.id}: refused ${code}` } });
+                };
+                if (!push.sealed && (anyPinned(context.pins) || context.pinsUnreadable)) {
+                  return refuseNow('e2ee_required');
+                }
+                if (push.sealed) {
+                  const from = push.sealed.from;
+                  if (typeof from !== 'string' || !DEVICE_ID_RE.test(from)) return refuseNow('bad_seal');
+                  // Claimed before it is opened: whatever happens next, it is never typed twice.
+                  settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
+                  contact(
+                    from,
+                    { ref: { kind: 'push', push, receivedAt }, purpose: 'agent.command', envelope: push.sealed },
+                    (code) =>
+                      enqueue.raise({
+                        type: 'SESSION.RESULT',
+                        session: push.agentSessionName,
+                        id: push.id,
+                        state: 'refused',
+                        code: code as 'bad_seal',
+                      }),
+                  );
+                  return;
+                }
                 settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
                 if (context.sessions[push.agentSessionName]) {
                   enqueue.sendTo(sessionId(push.agentSessionName), {
@@ -283,6 +439,9 @@ export const listenerMachine = setup({
               for (const record of event.sessions) next[record.name] = record;
               for (const name of Object.keys(context.sessions)) {
                 if (!next[name]) enqueue.stopChild(sessionId(name));
+              }
+              for (const [id, w] of Object.entries(context.watches)) {
+                if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
               for (const [name, record] of Object.entries(next)) {
                 if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record });
@@ -360,6 +519,179 @@ export const listenerMachine = setup({
                     : `worktree ${output?.path ?? id} is gone`,
               },
             });
+          }),
+        },
+        'DEVICE.RESULT': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (event.type !== 'DEVICE.RESULT') return;
+            const { ref, outcome, deviceId } = event;
+            const devices = { ...context.pins.devices };
+            if (event.pin) devices[deviceId] = event.pin;
+            else delete devices[deviceId];
+            enqueue.assign({ pins: { version: 1, devices } });
+            if (event.trust === 'unverified') {
+              // Refused until a person verifies: its live panes stop too.
+              for (const [id, w] of Object.entries(context.watches)) {
+                if (w.deviceId === deviceId) enqueue.sendTo(id, { type: 'STOP' });
+              }
+            }
+            const why = (code: string, message?: string) =>
+              enqueue({
+                type: 'log',
+                params: {
+                  level: 'warn',
+                  message: `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`,
+                },
+              });
+
+            if (ref.kind === 'push') {
+              const { push, receivedAt } = ref;
+              const refuse = (code: string, message?: string) =>
+                enqueue.raise({
+                  type: 'SESSION.RESULT',
+                  session: push.agentSessionName,
+                  id: push.id,
+                  state: 'refused',
+                  code: code as 'bad_seal',
+                  ...(message ? { message: message.slice(0, 200) } : {}),
+                });
+              if (!outcome.accepted) return refuse(outcome.code, outcome.message);
+              const body = outcome.body as CommandBody;
+              // Bound to its session inside the envelope: the relay cannot point it at another one.
+              if (body.session !== push.agentSessionName) return refuse('bad_seal', 'sealed for another session');
+              const opened: WirePush = { ...push, body: body.text, sealed: undefined };
+              if (context.sessions[push.agentSessionName]) {
+                enqueue.sendTo(sessionId(push.agentSessionName), {
+                  type: 'PUSH',
+                  push: {
+                    id: push.id,
+                    body: body.text,
+                    addressedToThisComputer: push.targetComputer === context.hookId,
+                    receivedAt,
+                  },
+                });
+              } else {
+                enqueue.assign({ waiting: [...context.waiting, { push: opened, receivedAt }] });
+                enqueue.sendTo('inventory', { type: 'REFRESH' });
+              }
+              return;
+            }
+
+            const to = { session: ref.session, deviceId, connection: ref.connection };
+            if (ref.kind === 'watch') {
+              const refuse = (code: string, message?: string) => {
+                why(code, message);
+                enqueue.sendTo('relay', paneAnswer('pane.status', to, 'refused', code));
+              };
+              if (!outcome.accepted) return refuse(outcome.code, outcome.message);
+              const body = outcome.body as WatchBody;
+              if (body.session !== ref.session) return refuse('bad_seal', 'sealed for another session');
+              const record = context.sessions[ref.session];
+              const pane = record ? activePane(record) : undefined;
+              if (!record || !pane) return refuse('session_not_found');
+              const id = watchId(deviceId, ref.session);
+              if (context.watches[id]) {
+                enqueue.sendTo(id, { type: 'RENEW', leaseMs: body.leaseMs });
+                return;
+              }
+              if (Object.keys(context.watches).length >= MAX_WATCHES)
+                return refuse('rate_limited', 'too many live panes');
+              const input: PaneWatchInput = {
+                session: ref.session,
+                deviceId,
+                publicKey: outcome.publicKey,
+                connection: ref.connection,
+                paneId: pane.id,
+                leaseMs: body.leaseMs,
+              };
+              enqueue.spawnChild('paneWatch', { id, systemId: id, input });
+              enqueue.assign({
+                watches: { ...context.watches, [id]: { session: ref.session, deviceId, connection: ref.connection } },
+              });
+              enqueue.sendTo('relay', paneAnswer('pane.status', to, 'streaming'));
+              enqueue({
+                type: 'log',
+                params: {
+                  level: 'info',
+                  message: `live pane ${ref.session} for ${deviceId} (lease ${body.leaseMs} ms)`,
+                },
+              });
+              return;
+            }
+
+            // key input
+            const refuse = (code: string, seq: number | null, message?: string) => {
+              why(code, message);
+              enqueue.sendTo('relay', paneAnswer('keys.result', to, 'refused', code, seq));
+            };
+            if (!outcome.accepted) return refuse(outcome.code, null, outcome.message);
+            const body = outcome.body as KeysBody;
+            if (body.session !== ref.session) return refuse('bad_seal', body.seq, 'sealed for another session');
+            const keys = body.keys ?? [];
+            if (badKeyName(keys) !== undefined) return refuse('bad_key_name', body.seq);
+            if (!context.sessions[ref.session]) return refuse('session_not_found', body.seq);
+            enqueue.sendTo(sessionId(ref.session), {
+              type: 'KEYS',
+              keys: {
+                kind: 'keys',
+                ref: { deviceId, connection: ref.connection, seq: body.seq },
+                keys,
+                text: body.text ?? '',
+                receivedAt: ref.receivedAt,
+              },
+            });
+          }),
+        },
+        'SESSION.KEYS_RESULT': {
+          actions: enqueueActions(({ event, enqueue }) => {
+            if (event.type !== 'SESSION.KEYS_RESULT') return;
+            const to = { session: event.session, deviceId: event.ref.deviceId, connection: event.ref.connection };
+            enqueue.sendTo('relay', paneAnswer('keys.result', to, event.state, event.code, event.ref.seq));
+            if (event.state === 'refused') {
+              enqueue({
+                type: 'log',
+                params: {
+                  level: 'warn',
+                  message: `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`,
+                },
+              });
+            }
+          }),
+        },
+        'WATCH.FRAME': {
+          actions: sendTo('relay', ({ event }) => ({ type: 'SEND', frame: event.frame })),
+        },
+        'xstate.done.actor.watch.*': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const id = event.type.slice('xstate.done.actor.'.length);
+            const output = (event as { output?: PaneWatchOutput }).output;
+            const watch = context.watches[id];
+            enqueue.stopChild(id);
+            const { [id]: _gone, ...rest } = context.watches;
+            enqueue.assign({ watches: rest });
+            if (!watch) return;
+            const reason = output?.reason ?? 'requested';
+            enqueue.sendTo('relay', paneAnswer('pane.status', watch, 'stopped', reason));
+            enqueue({
+              type: 'log',
+              params: {
+                level: 'info',
+                message: `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`,
+              },
+            });
+          }),
+        },
+        'PINS.LOADED': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (event.type !== 'PINS.LOADED') return;
+            enqueue.assign({ pins: event.pins, pinsUnreadable: event.unreadable === true });
+            for (const deviceId of context.devices) {
+              enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
+            }
+            // A forgotten device sees no more of any screen.
+            for (const [id, w] of Object.entries(context.watches)) {
+              if (!event.pins.devices[w.deviceId]) enqueue.sendTo(id, { type: 'STOP' });
+            }
           }),
         },
         'SESSION.RESULT': {

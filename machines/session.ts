@@ -5,6 +5,7 @@
  */
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import { activePane } from '../core/inventory.js';
+import { keysRefusal } from '../core/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol.js';
 import { refusalFor } from '../core/refusals.js';
 import type { BucketState } from '../core/tokenBucket.js';
@@ -13,12 +14,35 @@ import type { LogParams } from './log.js';
 
 /** A push as a session sees it. */
 export interface SessionPush {
+  kind?: 'push';
   id: number;
   body: string;
   /** Whether the push named this computer explicitly (spec 7.2). */
   addressedToThisComputer: boolean;
   /** When the listener received it (epoch ms): the rate limit counts arrivals, not typing. */
   receivedAt: number;
+}
+
+/** Key input from a live pane (core/keys.ts), already opened and checked for its stamp by `device.<id>`. */
+export interface SessionKeys {
+  kind: 'keys';
+  /** Who sent it and its stamp, for the answer (`keys.result`). */
+  ref: { deviceId: string; connection: string; seq: number };
+  /** Named keys, sent after the text. */
+  keys: string[];
+  /** Typed as is, without a submit. */
+  text: string;
+  receivedAt: number;
+}
+
+/** A session's queue: messages and key input, typed one at a time in arrival order. */
+export type QueueItem = SessionPush | SessionKeys;
+
+export interface TypeKeysInput {
+  session: string;
+  paneId: string;
+  keys: string[];
+  text: string;
 }
 
 export interface InjectInput {
@@ -41,8 +65,10 @@ export interface SessionInput {
 export interface SessionContext {
   name: string;
   record: SessionRecord;
-  queue: SessionPush[];
+  queue: QueueItem[];
   current: SessionPush | null;
+  /** Key input being typed. */
+  currentKeys: SessionKeys | null;
   /** Per-session token bucket (spec 7.6); created on the first push. */
   bucket: BucketState | null;
 }
@@ -50,6 +76,7 @@ export interface SessionContext {
 export type SessionEvent =
   | { type: 'UPDATE'; record: SessionRecord }
   | { type: 'PUSH'; push: SessionPush }
+  | { type: 'KEYS'; keys: SessionKeys }
   | { type: 'REMOTE.ON' }
   | { type: 'REMOTE.OFF' };
 
@@ -64,19 +91,32 @@ export type SessionResult = {
   message?: string;
 };
 
-/** The refusal (if any) for the push at the head of the queue, and the bucket after it. */
+/** What a session tells the listener about key input. */
+export type SessionKeysResult = {
+  type: 'SESSION.KEYS_RESULT';
+  session: string;
+  ref: SessionKeys['ref'];
+  state: 'typed' | 'refused';
+  code?: RefusalCode;
+  message?: string;
+};
+
+/** The refusal (if any) for the push or key input at the head of the queue, and the bucket after it. */
 export function decideHead(context: SessionContext): { code: RefusalCode | null; bucket: BucketState | null } {
   const head = context.queue[0];
   if (!head) return { code: null, bucket: context.bucket };
-  const code = refusalFor({
+  const facts = {
     target: context.name,
-    body: head.body,
     pane: activePane(context.record),
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
-    addressedToThisComputer: head.addressedToThisComputer,
     approvalPending: context.record.state === 'awaiting_approval',
-  });
+  };
+  const code =
+    head.kind === 'keys'
+      ? // Key input comes in a pane.keys frame addressed to this computer by the relay's routing.
+        keysRefusal({ ...facts, addressedToThisComputer: true, keys: head.keys, text: head.text })
+      : refusalFor({ ...facts, body: head.body, addressedToThisComputer: head.addressedToThisComputer });
   if (code) return { code, bucket: context.bucket };
   const taken = takeToken(
     SESSION_INPUT_BUCKET,
@@ -94,12 +134,17 @@ export const sessionMachine = setup({
   },
   actors: {
     inject: fromPromise<InjectOutput, InjectInput>(async () => ({ submitted: 'unverified' })),
+    /** Text as is (no submit), then named keys: actors/tmux.ts sendLiteral and sendKeys. */
+    typeKeys: fromPromise<void, TypeKeysInput>(async () => {}),
   },
   actions: {
     log: (_, _params: LogParams) => {},
     storeRecord: assign(({ event }) => (event.type === 'UPDATE' ? { record: event.record } : {})),
     /** Spec 8: every input into a `svc sh` session is audited (actors/shellAudit.ts). */
-    auditShellInput: (_, _params: { session: string; paneId: string; foreground: string; text: string }) => {},
+    auditShellInput: (
+      _,
+      _params: { session: string; paneId: string; foreground: string; text: string; kind?: 'insert' | 'keys' },
+    ) => {},
     /** Spec 2.3: write the remote-origin marker before typing, so the agent's submit hook can match it. */
     writeMarker: (_, _params: { session: string; projectDir: string | undefined; text: string }) => {},
   },
@@ -113,11 +158,19 @@ export const sessionMachine = setup({
     readsApproval: ({ event }) => event.type === 'UPDATE' && event.record.state === 'awaiting_approval',
     queueEmpty: ({ context }) => context.queue.length === 0,
     headRefused: ({ context }) => decideHead(context).code !== null,
+    headIsKeys: ({ context }) => context.queue[0]?.kind === 'keys',
   },
 }).createMachine({
   id: 'session',
   type: 'parallel',
-  context: ({ input }) => ({ name: input.name, record: input.record, queue: [], current: null, bucket: null }),
+  context: ({ input }) => ({
+    name: input.name,
+    record: input.record,
+    queue: [],
+    current: null,
+    currentKeys: null,
+    bucket: null,
+  }),
   states: {
     attachment: {
       initial: 'sorting',
@@ -178,6 +231,7 @@ export const sessionMachine = setup({
       initial: 'ready',
       on: {
         PUSH: { actions: assign({ queue: ({ context, event }) => [...context.queue, event.push] }) },
+        KEYS: { actions: assign({ queue: ({ context, event }) => [...context.queue, event.keys] }) },
       },
       states: {
         ready: {
@@ -188,25 +242,102 @@ export const sessionMachine = setup({
               actions: enqueueActions(({ context, enqueue }) => {
                 const head = context.queue[0]!;
                 const { code, bucket } = decideHead(context);
-                enqueue.sendParent({
-                  type: 'SESSION.RESULT',
-                  session: context.name,
-                  id: head.id,
-                  state: 'refused',
-                  code: code!,
-                } satisfies SessionResult);
+                if (head.kind === 'keys') {
+                  enqueue.sendParent({
+                    type: 'SESSION.KEYS_RESULT',
+                    session: context.name,
+                    ref: head.ref,
+                    state: 'refused',
+                    code: code!,
+                  } satisfies SessionKeysResult);
+                } else {
+                  enqueue.sendParent({
+                    type: 'SESSION.RESULT',
+                    session: context.name,
+                    id: head.id,
+                    state: 'refused',
+                    code: code!,
+                  } satisfies SessionResult);
+                }
                 enqueue.assign({ queue: context.queue.slice(1), bucket });
               }),
             },
             {
+              guard: 'headIsKeys',
+              target: 'typingKeys',
+              actions: assign(({ context }) => ({
+                currentKeys: context.queue[0] as SessionKeys,
+                queue: context.queue.slice(1),
+                bucket: decideHead(context).bucket,
+              })),
+            },
+            {
               target: 'injecting',
               actions: assign(({ context }) => ({
-                current: context.queue[0]!,
+                current: context.queue[0] as SessionPush,
                 queue: context.queue.slice(1),
                 bucket: decideHead(context).bucket,
               })),
             },
           ],
+        },
+        typingKeys: {
+          entry: enqueueActions(({ context, enqueue }) => {
+            if (!context.record.shell) return;
+            const pane = activePane(context.record)!;
+            const { text, keys } = context.currentKeys!;
+            enqueue({
+              type: 'auditShellInput',
+              params: {
+                session: context.name,
+                paneId: pane.id,
+                foreground: pane.command,
+                text: [text, ...keys.map((k) => `<${k}>`)].join(''),
+                kind: 'keys',
+              },
+            });
+          }),
+          invoke: {
+            src: 'typeKeys',
+            input: ({ context }) => ({
+              session: context.name,
+              paneId: activePane(context.record)!.id,
+              keys: context.currentKeys!.keys,
+              text: context.currentKeys!.text,
+            }),
+            onDone: {
+              target: 'ready',
+              actions: [
+                sendParent(
+                  ({ context }) =>
+                    ({
+                      type: 'SESSION.KEYS_RESULT',
+                      session: context.name,
+                      ref: context.currentKeys!.ref,
+                      state: 'typed',
+                    }) satisfies SessionKeysResult,
+                ),
+                assign({ currentKeys: null }),
+              ],
+            },
+            onError: {
+              target: 'ready',
+              actions: [
+                sendParent(
+                  ({ context, event }) =>
+                    ({
+                      type: 'SESSION.KEYS_RESULT',
+                      session: context.name,
+                      ref: context.currentKeys!.ref,
+                      state: 'refused',
+                      code: 'inject_failed',
+                      message: String(event.error).slice(0, 200),
+                    }) satisfies SessionKeysResult,
+                ),
+                assign({ currentKeys: null }),
+              ],
+            },
+          },
         },
         injecting: {
           entry: [
