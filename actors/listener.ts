@@ -13,9 +13,11 @@ import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
 import { VERSION } from '../core/version.js';
+import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
 import { listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
+import { paneWatchMachine } from '../machines/paneWatch.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
@@ -23,6 +25,16 @@ import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { readConfigFile } from './configFile.js';
 import { startListenerControl } from './controlSocket.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
+import { loadDeviceIdentity } from './deviceKey.js';
+import { readPinsSafely, updatePins, watchPins } from './devicePins.js';
+import {
+  capturePaneLogic,
+  createDeviceDirectory,
+  openSealedLogic,
+  relayDeviceList,
+  sealFrameLogic,
+  typeKeysLogic,
+} from './e2ee.js';
 import { ensurePrivateDir } from './files.js';
 import { checkWorktreeActor, createGit, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './git.js';
 import { injectText, realSleep } from './inject.js';
@@ -106,6 +118,19 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const ledger = loadLedger(ledgerPath, log.warn);
   const logAction = (_: unknown, params: LogParams) => log.line(params);
 
+  // Sealing (docs/security.md): this computer's device key, the devices it pinned, the relay's device list.
+  const me = await loadDeviceIdentity(paths.deviceKey, config.baseUrl.value).catch((err: Error) => {
+    log.error(`cannot use the device key ${paths.deviceKey}: ${err.message}`);
+    return null;
+  });
+  if (me) log.info(`device ${me.deviceId}: sealed messages and live panes are on`);
+  else log.warn('no device key for this relay: sealed messages cannot be opened; run `svc login` again');
+  const pinsReading = readPinsSafely(paths.devicePins);
+  if (pinsReading.unreadable) {
+    log.error(`${pinsReading.error}: plaintext is refused and sealed contacts fail until it is fixed`);
+  }
+  const directory = createDeviceDirectory({ fetchList: relayDeviceList(config.baseUrl.value, apiKey) });
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -121,6 +146,24 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         return found.worktrees;
       }),
       relayLink: relayLinkMachine.provide({ actors: { relaySocket: relaySocketLogic }, actions: { log: logAction } }),
+      device: deviceMachine.provide({
+        actors: { openSealed: openSealedLogic({ me, directory, pinsPath: paths.devicePins }) },
+        actions: {
+          log: logAction,
+          persistPins: (_, params) => {
+            try {
+              updatePins(paths.devicePins, params.ops);
+            } catch (err) {
+              log.error(`could not save the device pins ${paths.devicePins}: ${(err as Error).message}`);
+            }
+          },
+        },
+      }),
+      paneWatch: paneWatchMachine.provide({
+        actors: { capturePane: capturePaneLogic(tmux), sealFrame: sealFrameLogic(me) },
+        actions: { log: logAction },
+      }),
+      pinsWatch: watchPins(paths.devicePins),
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
@@ -145,6 +188,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             });
             return { submitted: result.submitted };
           }),
+          typeKeys: typeKeysLogic(tmux),
         },
         actions: {
           log: logAction,
@@ -154,7 +198,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
                 at: Date.now(),
                 session: params.session,
                 pane: params.paneId,
-                kind: 'insert',
+                kind: params.kind ?? 'insert',
                 program: params.foreground,
                 text: params.text,
               });
@@ -196,6 +240,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       ledger,
       replayWindowMs: REPLAY_WINDOW_MS,
       hostname: host,
+      pins: pinsReading.pins,
+      pinsUnreadable: pinsReading.unreadable,
     },
     inspect: inspector.inspect,
   });

@@ -15,7 +15,7 @@ export class RelayHttpError extends Error {
 export async function relayRequest<T>(
   baseUrl: string,
   apiKey: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
 ): Promise<T> {

@@ -22,6 +22,9 @@ const main = defineCommand({
     verify: () => import('./commands/verify.js').then((m) => m.default),
     worktree: () => import('./commands/worktree/index.js').then((m) => m.default),
     debug: () => import('./commands/debug/index.js').then((m) => m.default),
+    // `agent` is a group (svc agent send), not an agent: no registry entry has that subcommand.
+    agent: () => import('./commands/agentSend.js').then((m) => m.agentGroup),
+    devices: () => import('./commands/devices.js').then((m) => m.default),
     // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4)
     ...Object.fromEntries(AGENTS.map((a) => [a.subcommand, loadAgent(a.subcommand)])),
   },

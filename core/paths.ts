@@ -12,6 +12,13 @@ export interface SvcPaths {
   ledger(hookId: string): string;
   stateDir: string;
   shellAudit: string;
+  /** This computer's device key pair (JWK, 0600) and its device id on the relay (docs/security.md). */
+  deviceKey: string;
+  /** The devices this computer pinned: their keys, verified flags and last sequence stamps. */
+  devicePins: string;
+  /** `svc agent send`'s own device key pair, and the computer keys it pinned. */
+  cliDeviceKey: string;
+  cliPins: string;
 }
 
 export function svcPaths(home: string): SvcPaths {
@@ -28,5 +35,9 @@ export function svcPaths(home: string): SvcPaths {
     ledger: (hookId: string) => join(dir, `delivered-${hookId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`),
     stateDir,
     shellAudit: join(stateDir, 'shell-audit.log'),
+    deviceKey: join(dir, 'device-key.json'),
+    devicePins: join(dir, 'devices.json'),
+    cliDeviceKey: join(dir, 'cli-device-key.json'),
+    cliPins: join(dir, 'cli-pins.json'),
   };
 }

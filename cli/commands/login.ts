@@ -1,23 +1,42 @@
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
 import { writeConfigFile } from '../../actors/configFile.js';
+import { ensureDeviceIdentity } from '../../actors/deviceKey.js';
 import { relayRequest } from '../../actors/relayHttp.js';
 import { wsUrlFor } from '../../core/config.js';
 import { svcPaths } from '../../core/paths.js';
 import { fail } from '../output.js';
 
-/** Register this computer with a relay and write ~/.svc/config.json. */
+/**
+ * Register this computer with a relay and write ~/.svc/config.json. The computer's device key pair is made on the
+ * first login (~/.svc/device-key.json, 0600) and its public key registered, so apps can seal for this computer.
+ */
 export async function login(opts: { url: string; key: string; name?: string; wsUrl?: string; home?: string }) {
   const baseUrl = new URL(opts.url).toString().replace(/\/$/, '');
   const name = opts.name ?? hostname();
+  const paths = svcPaths(opts.home ?? homedir());
+  const device = await ensureDeviceIdentity({
+    path: paths.deviceKey,
+    baseUrl,
+    apiKey: opts.key,
+    name,
+    kind: 'computer',
+  });
   const registered = await relayRequest<{ hookId: string; name: string }>(baseUrl, opts.key, 'POST', '/computers', {
     name,
     platform: process.platform,
+    deviceId: device.deviceId,
   });
-  const paths = svcPaths(opts.home ?? homedir());
   const wsUrl = opts.wsUrl ?? wsUrlFor(baseUrl);
   writeConfigFile(paths.dir, paths.config, { apiKey: opts.key, hookId: registered.hookId, baseUrl, wsUrl });
-  return { hookId: registered.hookId, name: registered.name, baseUrl, wsUrl, configPath: paths.config };
+  return {
+    hookId: registered.hookId,
+    name: registered.name,
+    deviceId: device.deviceId,
+    baseUrl,
+    wsUrl,
+    configPath: paths.config,
+  };
 }
 
 export default defineCommand({

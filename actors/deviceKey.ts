@@ -1,0 +1,158 @@
+/**
+ * A device's long-term key pair on this computer (docs/security.md): `~/.svc/device-key.json` for the computer
+ * (the listener), `~/.svc/cli-device-key.json` for `svc agent send`. The private key never leaves the file (0600 in
+ * the 0700 ~/.svc); the relay gets the public key once (`POST /devices`) and answers with the device id.
+ */
+import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import type { DeviceInfo, DeviceKind } from '../core/protocol.js';
+import {
+  exportPrivateKey,
+  exportPublicKey,
+  generateDeviceKeys,
+  importPrivateKey,
+  importPublicKey,
+  publicKeyOfJwk,
+} from '../core/seal.js';
+import { writeFileAtomic } from './files.js';
+import { relayRequest } from './relayHttp.js';
+
+const KeyFile = z.object({
+  version: z.literal(1),
+  publicKey: z.string(),
+  privateKey: z.record(z.string(), z.unknown()),
+  /** The id the relay at `baseUrl` gave this key; registered again when logging in to another relay. */
+  deviceId: z.string().optional(),
+  baseUrl: z.string().optional(),
+  /** `svc agent send`: the last sequence stamp it used (each send takes the next one). */
+  seq: z.number().int().nonnegative().optional(),
+});
+export type KeyFile = z.infer<typeof KeyFile>;
+
+export interface DeviceIdentity {
+  deviceId: string;
+  publicKey: string;
+  privateKey: CryptoKey;
+  publicCryptoKey: CryptoKey;
+}
+
+export class DeviceKeyError extends Error {}
+
+/** The key file, or null when there is none. A file that is not ours to read is an error, never replaced. */
+export function readKeyFile(path: string): KeyFile | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new DeviceKeyError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new DeviceKeyError(`${path} is not JSON; move it away to make a new device key`);
+  }
+  const parsed = KeyFile.safeParse(data);
+  if (!parsed.success) throw new DeviceKeyError(`${path} is not a device key file; move it away to make a new one`);
+  return parsed.data;
+}
+
+export function writeKeyFile(path: string, file: KeyFile): void {
+  writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, 0o600);
+}
+
+async function identity(file: KeyFile): Promise<DeviceIdentity> {
+  const jwk = file.privateKey as JsonWebKey;
+  if (publicKeyOfJwk(jwk) !== file.publicKey) throw new DeviceKeyError('device key file: public key does not match');
+  return {
+    deviceId: file.deviceId ?? '',
+    publicKey: file.publicKey,
+    privateKey: await importPrivateKey(jwk, false),
+    publicCryptoKey: await importPublicKey(file.publicKey),
+  };
+}
+
+/** The identity in the file, if it has been registered with the relay at `baseUrl`; no network. */
+export async function loadDeviceIdentity(path: string, baseUrl?: string): Promise<DeviceIdentity | null> {
+  const file = readKeyFile(path);
+  if (!file?.deviceId) return null;
+  if (baseUrl !== undefined && file.baseUrl !== baseUrl) return null;
+  return identity(file);
+}
+
+/**
+ * Make the key pair if there is none, and register its public key with the relay at `baseUrl` unless it already
+ * is (the relay answers the same device for the same key, so registering again is harmless).
+ */
+export async function ensureDeviceIdentity(opts: {
+  path: string;
+  baseUrl: string;
+  apiKey: string;
+  name: string;
+  kind: DeviceKind;
+}): Promise<DeviceIdentity & { registered: boolean }> {
+  let file = readKeyFile(opts.path);
+  if (!file) {
+    // Written only once the relay took it: a failed login leaves nothing behind.
+    const keys = await generateDeviceKeys(true);
+    file = {
+      version: 1,
+      publicKey: await exportPublicKey(keys.publicKey),
+      privateKey: { ...(await exportPrivateKey(keys.privateKey)) },
+    };
+  }
+  let registered = false;
+  if (!file.deviceId || file.baseUrl !== opts.baseUrl) {
+    const device = await relayRequest<DeviceInfo>(opts.baseUrl, opts.apiKey, 'POST', '/devices', {
+      name: opts.name.slice(0, 128),
+      kind: opts.kind,
+      publicKey: file.publicKey,
+    });
+    file = { ...file, deviceId: device.deviceId, baseUrl: opts.baseUrl, seq: file.seq };
+    writeKeyFile(opts.path, file);
+    registered = true;
+  }
+  return { ...(await identity(file)), registered };
+}
+
+/** How long a lock may be held before it counts as left behind by a crashed process. */
+const STALE_LOCK_MS = 30_000;
+
+/**
+ * Run `fn` holding `<path>.lock` (created exclusively), so two `svc agent send` at once take distinct, increasing
+ * stamps and post them in that order. Waits up to `waitMs`; a lock older than 30 s is taken over.
+ */
+export async function withFileLock<T>(path: string, fn: () => Promise<T>, waitMs = 10_000): Promise<T> {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
+      } catch {
+        // gone meanwhile: try again
+      }
+      if (Date.now() > deadline) throw new DeviceKeyError(`${lock} is held by another svc; try again`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+/** Take the next sequence stamp of a key file (persisted before it is used, so a stamp is never used twice). */
+export function takeSeq(path: string): number {
+  const file = readKeyFile(path);
+  if (!file) throw new DeviceKeyError(`${path} is missing`);
+  const seq = Math.max(file.seq ?? 0, 0) + 1;
+  writeKeyFile(path, { ...file, seq });
+  return seq;
+}

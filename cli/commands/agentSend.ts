@@ -1,0 +1,163 @@
+/**
+ * `svc agent send [--session NAME] [--computer HOOKID] TEXT` (spec 4.5): a message typed into a session of a
+ * computer, always sealed. It is a device of its own (kind `cli`, key in ~/.svc/cli-device-key.json), pins the
+ * computer's key on first use (~/.svc/cli-pins.json) and refuses loudly if the relay later lists another one.
+ */
+import { homedir, hostname } from 'node:os';
+import { defineCommand } from 'citty';
+import { readConfigFile } from '../../actors/configFile.js';
+import { ensureDeviceIdentity, takeSeq, withFileLock } from '../../actors/deviceKey.js';
+import { readPins, updatePins } from '../../actors/devicePins.js';
+import { relayRequest } from '../../actors/relayHttp.js';
+import { type ComputerEntry, explainCode, pickComputer, pickSession } from '../../core/agentSend.js';
+import { decideTrust } from '../../core/devices.js';
+import { svcPaths } from '../../core/paths.js';
+import type { DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
+import { fingerprint, importPublicKey, seal } from '../../core/seal.js';
+import type { CommandBody } from '../../core/sealedBodies.js';
+import { fail } from '../output.js';
+
+export interface AgentSendResult {
+  id: number;
+  computer: string;
+  session: string;
+  state: PushStatusResponse['state'];
+  code: string | null;
+}
+
+export class AgentSendError extends Error {}
+
+const FINAL = new Set(['injected', 'refused', 'expired']);
+
+export async function agentSend(opts: {
+  text: string;
+  session?: string;
+  computer?: string;
+  home?: string;
+  /** How long to wait for the computer's answer. */
+  timeoutMs?: number;
+}): Promise<AgentSendResult> {
+  const paths = svcPaths(opts.home ?? homedir());
+  const config = readConfigFile(paths.config);
+  if (config.status !== 'ok' || !config.data.apiKey || !config.data.baseUrl) {
+    throw new AgentSendError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
+  }
+  const { apiKey, baseUrl } = config.data;
+  if (opts.text.length === 0) throw new AgentSendError('nothing to send');
+
+  const me = await ensureDeviceIdentity({
+    path: paths.cliDeviceKey,
+    baseUrl,
+    apiKey,
+    name: `svc agent send on ${hostname()}`,
+    kind: 'cli',
+  });
+  const { computers } = await relayRequest<{ computers: ComputerEntry[] }>(baseUrl, apiKey, 'GET', '/computers');
+  const computer = pickComputer(computers, opts.computer);
+  if (!computer.ok) throw new AgentSendError(computer.message);
+  const target = computer.value;
+  const session = pickSession(target, opts.session);
+  if (!session.ok) throw new AgentSendError(session.message);
+  if (!target.deviceId) {
+    throw new AgentSendError(`${target.name} has no device key on the relay: run \`svc login\` on it again`);
+  }
+
+  // The computer's key as the relay lists it, checked against the pin this command keeps.
+  const { devices } = await relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices');
+  const listedKey = devices.find((d) => d.deviceId === target.deviceId)?.publicKey ?? null;
+  const pin = readPins(paths.cliPins).devices[target.deviceId];
+  const trust = decideTrust(pin, listedKey);
+  if (!trust.ok) {
+    if (trust.why === 'not_listed') throw new AgentSendError(`${target.name}'s device is not on the relay`);
+    const now = await fingerprint(listedKey!);
+    if (trust.why === 'key_changed') {
+      updatePins(paths.cliPins, [
+        { op: 'keyChanged', deviceId: target.deviceId, publicKey: listedKey!, fingerprint: now, at: Date.now() },
+      ]);
+    }
+    throw new AgentSendError(
+      `NOT SENT: the relay lists a different key for ${target.name} (device ${target.deviceId}): pinned ` +
+        `${pin!.fingerprint}, now ${now}. A relay swapping keys looks exactly like this. If that computer really has ` +
+        `a new key, compare the safety codes (\`svc devices\` on both) and run \`svc devices verify ${target.deviceId}\``,
+    );
+  }
+  if (trust.firstContact) {
+    updatePins(paths.cliPins, [
+      {
+        op: 'pin',
+        deviceId: target.deviceId,
+        publicKey: trust.key,
+        fingerprint: await fingerprint(trust.key),
+        at: Date.now(),
+        lastSeq: {},
+      },
+    ]);
+  }
+  const computerKey = await importPublicKey(trust.key);
+
+  // Stamp, seal and post under one lock: stamps reach the relay in the order they were taken.
+  const sent = await withFileLock(paths.cliDeviceKey, async () => {
+    const body: CommandBody = {
+      text: opts.text,
+      seq: takeSeq(paths.cliDeviceKey),
+      sentAt: Date.now(),
+      session: session.value,
+    };
+    const sealed = await seal({
+      purpose: 'agent.command',
+      from: { id: me.deviceId, privateKey: me.privateKey },
+      to: [{ id: target.deviceId!, publicKey: computerKey }],
+      plaintext: JSON.stringify(body),
+    });
+    return relayRequest<PushSendResponse>(baseUrl, apiKey, 'POST', '/pushes/send', {
+      type: 'agent.command',
+      agentSessionName: session.value,
+      body: '',
+      targetComputer: target.hookId,
+      sealed,
+    });
+  });
+
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let status: PushStatusResponse;
+  for (;;) {
+    status = await relayRequest<PushStatusResponse>(baseUrl, apiKey, 'GET', `/pushes/${sent.id}`);
+    if (FINAL.has(status.state) || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  return { id: sent.id, computer: target.hookId, session: session.value, state: status.state, code: status.code };
+}
+
+const send = defineCommand({
+  meta: { name: 'send', description: 'Send a message to a session, always sealed; shell sessions are skipped' },
+  args: {
+    text: { type: 'positional', description: 'The message', required: true },
+    session: { type: 'string', description: 'Session name (default: the most recently active agent session)' },
+    computer: { type: 'string', description: 'hookId or name of the computer (default: the only one)' },
+    json: { type: 'boolean', description: 'Print the result as JSON' },
+  },
+  async run({ args }) {
+    try {
+      const text = [args.text, ...args._.slice(1)].join(' ');
+      const result = await agentSend({ text, session: args.session, computer: args.computer });
+      if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else if (result.state === 'injected') process.stdout.write(`typed into ${result.session}\n`);
+      else if (result.state === 'refused') {
+        process.stderr.write(`svc: not typed into ${result.session}: ${result.code} (${explainCode(result.code)})\n`);
+      } else if (result.state === 'expired') {
+        process.stderr.write(`svc: not typed into ${result.session}: expired (the computer was away too long)\n`);
+      } else {
+        process.stderr.write(`svc: no answer from the computer yet (push ${result.id} is ${result.state})\n`);
+      }
+      if (result.state !== 'injected') process.exitCode = 1;
+    } catch (err) {
+      fail(err);
+    }
+  },
+});
+
+/** `svc agent …`: the group; `send` is its one command so far. */
+export const agentGroup = defineCommand({
+  meta: { name: 'agent', description: 'Talk to agent sessions: svc agent send' },
+  subCommands: { send },
+});

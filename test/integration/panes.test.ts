@@ -1,0 +1,281 @@
+/**
+ * Live panes and key input end to end: a WebSocket app client with its own device keys, the real relay (and its
+ * SQLite file), the real `svc listener` process, real tmux on a private socket.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { applyFrame } from '../../core/paneFrames.js';
+import type { RelayFrame } from '../../core/protocol.js';
+import type { FrameBody } from '../../core/sealedBodies.js';
+import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+type Frame<K extends RelayFrame['type']> = Extract<RelayFrame, { type: K }>;
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc | null = null;
+let sockets: TestSocket[] = [];
+let hookId: string;
+let key: string;
+let computer: { id: string; publicKey: string };
+let app: TestDevice;
+
+const token = (what: string) => `${what}-${randomBytes(6).toString('hex')}`;
+
+async function startListener(): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['listener'], env);
+  await proc.waitForLine(/connected to ws:/);
+  await proc.waitForLine(/server persisted listener.sessions/);
+  return proc;
+}
+
+async function appSocket(deviceId: string | null = app.deviceId): Promise<TestSocket> {
+  const sock = await TestSocket.open(relay.wsUrl, key);
+  sockets.push(sock);
+  sock.send(deviceId ? { type: 'subscribe', role: 'app', deviceId } : { type: 'subscribe', role: 'app' });
+  await sock.next('subscribed');
+  return sock;
+}
+
+async function watch(sock: TestSocket, session: string, seq: number, leaseMs = 30_000, device = app) {
+  sock.send({
+    type: 'pane.watch',
+    computer: hookId,
+    session,
+    envelope: await device.seal('pane.watch', computer, { session, seq, leaseMs }),
+  });
+}
+
+async function keys(sock: TestSocket, session: string, body: { seq: number; keys?: string[]; text?: string }) {
+  const envelope = await app.seal('pane.keys', computer, { session, ...body });
+  sock.send({ type: 'pane.keys', computer: hookId, session, envelope });
+  return envelope;
+}
+
+/** The screen as the app rebuilds it from the frames it opened, and the bodies. */
+async function appScreen(sock: TestSocket, session: string) {
+  let screen: string[] = [];
+  const bodies: FrameBody[] = [];
+  for (const f of sock.all('pane.frame').filter((x) => x.session === session)) {
+    const body = (await app.open('pane.frame', f.envelope, computer.publicKey)) as FrameBody;
+    expect(body.frameSeq).toBe(f.frameSeq);
+    expect(body.session).toBe(session);
+    bodies.push(body);
+    screen = applyFrame(screen, body);
+  }
+  return { text: screen.join('\n'), bodies };
+}
+
+const status = (sock: TestSocket, state: string, session = 'svc-proj', timeoutMs = 10_000) =>
+  sock.next('pane.status', (f) => f.session === session && f.state === state, timeoutMs);
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(async () => {
+  await relay.close();
+});
+
+beforeEach(async () => {
+  key = (await relay.createAccount()).apiKey;
+  tmux = await startTmuxServer();
+  home = tempHome();
+  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+  const login = await runSvc(['login', '--url', relay.url, '--key', key, '--name', 'box', '--json'], env);
+  expect(login.stderr).toBe('');
+  hookId = JSON.parse(login.stdout).hookId;
+  computer = await computerDevice({ url: relay.url, apiKey: key }, hookId);
+  app = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
+  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+  await waitFor(async () => (await tmux.capture('svc-proj')).includes('›'), { what: 'the fake agent’s prompt' });
+});
+
+afterEach(async () => {
+  for (const s of sockets) await s.close();
+  sockets = [];
+  await listener?.stop();
+  listener = null;
+  await tmux.cleanup();
+  home.cleanup();
+});
+
+describe('live panes', () => {
+  it('streams sealed frames the app opens: first whole, then changes; the relay keeps no trace of the screen', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1);
+    await status(sock, 'streaming');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes('›'), { what: 'the first frame' });
+
+    const line = token('on screen');
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', line]);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes(`you said: ${line}`), {
+      what: 'the printed line in the app’s screen',
+    });
+    const { bodies } = await appScreen(sock, 'svc-proj');
+    expect(bodies[0]?.full).toBe(true);
+    expect(bodies.slice(1).some((b) => !b.full && Object.keys(b.rows).length < b.height)).toBe(true);
+    expect(bodies.map((b) => b.frameSeq)).toEqual(bodies.map((_, i) => i));
+    // The rebuilt screen is the pane's screen.
+    expect((await appScreen(sock, 'svc-proj')).text).toBe(await tmux.capture('svc-proj'));
+
+    sock.send({ type: 'pane.stop', computer: hookId, session: 'svc-proj' });
+    expect(await status(sock, 'stopped')).toMatchObject({ code: 'requested', deviceId: app.deviceId });
+    // Byte for byte in the database files, and not in the relay's log: no screen text.
+    expect(databaseHolds(relay.dataDir, line)).toBe(false);
+    expect(relay.logs.join('\n')).not.toContain(line);
+  });
+
+  it('stops when its lease lapses (a vanished phone), and keeps streaming while it is renewed', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1, 2_000);
+    await status(sock, 'streaming');
+    // Renewed twice within its lease: still streaming after 3 s.
+    await new Promise((r) => setTimeout(r, 1_200));
+    await watch(sock, 'svc-proj', 2, 2_000);
+    await new Promise((r) => setTimeout(r, 1_200));
+    await watch(sock, 'svc-proj', 3, 2_000);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(sock.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
+    // No more renewals: stopped within the lease.
+    expect(await status(sock, 'stopped', 'svc-proj', 5_000)).toMatchObject({ code: 'lease_expired' });
+    const count = sock.all('pane.frame').length;
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'after the lease']);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(sock.all('pane.frame').length).toBe(count);
+    expect(listener.output()).toMatch(/live pane svc-proj for d_[0-9a-f]+ stopped \(lease_expired\)/);
+  });
+
+  it('refuses a watch from an app without a device key (e2ee_required) and for a session it lacks', async () => {
+    listener = await startListener();
+    const keyless = await appSocket(null);
+    keyless.send({
+      type: 'pane.watch',
+      computer: hookId,
+      session: 'svc-proj',
+      envelope: await app.seal('pane.watch', computer, { session: 'svc-proj', seq: 1, leaseMs: 30_000 }),
+    });
+    expect(await status(keyless, 'refused')).toMatchObject({ code: 'e2ee_required', deviceId: null });
+    const sock = await appSocket();
+    await watch(sock, 'svc-gone', 1);
+    expect(await status(sock, 'refused', 'svc-gone')).toMatchObject({ code: 'session_not_found' });
+    expect(keyless.all('pane.frame')).toEqual([]);
+  });
+
+  it('refuses a device whose key the relay swapped (subscriber_unverified): no frame is sealed for it', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1);
+    await status(sock, 'streaming');
+    sock.send({ type: 'pane.stop', computer: hookId, session: 'svc-proj' });
+    await status(sock, 'stopped');
+    // The relay lists a key of its own for the phone, and asks for the screen in the phone's name.
+    const frames = sock.all('pane.frame').length;
+    const { seal, importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/seal.js');
+    const evil = await generateDeviceKeys(false);
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(`${relay.dataDir}/relay.db`);
+    db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(
+      await exportPublicKey(evil.publicKey),
+      app.deviceId,
+    );
+    db.close();
+    sock.send({
+      type: 'pane.watch',
+      computer: hookId,
+      session: 'svc-proj',
+      envelope: await seal({
+        purpose: 'pane.watch',
+        from: { id: app.deviceId, privateKey: evil.privateKey },
+        to: [{ id: computer.id, publicKey: await importPublicKey(computer.publicKey) }],
+        plaintext: JSON.stringify({ session: 'svc-proj', seq: 10, leaseMs: 30_000 }),
+      }),
+    });
+    expect(await status(sock, 'refused', 'svc-proj', 40_000)).toMatchObject({ code: 'subscriber_unverified' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sock.all('pane.frame').length).toBe(frames);
+    await listener.waitForLine(new RegExp(`device ${app.deviceId} changed its key`));
+  });
+});
+
+describe('key input', () => {
+  it('types sealed text and named keys into the pane, in order; refuses replays and unknown keys', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const result = (seq: number) => sock.next('keys.result', (f) => f.seq === seq);
+    await keys(sock, 'svc-proj', { seq: 1, text: 'half a thought' });
+    expect(await result(1)).toMatchObject({ state: 'typed', deviceId: app.deviceId });
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes('› half a thought'));
+    // C-c clears the fake agent's input line.
+    const again = await keys(sock, 'svc-proj', { seq: 2, keys: ['C-c'] });
+    expect(await result(2)).toMatchObject({ state: 'typed' });
+    await waitFor(async () => !(await tmux.capture('svc-proj')).includes('half a thought'));
+    const line = token('keyed');
+    await keys(sock, 'svc-proj', { seq: 3, text: line, keys: ['Enter'] });
+    expect(await result(3)).toMatchObject({ state: 'typed' });
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${line}`));
+    // The same envelope again, from the relay: refused, nothing typed.
+    sock.send({ type: 'pane.keys', computer: hookId, session: 'svc-proj', envelope: again });
+    expect(await sock.next('keys.result', (f) => f.state === 'refused')).toMatchObject({ code: 'replayed', seq: null });
+    await keys(sock, 'svc-proj', { seq: 4, keys: ['F12'] });
+    expect(await result(4)).toMatchObject({ state: 'refused', code: 'bad_key_name' });
+    expect(databaseHolds(relay.dataDir, line)).toBe(false);
+  });
+
+  it('refuses keys to a subagent (subagent_view_only), which may still be watched', async () => {
+    await tmux.run(['split-window', '-t', '=svc-proj:', '-d', fakeAgentCommand('claude')]);
+    listener = await startListener();
+    await waitFor(
+      async () => {
+        const c = await api(relay.url, 'GET', '/computers', { key });
+        const me = c.json.computers.find((x: { hookId: string }) => x.hookId === hookId);
+        return me?.sessions.some((s: { name: string }) => s.name === 'svc-proj.1');
+      },
+      { timeoutMs: 15_000, what: 'the subagent in the inventory' },
+    );
+    const sock = await appSocket();
+    await keys(sock, 'svc-proj.1', { seq: 1, text: 'hello' });
+    expect(await sock.next('keys.result', (f) => f.seq === 1)).toMatchObject({
+      state: 'refused',
+      code: 'subagent_view_only',
+    });
+    await watch(sock, 'svc-proj.1', 1);
+    await status(sock, 'streaming', 'svc-proj.1');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj.1')).text.includes('›'));
+  });
+});
+
+describe('the relay routes pane frames and checks who sends them', () => {
+  it('answers errors for frames it cannot route, and refuses a device of another account', async () => {
+    const sock = await TestSocket.open(relay.wsUrl, key);
+    sockets.push(sock);
+    const envelope = await app.seal('pane.watch', computer, { session: 'svc-proj', seq: 1, leaseMs: 30_000 });
+    sock.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    expect(await sock.next('error')).toMatchObject({ code: 'not_subscribed' });
+    sock.send({ type: 'subscribe', role: 'app', deviceId: 'd_0000000000000000' });
+    expect(await sock.next('error')).toMatchObject({ code: 'unknown_device' });
+    sock.send({ type: 'subscribe', role: 'app', deviceId: app.deviceId });
+    await sock.next('subscribed');
+    sock.send({ type: 'pane.watch', computer: 'c_0000000000000000', session: 'svc-proj', envelope });
+    expect(await sock.next('error')).toMatchObject({ code: 'unknown_computer' });
+    sock.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    expect(await sock.next('error')).toMatchObject({ code: 'computer_offline' });
+    sock.send({ type: 'pane.frame', session: 'svc-proj', deviceId: app.deviceId, frameSeq: 0, envelope });
+    expect(await sock.next('error')).toMatchObject({ code: 'not_subscribed' });
+    sock.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope: { v: 1 } });
+    expect(await sock.next('error')).toMatchObject({ code: 'bad_frame' });
+    // A device of another account cannot be subscribed as.
+    const other = await relay.createAccount();
+    const foreign = await TestSocket.open(relay.wsUrl, other.apiKey);
+    sockets.push(foreign);
+    foreign.send({ type: 'subscribe', role: 'app', deviceId: app.deviceId });
+    expect(await foreign.next('error')).toMatchObject({ code: 'unknown_device' });
+  });
+});
