@@ -16,6 +16,7 @@ const main = defineCommand({
   subCommands: {
     up: () => import('./commands/up.js').then((m) => m.default),
     login: () => import('./commands/login.js').then((m) => m.default),
+    pair: () => import('./commands/pair.js').then((m) => m.default),
     listener: () => import('./commands/listener.js').then((m) => m.default),
     relay: () => import('./commands/relay/index.js').then((m) => m.default),
     sh: () => import('./commands/sh.js').then((m) => m.default),

@@ -31,6 +31,8 @@ export const HTTP_ERROR_CODES = [
   'unknown_device', // a deviceId that is not a device of this account
   'internal', // a bug in the relay, never something a client sent; logged
   'unavailable', // 503: the relay is shutting down
+  'pairing_used', // 410: a pairing code that was already claimed (codes work once)
+  'pairing_expired', // 410: a pairing code past its expiry (PAIRING_TTL_MS)
 ] as const;
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
@@ -159,6 +161,34 @@ export type DeviceInfo = z.infer<typeof DeviceInfo>;
 
 export const DeviceListResponse = z.object({ devices: z.array(DeviceInfo) });
 export type DeviceListResponse = z.infer<typeof DeviceListResponse>;
+
+// ---------------------------------------------------------------------------
+// Pairing (docs/protocol.md "Pairing"): `svc pair` asks for a one-time code, the phone claims it with its own public
+// key and gets a device token. The code travels in a URL fragment (`<baseUrl>/#pair=<code>`), never to a server log.
+
+/** How long a pairing code can be claimed. */
+export const PAIRING_TTL_MS = 10 * 60_000;
+/** 16 random bytes, base64url: 22 characters. */
+export const PairingCode = z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'not a pairing code');
+
+export const PairingCreateResponse = z.object({ code: PairingCode, expiresAt: z.number() });
+export type PairingCreateResponse = z.infer<typeof PairingCreateResponse>;
+
+export const PairingClaimRequest = z.object({
+  code: PairingCode,
+  name: z.string().min(1).max(128),
+  publicKey: PublicKeyText,
+});
+export type PairingClaimRequest = z.infer<typeof PairingClaimRequest>;
+
+/** The device token is shown once, here: a key of the account (push:read + push:write) bound to this device. */
+export const PairingClaimResponse = z.object({
+  deviceId: DeviceId,
+  name: z.string(),
+  token: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+});
+export type PairingClaimResponse = z.infer<typeof PairingClaimResponse>;
 
 export const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 export type ErrorBody = z.infer<typeof ErrorBody>;
@@ -303,6 +333,8 @@ export const ClientFrame = z.discriminatedUnion('type', [
       deviceId: DeviceId.optional(),
     }),
   ]),
+  /** Any connection, subscribed or not: answered with `pong` (browsers cannot send WebSocket pings). */
+  z.object({ type: z.literal('ping'), t: z.number().optional() }),
   // app → relay
   z.object({ type: z.literal('pane.watch'), computer: HookIdText, session: SessionName, envelope: Envelope }),
   z.object({ type: z.literal('pane.stop'), computer: HookIdText, session: SessionName }),
@@ -349,6 +381,8 @@ export const RelayFrame = z.discriminatedUnion('type', [
     computer: z.string(),
   }),
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
+  /** The answer to `ping`, with its `t`: lets a client that cannot see WebSocket pongs find a half-open socket. */
+  z.object({ type: z.literal('pong'), t: z.number().optional() }),
   // relay → listener
   z.object({ type: z.literal('pane.watch'), ...PaneRequestFields, envelope: SealedField }),
   z.object({ type: z.literal('pane.stop'), ...PaneRequestFields }),

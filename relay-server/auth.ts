@@ -34,12 +34,32 @@ export function newDeviceId(): string {
   return `d_${randomBytes(8).toString('hex')}`;
 }
 
+/** A one-time pairing code: 16 random bytes, base64url (22 characters). Stored as its sha256, like keys. */
+export function generatePairingCode(): string {
+  return randomBytes(16).toString('base64url');
+}
+
 /** The key from an `Authorization` header value, or null when the header is absent or not a Bearer svc key. */
 export function bearerKey(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer +(\S+) *$/i.exec(header);
   const key = match?.[1];
   return key && KEY_RE.test(key) ? key : null;
+}
+
+/** The WebSocket subprotocol a browser offers first and the relay accepts (`new WebSocket(url, [APP_PROTOCOL, …])`). */
+export const APP_PROTOCOL = 'svc.v1';
+const BEARER_PROTOCOL_PREFIX = 'bearer.';
+
+/**
+ * Browsers cannot set headers on a WebSocket, so the app offers its token as a subprotocol `bearer.<token>` beside
+ * `svc.v1` (never in the URL, which proxies log). Returns the equivalent `Authorization` value, or undefined.
+ */
+export function authorizationFromProtocols(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const offered = header.split(',').map((p) => p.trim());
+  const bearer = offered.find((p) => p.startsWith(BEARER_PROTOCOL_PREFIX));
+  return bearer ? `Bearer ${bearer.slice(BEARER_PROTOCOL_PREFIX.length)}` : undefined;
 }
 
 /** Parse a comma-separated scope list; throws with a one-line message on an unknown or empty list. */

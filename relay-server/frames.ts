@@ -57,6 +57,9 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
   }
   const frame = parsed.value;
   switch (frame.type) {
+    case 'ping':
+      conn.send(frame.t === undefined ? { type: 'pong' } : { type: 'pong', t: frame.t });
+      return;
     case 'subscribe':
       if (conn.phase !== 'open') {
         ctx.log.warn(`ws already_subscribed from ${conn.label}`);
@@ -142,7 +145,9 @@ async function subscribeListener(ctx: FrameContext, conn: Connection, frame: Sub
 async function subscribeApp(ctx: FrameContext, conn: Connection, frame: SubscribeApp): Promise<void> {
   if (frame.deviceId !== undefined) {
     const device = await ctx.store.getDevice(frame.deviceId);
-    if (!device || device.accountId !== conn.accountId) {
+    // A device token speaks for its own device only.
+    const foreign = conn.key.deviceId != null && conn.key.deviceId !== frame.deviceId;
+    if (!device || device.accountId !== conn.accountId || foreign) {
       ctx.log.warn(`ws unknown_device from ${conn.label}: ${frame.deviceId}`);
       conn.send({ type: 'error', code: 'unknown_device', message: 'deviceId is not a device of this account' });
       return;

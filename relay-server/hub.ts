@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { CLOSE, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
 import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
-import { authenticate } from './auth.js';
+import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';
 import type { Bus, BusEvent } from './bus.js';
 import { Connection } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
@@ -60,7 +60,12 @@ function refuseUpgrade(socket: Duplex, status: number, code: HttpErrorCode, mess
 
 export class Hub implements Presence {
   private readonly opts: HubOptions;
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_FRAME_BYTES });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_WS_FRAME_BYTES,
+    // Echo only svc.v1, never the bearer.<token> protocol the browser offered beside it.
+    handleProtocols: (offered) => (offered.has(APP_PROTOCOL) ? APP_PROTOCOL : false),
+  });
   private readonly accounts = new Map<string, AccountGroup>();
   /** The subscribed (or subscribing) listener of each computer on this hub. */
   private readonly listeners = new Map<string, Connection>();
@@ -102,7 +107,8 @@ export class Hub implements Presence {
   }
 
   private async authorizeUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, path: string): Promise<void> {
-    const auth = await authenticate(this.opts.store, req.headers.authorization);
+    const header = req.headers.authorization ?? authorizationFromProtocols(req.headers['sec-websocket-protocol']);
+    const auth = await authenticate(this.opts.store, header);
     if (this.closing || socket.destroyed) {
       this.refuse(socket, path, 503, 'unavailable', 'relay is shutting down');
       return;

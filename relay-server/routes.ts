@@ -10,18 +10,31 @@ import {
   type DeviceInfo,
   DeviceRegisterRequest,
   MAX_HTTP_BYTES,
+  PAIRING_TTL_MS,
+  PairingClaimRequest,
+  type PairingClaimResponse,
+  type PairingCreateResponse,
   PushSendRequest,
   type PushSendResponse,
   type PushStatusResponse,
   type Scope,
 } from '../core/protocol.js';
 import { importPublicKey } from '../core/seal.js';
-import { authenticate, newDeviceId, newHookId } from './auth.js';
+import {
+  authenticate,
+  generateApiKey,
+  generatePairingCode,
+  hashApiKey,
+  newDeviceId,
+  newHookId,
+  newKeyId,
+} from './auth.js';
 import type { Bus } from './bus.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
 import type { Pushes } from './pushes.js';
 import type { KeyedBuckets } from './rateLimit.js';
+import { NOT_BUILT_PAGE, serveAppFile } from './static.js';
 import type { DeviceRecord, KeyRecord, Store } from './store.js';
 
 /** Which computers have a subscribed listener right now. */
@@ -37,6 +50,8 @@ export interface RouteDeps {
   httpBuckets: KeyedBuckets;
   log: Log;
   now: () => number;
+  /** The built phone app (relay-server/static.ts), or null: `/` then says how to build it. */
+  appDir: string | null;
 }
 
 interface Context {
@@ -54,17 +69,20 @@ interface RouteDef {
 
 const EITHER_SCOPE: readonly Scope[] = ['push:read', 'push:write'];
 
-export const PLACEHOLDER_PAGE = `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>svc relay</title></head>
-<body><h1>svc relay</h1><p>svc relay — the phone app arrives in a later release.</p></body>
-</html>
-`;
+/** The phone app's files: `/` is its index.html; the rest are by exact name (relay-server/static.ts). */
+async function appFile({ req, res }: Context, { appDir }: RouteDeps): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (!appDir) {
+    if (path === '/') return sendHtml(res, NOT_BUILT_PAGE);
+    throw new HttpError(404, 'not_found', `no route ${path}`);
+  }
+  if (!(await serveAppFile(req, res, appDir, path))) throw new HttpError(404, 'not_found', `no file ${path}`);
+}
 
 const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
   {
     path: /^\/$/,
-    methods: { GET: { scopes: null, handle: async ({ res }) => sendHtml(res, PLACEHOLDER_PAGE) } },
+    methods: { GET: { scopes: null, handle: appFile } },
   },
   {
     path: /^\/healthz$/,
@@ -95,6 +113,19 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
   {
     path: /^\/devices\/([A-Za-z0-9._:-]{1,128})$/,
     methods: { DELETE: { scopes: EITHER_SCOPE, handle: deleteDevice } },
+  },
+  {
+    path: /^\/pairings$/,
+    methods: { POST: { scopes: ['push:write'], handle: createPairing } },
+  },
+  {
+    path: /^\/pairings\/claim$/,
+    methods: { POST: { scopes: null, handle: claimPairing } },
+  },
+  {
+    // Last: anything with a file extension may be a file of the app; static.ts refuses what is not.
+    path: /^\/[^?#]*\.[A-Za-z0-9]{1,16}$/,
+    methods: { GET: { scopes: null, handle: appFile } },
   },
 ];
 
@@ -213,6 +244,57 @@ async function deleteDevice({ res, key, params }: Context, { store, log }: Route
   if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
   sendJson(res, 200, { deviceId, deleted: true });
   log.info(`device ${deviceId} removed from ${key.accountId}`);
+}
+
+/** A one-time pairing code for this account (`svc pair`). Only its hash is stored. */
+async function createPairing({ res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  const code = generatePairingCode();
+  const at = now();
+  const expiresAt = at + PAIRING_TTL_MS;
+  await store.createPairing({ codeHash: hashApiKey(code), accountId: key.accountId, now: at, expiresAt });
+  const answer: PairingCreateResponse = { code, expiresAt };
+  sendJson(res, 200, answer);
+  log.info(`pairing code created for ${key.accountId} (${key.keyId})`);
+}
+
+const CLAIM_REFUSALS = {
+  unknown: new HttpError(404, 'not_found', 'this pairing link is not valid'),
+  used: new HttpError(410, 'pairing_used', 'this pairing link was already used'),
+  expired: new HttpError(410, 'pairing_expired', 'this pairing link has expired'),
+} as const;
+
+/**
+ * The phone claims a code with the public half of a key pair it made itself, and gets a device token: a key of the
+ * account bound to the new app device, removed by `DELETE /devices/<id>`. No API key: the code is the credential.
+ * Rate-limited per address like keys are (codes are 128 random bits; this bounds the work, not the odds).
+ */
+async function claimPairing({ req, res }: Context, { store, httpBuckets, log, now }: RouteDeps): Promise<void> {
+  const limit = httpBuckets.take(`claim:${req.socket.remoteAddress ?? '?'}`);
+  if (!limit.allowed) {
+    const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+    throw new HttpError(429, 'rate_limited', `too many pairing attempts; retry in ${seconds}s`, {
+      'Retry-After': String(seconds),
+    });
+  }
+  const body = await readJson(req, PairingClaimRequest);
+  try {
+    await importPublicKey(body.publicKey);
+  } catch {
+    throw new HttpError(400, 'bad_request', 'publicKey: not a P-256 public key (base64url of the raw 65-byte point)');
+  }
+  const token = generateApiKey();
+  const scopes: PairingClaimResponse['scopes'] = ['push:read', 'push:write'];
+  const keyId = newKeyId();
+  const claimed = await store.claimPairing({
+    codeHash: hashApiKey(body.code),
+    now: now(),
+    device: { deviceId: newDeviceId(), name: body.name, publicKey: body.publicKey },
+    key: { keyId, keyHash: hashApiKey(token), scopes },
+  });
+  if (!claimed.ok) throw CLAIM_REFUSALS[claimed.reason];
+  const answer: PairingClaimResponse = { deviceId: claimed.device.deviceId, name: claimed.device.name, token, scopes };
+  sendJson(res, 200, answer);
+  log.info(`pairing claimed for ${claimed.accountId}: app device ${claimed.device.deviceId} (${keyId})`);
 }
 
 async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<T> {

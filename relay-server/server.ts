@@ -12,6 +12,7 @@ import { Pushes } from './pushes.js';
 import { KeyedBuckets } from './rateLimit.js';
 import { createRequestHandler } from './routes.js';
 import { openSqliteStore } from './sqliteStore.js';
+import { findAppDir } from './static.js';
 import type { Store } from './store.js';
 
 export const DEFAULT_PORT = 8787;
@@ -37,6 +38,8 @@ export interface RelayOptions {
   now?: () => number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  /** The built phone app to serve at `/`; default: `SVC_APP_DIR` or `dist/app` (null: a page says to build it). */
+  appDir?: string | null;
 }
 
 export interface Relay {
@@ -76,7 +79,18 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     httpBuckets,
     wsBucket: options.wsBucket ?? RELAY_WS_BUCKET,
   });
-  const server = createServer(createRequestHandler({ store, bus, pushes, presence: hub, httpBuckets, log, now }));
+  const server = createServer(
+    createRequestHandler({
+      store,
+      bus,
+      pushes,
+      presence: hub,
+      httpBuckets,
+      log,
+      now,
+      appDir: options.appDir === undefined ? findAppDir() : options.appDir,
+    }),
+  );
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));

@@ -74,13 +74,25 @@ CREATE TABLE IF NOT EXISTS devices (
   created_at INTEGER NOT NULL,
   UNIQUE (account_id, public_key)
 );
+CREATE TABLE IF NOT EXISTS pairings (
+  code_hash TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at INTEGER,
+  device_id TEXT
+);
 `;
 
 /** Columns added after version 1: a database made by an older relay gets them on open. */
 const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'pushes', column: 'sealed', decl: 'TEXT' },
   { table: 'computers', column: 'device_id', decl: 'TEXT' },
+  { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
 ];
+
+/** Used or expired pairing codes are kept this long (so a second click can say "already used"), then dropped. */
+const PAIRING_KEEP_MS = 24 * 60 * 60_000;
 
 interface PushRow {
   account_id: string;
@@ -224,10 +236,13 @@ export class SqliteStore implements Store {
   }
 
   async findKeyByHash(keyHash: string): Promise<KeyRecord | null> {
-    const row = this.db.prepare('SELECT id, account_id, scopes FROM api_keys WHERE key_hash = ?').get(keyHash) as
-      | { id: string; account_id: string; scopes: string }
-      | undefined;
-    return row ? { keyId: row.id, accountId: row.account_id, scopes: parseScopes(row.scopes) } : null;
+    const row = this.db
+      .prepare('SELECT id, account_id, scopes, device_id FROM api_keys WHERE key_hash = ?')
+      .get(keyHash) as { id: string; account_id: string; scopes: string; device_id: string | null } | undefined;
+    if (!row) return null;
+    const key: KeyRecord = { keyId: row.id, accountId: row.account_id, scopes: parseScopes(row.scopes) };
+    if (row.device_id) key.deviceId = row.device_id;
+    return key;
   }
 
   async insertPush(p: NewPush): Promise<{ push: PushRecord; duplicate: boolean }> {
@@ -426,12 +441,60 @@ export class SqliteStore implements Store {
     const remove = this.db.transaction((): boolean => {
       const gone = this.db.prepare('DELETE FROM devices WHERE account_id = ? AND id = ?').run(accountId, deviceId);
       if (gone.changes === 0) return false;
+      this.db.prepare('DELETE FROM api_keys WHERE account_id = ? AND device_id = ?').run(accountId, deviceId);
       this.db
         .prepare('UPDATE computers SET device_id = NULL WHERE account_id = ? AND device_id = ?')
         .run(accountId, deviceId);
       return true;
     });
     return remove.immediate();
+  }
+
+  async createPairing(p: { codeHash: string; accountId: string; now: number; expiresAt: number }): Promise<void> {
+    this.db.prepare('DELETE FROM pairings WHERE expires_at < ?').run(p.now - PAIRING_KEEP_MS);
+    this.db
+      .prepare('INSERT INTO pairings (code_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)')
+      .run(p.codeHash, p.accountId, p.now, p.expiresAt);
+  }
+
+  async claimPairing(c: {
+    codeHash: string;
+    now: number;
+    device: { deviceId: string; name: string; publicKey: string };
+    key: { keyId: string; keyHash: string; scopes: Scope[] };
+  }): Promise<
+    { ok: true; accountId: string; device: DeviceRecord } | { ok: false; reason: 'unknown' | 'used' | 'expired' }
+  > {
+    const claim = this.db.transaction(() => {
+      const pairing = this.db.prepare('SELECT * FROM pairings WHERE code_hash = ?').get(c.codeHash) as
+        | { account_id: string; expires_at: number; used_at: number | null }
+        | undefined;
+      if (!pairing) return { ok: false as const, reason: 'unknown' as const };
+      if (pairing.used_at !== null) return { ok: false as const, reason: 'used' as const };
+      if (pairing.expires_at <= c.now) return { ok: false as const, reason: 'expired' as const };
+      const accountId = pairing.account_id;
+      const existing = this.db
+        .prepare('SELECT * FROM devices WHERE account_id = ? AND public_key = ?')
+        .get(accountId, c.device.publicKey) as DeviceRow | undefined;
+      const row =
+        existing ??
+        (this.db
+          .prepare(
+            `INSERT INTO devices (id, account_id, name, kind, public_key, created_at) VALUES (?, ?, ?, 'app', ?, ?)
+             RETURNING *`,
+          )
+          .get(c.device.deviceId, accountId, c.device.name, c.device.publicKey, c.now) as DeviceRow);
+      this.db
+        .prepare(
+          'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id);
+      this.db
+        .prepare('UPDATE pairings SET used_at = ?, device_id = ? WHERE code_hash = ?')
+        .run(c.now, row.id, c.codeHash);
+      return { ok: true as const, accountId, device: toDevice(row) };
+    });
+    return claim.immediate();
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,8 @@ import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protoc
 
 export interface KeyRecord {
   keyId: string;
+  /** Set for a device token (`POST /pairings/claim`): the device it belongs to, removed with it. */
+  deviceId?: string | null;
   accountId: string;
   scopes: Scope[];
 }
@@ -130,6 +132,21 @@ export interface Store {
   getDevice(deviceId: string): Promise<DeviceRecord | null>;
   /** Remove a device of the account (and unlink it from its computer); false when there was none. */
   deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
+
+  /** A one-time pairing code (its hash) for the account, claimable until `expiresAt`. */
+  createPairing(p: { codeHash: string; accountId: string; now: number; expiresAt: number }): Promise<void>;
+  /**
+   * Claim a pairing code once, atomically: mark it used, add the app device (or find it by its public key) and a
+   * key bound to that device. Fails without changing anything for an unknown, used or expired code.
+   */
+  claimPairing(c: {
+    codeHash: string;
+    now: number;
+    device: { deviceId: string; name: string; publicKey: string };
+    key: { keyId: string; keyHash: string; scopes: Scope[] };
+  }): Promise<
+    { ok: true; accountId: string; device: DeviceRecord } | { ok: false; reason: 'unknown' | 'used' | 'expired' }
+  >;
 
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /**
- * Integration tests run the compiled CLI: build it once before any test file runs. Type errors do not stop the
+ * Integration tests run the compiled CLI, browser tests the built app: build both once before any test file runs. Type errors do not stop the
  * emit (`npm run typecheck` reports them); a build that emits nothing would show up as failing tests.
  */
 import { spawnSync } from 'node:child_process';
@@ -17,4 +17,10 @@ export default function setup() {
   );
   if (result.status !== 0)
     process.stderr.write(`tsc reported problems (tests run on what it emitted):\n${result.stdout}`);
+  // The phone app the relay serves (dist/app), for the browser tests.
+  const app = spawnSync(process.execPath, [resolve(root, 'relay-server/app/build.mjs')], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (app.status !== 0) process.stderr.write(`the app build failed:\n${app.stdout}${app.stderr}`);
 }

@@ -11,6 +11,7 @@ import { startRelay } from '../../relay-server/server.js';
 import { openSqliteStore } from '../../relay-server/sqliteStore.js';
 import { fail } from '../output.js';
 import { login } from './login.js';
+import { createPairingLink, pairingText } from './pair.js';
 
 export default defineCommand({
   meta: {
@@ -61,6 +62,12 @@ export default defineCommand({
       `-H 'Content-Type: application/json'`,
       `-d '{"type":"agent.command","agentSessionName":"my-session","body":"hello from svc"}'`,
     ].join(' \\\n    ');
+    let pairing = '';
+    try {
+      pairing = await pairingText(await createPairingLink({ baseUrl: relay.url, apiKey }));
+    } catch (err) {
+      pairing = `(no pairing link: ${(err as Error).message}; run \`svc pair\`)\n`;
+    }
     process.stdout.write(
       [
         '',
@@ -78,6 +85,7 @@ export default defineCommand({
         '',
         'Ctrl-C stops the relay and the listener.',
         '',
+        pairing,
       ].join('\n'),
     );
 

@@ -44,11 +44,11 @@ function rawRequest(
 }
 
 describe('public routes', () => {
-  it('serves the placeholder page and the health check', async () => {
+  it('serves the phone app and the health check', async () => {
     const page = await fetch(`${relay.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toContain('svc relay — the phone app arrives in a later release');
+    expect(await page.text()).toContain('<div id="app">');
     const health = await api(relay.url, 'GET', '/healthz');
     expect(health).toMatchObject({ status: 200, json: { ok: true } });
   });

@@ -1,0 +1,55 @@
+import { homedir } from 'node:os';
+import { defineCommand } from 'citty';
+import QRCode from 'qrcode';
+import { readConfigFile } from '../../actors/configFile.js';
+import { relayRequest } from '../../actors/relayHttp.js';
+import { svcPaths } from '../../core/paths.js';
+import type { PairingCreateResponse } from '../../core/protocol.js';
+import { fail } from '../output.js';
+
+export interface PairingLink {
+  /** `<app url>/#pair=<code>`: the code is in the fragment, which browsers never send to a server. */
+  url: string;
+  code: string;
+  expiresAt: number;
+}
+
+/** Ask the relay for a one-time pairing code and build the link the phone opens. */
+export async function createPairingLink(opts: { baseUrl: string; apiKey: string; appUrl?: string }) {
+  const answer = await relayRequest<PairingCreateResponse>(opts.baseUrl, opts.apiKey, 'POST', '/pairings', {});
+  const app = (opts.appUrl ?? opts.baseUrl).replace(/\/+$/, '');
+  return { url: `${app}/#pair=${answer.code}`, code: answer.code, expiresAt: answer.expiresAt } satisfies PairingLink;
+}
+
+/** The lines `svc pair` and `svc up` print: the link, a QR code of it, and when it stops working. */
+export async function pairingText(link: PairingLink, now = Date.now()): Promise<string> {
+  const qr = await QRCode.toString(link.url, { type: 'terminal', small: true, errorCorrectionLevel: 'L' });
+  const minutes = Math.max(1, Math.round((link.expiresAt - now) / 60_000));
+  return [
+    `Pair a phone: open this link on it (or scan the code). It works once, for the next ${minutes} minutes.`,
+    `  ${link.url}`,
+    qr.trimEnd(),
+    '',
+  ].join('\n');
+}
+
+export default defineCommand({
+  meta: { name: 'pair', description: 'Print a one-time link (and QR code) that pairs a phone with this account' },
+  args: {
+    url: { type: 'string', description: 'The address the phone reaches the relay at, when not the login URL' },
+    json: { type: 'boolean', description: 'Print {url, code, expiresAt} as JSON' },
+  },
+  async run({ args }) {
+    const paths = svcPaths(homedir());
+    const file = readConfigFile(paths.config);
+    if (file.status !== 'ok' || !file.data.apiKey || !file.data.baseUrl) {
+      return fail(new Error(`not logged in (${paths.config}): run \`svc up\` or \`svc login\` first`));
+    }
+    try {
+      const link = await createPairingLink({ baseUrl: file.data.baseUrl, apiKey: file.data.apiKey, appUrl: args.url });
+      process.stdout.write(args.json ? `${JSON.stringify(link)}\n` : await pairingText(link));
+    } catch (err) {
+      fail(err);
+    }
+  },
+});

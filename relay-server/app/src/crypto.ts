@@ -1,0 +1,92 @@
+/**
+ * Everything that needs core/seal.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
+ * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
+ */
+import type { PairingClaimResponse } from '../../../core/protocol.js';
+import {
+  exportPublicKey,
+  generateDeviceKeys,
+  importPublicKey,
+  openText,
+  type SealPurpose,
+  seal,
+} from '../../../core/seal.js';
+import { type ApiError, request } from './api.js';
+import { type DeviceRecord, setKv } from './db.js';
+import { deviceName, type KeyView, SealRefused } from './device.js';
+
+export { fingerprint, safetyCode } from '../../../core/seal.js';
+
+export type PairOutcome =
+  | { ok: true; device: DeviceRecord }
+  | { ok: false; reason: 'used' | 'expired' | 'invalid' | 'error'; message: string };
+
+/** Claim a pairing code with a fresh key pair; the device, token and keys are stored before this returns. */
+export async function pair(code: string): Promise<PairOutcome> {
+  const keys = await generateDeviceKeys(false);
+  const publicKeyText = await exportPublicKey(keys.publicKey);
+  const name = deviceName();
+  let answer: PairingClaimResponse;
+  try {
+    answer = await request<PairingClaimResponse>('POST', '/pairings/claim', {
+      body: { code, name, publicKey: publicKeyText },
+    });
+  } catch (error) {
+    const e = error as ApiError;
+    if (e.code === 'pairing_used') return { ok: false, reason: 'used', message: e.message };
+    if (e.code === 'pairing_expired') return { ok: false, reason: 'expired', message: e.message };
+    if (e.status === 404 || e.status === 400) return { ok: false, reason: 'invalid', message: e.message };
+    return { ok: false, reason: 'error', message: e.message };
+  }
+  const device: DeviceRecord = {
+    deviceId: answer.deviceId,
+    name: answer.name,
+    token: answer.token,
+    privateKey: keys.privateKey,
+    publicKey: keys.publicKey,
+    publicKeyText,
+    pairedAt: Date.now(),
+  };
+  await setKv('device', device);
+  return { ok: true, device };
+}
+
+const imported = new Map<string, Promise<CryptoKey>>();
+function keyOf(text: string): Promise<CryptoKey> {
+  let key = imported.get(text);
+  if (!key) {
+    key = importPublicKey(text);
+    imported.set(text, key);
+  }
+  return key;
+}
+
+/** Seal a body for one computer's pinned key. Refuses (never falls back to plaintext) when there is none. */
+export async function sealFor(
+  me: DeviceRecord,
+  key: KeyView | undefined,
+  purpose: SealPurpose,
+  body: unknown,
+): Promise<unknown> {
+  if (!key) throw new SealRefused('this computer has no key yet: update svc on it (the app only sends encrypted)');
+  if (key.changed) {
+    throw new SealRefused(`the relay lists a new key for ${key.name}: compare the safety code on the Device screen`);
+  }
+  return seal({
+    purpose,
+    from: { id: me.deviceId, privateKey: me.privateKey },
+    to: [{ id: key.deviceId, publicKey: await keyOf(key.pinned) }],
+    plaintext: JSON.stringify(body),
+  });
+}
+
+/** Open something a computer sealed for this phone, with the pinned key. */
+export async function openFrom(me: DeviceRecord, key: KeyView, purpose: SealPurpose, envelope: unknown) {
+  const text = await openText({
+    envelope,
+    purpose,
+    me: { id: me.deviceId, privateKey: me.privateKey },
+    senderPublicKey: await keyOf(key.pinned),
+  });
+  return JSON.parse(text) as unknown;
+}

@@ -1,0 +1,86 @@
+/**
+ * The pane as a real terminal (xterm.js), drawn from opened `pane.frame` bodies. Loaded only by the Watch screen:
+ * its own chunk, so the first load of the app stays small.
+ */
+import { Terminal } from '@xterm/xterm';
+import xtermCss from '@xterm/xterm/css/xterm.css';
+import type { FrameBody } from '../../../core/sealedBodies.js';
+
+const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
+const visibleLength = (row: string) => [...row.replace(ANSI_RE, '')].length;
+
+const LIGHT = { background: '#fbfbfa', foreground: '#1d1d1f', cursor: '#1d1d1f', selectionBackground: '#b4d5fe' };
+const DARK = { background: '#0f1115', foreground: '#e6e6e6', cursor: '#e6e6e6', selectionBackground: '#3a4a66' };
+
+export interface PaneTerminal {
+  /** Draw a frame; false when it was a change frame that does not follow the last one (ask for a full frame). */
+  draw(body: FrameBody & { width?: number }): boolean;
+  /** The text on screen, row by row (for tests and screen readers). */
+  text(): string;
+  dispose(): void;
+}
+
+let styled = false;
+
+export function createTerminal(container: HTMLElement): PaneTerminal {
+  if (!styled) {
+    styled = true;
+    document.head.appendChild(Object.assign(document.createElement('style'), { textContent: xtermCss }));
+  }
+  const dark = matchMedia('(prefers-color-scheme: dark)');
+  const term = new Terminal({
+    disableStdin: true,
+    cursorBlink: false,
+    cursorInactiveStyle: 'none',
+    scrollback: 0,
+    fontSize: 12,
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace',
+    cols: 80,
+    rows: 24,
+    theme: dark.matches ? DARK : LIGHT,
+    screenReaderMode: false,
+  });
+  const onScheme = () => {
+    term.options.theme = dark.matches ? DARK : LIGHT;
+  };
+  dark.addEventListener('change', onScheme);
+  term.open(container);
+  const rows = new Map<number, string>();
+  let lastSeq = -1;
+
+  return {
+    draw(body) {
+      const follows = body.full || body.frameSeq === lastSeq + 1;
+      lastSeq = body.frameSeq;
+      if (body.full) rows.clear();
+      for (const [index, row] of Object.entries(body.rows)) {
+        const i = Number(index);
+        if (i < body.height) rows.set(i, row);
+      }
+      for (const i of [...rows.keys()]) if (i >= body.height) rows.delete(i);
+      const widest = Math.max(20, ...[...rows.values()].map(visibleLength));
+      const cols = body.width && body.width > 0 ? body.width : Math.max(term.cols, widest);
+      const height = Math.max(1, body.height);
+      if (cols !== term.cols || height !== term.rows) term.resize(cols, height);
+      // Every row is written at its own place: a row longer than the terminal never pushes the others down.
+      const changed = body.full ? [...rows.keys()] : Object.keys(body.rows).map(Number);
+      let out = body.full ? '\x1b[0m\x1b[2J' : '';
+      for (const i of changed.sort((a, b) => a - b)) {
+        if (i >= height) continue;
+        out += `\x1b[${i + 1};1H\x1b[0m\x1b[2K${rows.get(i) ?? ''}\x1b[0m`;
+      }
+      term.write(out);
+      return follows;
+    },
+    text() {
+      return [...rows.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([, r]) => r.replace(ANSI_RE, ''))
+        .join('\n');
+    },
+    dispose() {
+      dark.removeEventListener('change', onScheme);
+      term.dispose();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * This phone as a device: its name and key fingerprint, the safety code with each computer (the same 16 digits
+ * `svc devices` prints on that computer), a key the relay changed, and unpairing.
+ */
+import { request } from '../api.js';
+import { wipe } from '../db.js';
+import { acceptKey, type KeyView } from '../device.js';
+import { h, replace } from '../dom.js';
+import type { App } from '../state.js';
+import type { Screen } from './screen.js';
+
+const crypto = () => import('../crypto.js');
+const codes = new Map<string, Promise<string>>();
+function cachedCode(a: string, b: string): Promise<string> {
+  const key = `${a}|${b}`;
+  let code = codes.get(key);
+  if (!code) {
+    code = crypto().then((c) => c.safetyCode(a, b));
+    codes.set(key, code);
+  }
+  return code;
+}
+
+function later(el: HTMLElement, value: Promise<string>): HTMLElement {
+  value.then(
+    (text) => {
+      el.textContent = text;
+    },
+    () => {
+      el.textContent = 'unavailable';
+    },
+  );
+  return el;
+}
+
+function computerKey(app: App, key: KeyView): HTMLElement {
+  const computer = app.computers.find((c) => c.deviceId === key.deviceId);
+  const title = computer?.name ?? key.name;
+  return h(
+    'li',
+    { class: `key-card${key.changed ? ' changed' : ''}` },
+    h('h3', {}, title),
+    h('p', { class: 'muted' }, 'Safety code (compare with ', h('code', {}, 'svc devices'), ' on that computer):'),
+    later(
+      h('p', { class: 'safety-code', 'aria-label': `safety code with ${title}` }, '…'),
+      cachedCode(app.device.publicKeyText, key.pinned),
+    ),
+    key.changed
+      ? h(
+          'div',
+          { class: 'warning', role: 'alert' },
+          h(
+            'p',
+            {},
+            `The relay now lists a different key for ${title}. Nothing is sent to it until you compare the new code with the computer and accept it.`,
+          ),
+          h(
+            'p',
+            {},
+            'New code: ',
+            later(h('span', { class: 'safety-code' }, '…'), cachedCode(app.device.publicKeyText, key.listed)),
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              onclick: async () => {
+                await acceptKey(key.deviceId, key.listed);
+                await app.refresh();
+              },
+            },
+            'The codes match: accept the new key',
+          ),
+        )
+      : null,
+  );
+}
+
+export function deviceScreen(app: App): Screen {
+  const body = h('div');
+  const el = h(
+    'section',
+    { class: 'screen device', 'aria-labelledby': 'device-title' },
+    h('h2', { id: 'device-title' }, 'This phone'),
+    body,
+  );
+  const update = () => {
+    const keys = [...app.keys.values()];
+    replace(
+      body,
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Name'),
+        h('dd', {}, app.device.name),
+        h('dt', {}, 'Device'),
+        h('dd', {}, h('code', {}, app.device.deviceId)),
+        h('dt', {}, 'Key fingerprint'),
+        h(
+          'dd',
+          {},
+          later(
+            h('code', {}, '…'),
+            crypto().then((c) => c.fingerprint(app.device.publicKeyText)),
+          ),
+        ),
+        h('dt', {}, 'Paired'),
+        h('dd', {}, new Date(app.device.pairedAt).toLocaleString()),
+      ),
+      h(
+        'p',
+        { class: 'muted' },
+        'Messages, screens and keys are encrypted on this phone for one computer at a time; the relay only carries them.',
+      ),
+      h('h2', {}, 'Computers'),
+      keys.length
+        ? h(
+            'ul',
+            { class: 'key-list' },
+            keys.map((k) => computerKey(app, k)),
+          )
+        : h('p', { class: 'empty' }, 'No computer has a key yet.'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          onclick: async () => {
+            if (!confirm('Unpair this phone? It forgets its key and stops receiving anything.')) return;
+            try {
+              await request('DELETE', `/devices/${encodeURIComponent(app.device.deviceId)}`, {
+                token: app.device.token,
+              });
+            } catch {}
+            app.link.stop();
+            await wipe();
+            location.hash = '#/';
+            location.reload();
+          },
+        },
+        'Unpair this phone',
+      ),
+    );
+  };
+  update();
+  let last = '';
+  return {
+    el,
+    title: 'Device',
+    back: '#/',
+    update: () => {
+      const key = JSON.stringify([...app.keys.values()]);
+      if (key !== last) {
+        last = key;
+        update();
+      }
+    },
+  };
+}

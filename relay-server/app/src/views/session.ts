@@ -1,0 +1,165 @@
+/**
+ * One session: what it is, the messages sent to it and what became of each, and the message box. The box keeps
+ * its text (and a draft in IndexedDB) until the relay has taken the message.
+ */
+import { AGENT_STATE_TEXT, pushStateText } from '../../../../core/refusalText.js';
+import { deleteKv, getKv, type Message, setKv } from '../db.js';
+import { SealRefused } from '../device.js';
+import { h, replace } from '../dom.js';
+import { findSession } from '../inventory.js';
+import type { App } from '../state.js';
+import type { Screen } from './screen.js';
+
+const LOCAL_CODES: Record<string, string> = {
+  never_sent:
+    'Not sent: the phone was offline for more than 2 minutes, and old messages are never sent late. Send it again.',
+  cancelled: 'Cancelled; not sent.',
+  unknown_computer: 'Not sent: the relay does not know this computer any more.',
+  bad_request: 'Not sent: the relay refused the message as malformed.',
+  forbidden: 'Not sent: this phone may not send messages.',
+  unauthorized: 'Not sent: this phone is no longer paired.',
+};
+
+export function messageStatus(m: Message): string {
+  if (m.code && LOCAL_CODES[m.code]) return LOCAL_CODES[m.code]!;
+  return pushStateText(m.state, m.code);
+}
+
+function messageItem(app: App, m: Message): HTMLElement {
+  const tone = m.state === 'injected' ? 'ok' : m.state === 'refused' || m.state === 'expired' ? 'bad' : 'wait';
+  const time = new Date(m.createdAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return h(
+    'li',
+    { class: `message tone-${tone}`, 'data-state': m.state },
+    h('p', { class: 'message-text' }, m.text),
+    h(
+      'p',
+      { class: 'message-status' },
+      h('span', { class: 'status-text' }, messageStatus(m)),
+      h('span', { class: 'muted' }, ` · ${time}`),
+      m.state === 'unsent'
+        ? h('button', { type: 'button', class: 'link-button', onclick: () => void app.cancel(m.clientId) }, 'Cancel')
+        : null,
+    ),
+  );
+}
+
+/** The message box and Send, for one session; used by the session and the watch screens. */
+export function composer(app: App, hookId: string, name: string, opts: { compact?: boolean } = {}) {
+  const draftKey = `draft:${hookId}/${name}`;
+  const box = h('textarea', {
+    id: `message-${opts.compact ? 'w' : 's'}`,
+    class: 'message-box',
+    rows: opts.compact ? 1 : 3,
+    'aria-label': 'Message',
+    placeholder: 'Message',
+    autocomplete: 'off',
+    enterkeyhint: 'send',
+  });
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Send');
+  const note = h('p', { class: 'composer-note', role: 'status', 'aria-live': 'polite' });
+  const form = h('form', { class: `composer${opts.compact ? ' compact' : ''}` }, box, button, note);
+  void getKv<string>(draftKey).then((draft) => {
+    if (draft && !box.value) box.value = draft;
+  });
+  let saveTimer: ReturnType<typeof setTimeout> | null = null;
+  box.addEventListener('input', () => {
+    if (saveTimer) clearTimeout(saveTimer);
+    saveTimer = setTimeout(() => void (box.value ? setKv(draftKey, box.value) : deleteKv(draftKey)), 300);
+  });
+  // Enter sends on a desktop keyboard; Shift+Enter is a new line.
+  box.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && matchMedia('(pointer: fine)').matches) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  let sendingText: string | null = null;
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const text = box.value;
+    if (!text.trim() || app.unsentFor(hookId, name)) return;
+    sendingText = text;
+    await setKv(draftKey, text);
+    try {
+      await app.send(hookId, name, text);
+      note.textContent = '';
+    } catch (error) {
+      sendingText = null;
+      note.textContent =
+        error instanceof SealRefused ? `Not sent: ${error.message}.` : `Not sent: ${(error as Error).message}`;
+    }
+    update();
+  });
+  const update = () => {
+    const pending = app.unsentFor(hookId, name);
+    // The relay took it: now the box may be emptied (unless the person already typed something else).
+    if (sendingText !== null && !pending) {
+      const taken = app.messages.some(
+        (m) => m.computer === hookId && m.session === name && m.text === sendingText && m.pushId !== null,
+      );
+      if (taken && box.value === sendingText) {
+        box.value = '';
+        void deleteKv(draftKey);
+      }
+      sendingText = null;
+    }
+    button.disabled = pending !== undefined;
+    button.textContent = pending?.state === 'sending' ? 'Sending…' : pending ? 'Waiting…' : 'Send';
+    if (pending?.state === 'unsent') note.textContent = 'Not sent yet: it goes as soon as the relay can be reached.';
+    else if (!pending && note.textContent?.startsWith('Not sent yet')) note.textContent = '';
+  };
+  update();
+  return { form, update, box };
+}
+
+export function sessionScreen(app: App, hookId: string, name: string): Screen {
+  const head = h('div', { class: 'session-head' });
+  const list = h('ol', { class: 'messages', 'aria-label': 'Messages sent' });
+  const found0 = findSession(app.computers, hookId, name);
+  const viewOnly = found0?.card.viewOnly ?? false;
+  const compose = viewOnly ? null : composer(app, hookId, name);
+  const el = h(
+    'section',
+    { class: 'screen session' },
+    head,
+    list,
+    compose
+      ? compose.form
+      : h('p', { class: 'note' }, 'Subagents are view-only: watch them here, write to the parent session.'),
+  );
+  let shown = '';
+  const update = () => {
+    const found = findSession(app.computers, hookId, name);
+    const card = found?.card;
+    replace(
+      head,
+      h('h2', { class: 'session-title' }, card?.label ?? name),
+      h(
+        'p',
+        { class: 'session-meta' },
+        card
+          ? h('span', { class: `state state-${card.state}` }, AGENT_STATE_TEXT[card.state])
+          : h('span', { class: 'state' }, 'not in the inventory'),
+        card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
+        card?.shell ? ' · shell session' : null,
+        found ? ` · ${found.computer.name}` : null,
+      ),
+      h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch'),
+    );
+    const mine = app.messages.filter((m) => m.computer === hookId && m.session === name).slice(-30);
+    const key = JSON.stringify(mine.map((m) => [m.clientId, m.state, m.code]));
+    if (key !== shown) {
+      shown = key;
+      replace(
+        list,
+        mine.length
+          ? mine.map((m) => messageItem(app, m))
+          : h('li', { class: 'empty' }, 'No messages sent from this phone yet.'),
+      );
+    }
+    compose?.update();
+  };
+  update();
+  return { el, title: found0?.card.label ?? name, back: '#/', update };
+}
