@@ -38,8 +38,28 @@ export interface DeviceIdentity {
 
 export class DeviceKeyError extends Error {}
 
+/**
+ * A file under ~/.svc that holds a key or decides trust must be ours and closed to others (0600): one another user
+ * could write could swap a key or a pin. Returns false when there is no file; throws when it is not private.
+ */
+export function checkPrivateFile(path: string, uid = process.getuid?.() ?? 0): boolean {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new DeviceKeyError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  if (st.uid !== uid) throw new DeviceKeyError(`refusing ${path}: owned by uid ${st.uid}, not by you`);
+  if (st.mode & 0o077) {
+    throw new DeviceKeyError(`refusing ${path}: open to others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`);
+  }
+  return true;
+}
+
 /** The key file, or null when there is none. A file that is not ours to read is an error, never replaced. */
 export function readKeyFile(path: string): KeyFile | null {
+  if (!checkPrivateFile(path)) return null;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -7,12 +7,18 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { fromCallback } from 'xstate';
 import { applyPinOps, emptyPins, type PinOp, PinsFile } from '../core/devices.js';
+import { checkPrivateFile } from './deviceKey.js';
 import { writeFileAtomic } from './files.js';
 
 export class PinsFileError extends Error {}
 
 /** The file, or an empty one when there is none. An unreadable file throws: trust is never silently reset. */
 export function readPins(path: string): PinsFile {
+  try {
+    if (!checkPrivateFile(path)) return emptyPins();
+  } catch (err) {
+    throw new PinsFileError((err as Error).message);
+  }
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

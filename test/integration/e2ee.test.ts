@@ -104,6 +104,26 @@ describe('svc login', () => {
   });
 });
 
+describe('files that decide trust', () => {
+  it('refuses a devices.json or device key open to others: plaintext is refused, nothing is opened', async () => {
+    const { chmodSync, writeFileSync } = await import('node:fs');
+    const pins = join(home.home, '.svc', 'devices.json');
+    writeFileSync(pins, JSON.stringify({ version: 1, devices: {} }), { mode: 0o666 });
+    chmodSync(pins, 0o666);
+    chmodSync(join(home.home, '.svc', 'device-key.json'), 0o644);
+    listener = await startListener();
+    await listener.waitForLine(/refusing .*devices\.json: open to others.*plaintext is refused/);
+    await listener.waitForLine(/refusing .*device-key\.json: open to others/);
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const plain = token('plain');
+    expect(await finalPush(account, await postPlain(plain))).toMatchObject({ code: 'e2ee_required' });
+    const app = await registerTestDevice(account, 'app', token('phone'));
+    expect(await finalPush(account, await post(await sealedPush(app, token('sealed'), 1)))).toMatchObject({
+      code: 'bad_seal',
+    });
+  });
+});
+
 describe('svc agent send', () => {
   it('types a sealed message into the session; the relay’s database holds no trace of its text', async () => {
     listener = await startListener();
