@@ -5,6 +5,7 @@
  *   const relay = await startTestRelay();
  *   // relay.url, relay.wsUrl, relay.apiKey (push:read + push:write), relay.accountId, relay.dataDir
  *   await relay.restart(); // same port, same data dir: "relay restarted under a connected listener"
+ *   await relay.restart({ downMs: 5_000 }); // … after being down for five seconds
  *   await relay.close();   // also removes the temp dir
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -43,7 +44,7 @@ export interface TestRelay {
   /** Stop the relay and remove the temp dir. Idempotent. */
   close(): Promise<void>;
   /** Stop the relay and start it again on the same port and data dir. */
-  restart(): Promise<void>;
+  restart(opts?: { downMs?: number }): Promise<void>;
   /** Another key of the account, with these scopes. */
   createKey(scopes: Scope[]): Promise<string>;
   /** Another account of the same relay. */
@@ -107,10 +108,12 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       relay = null;
       await rm(root, { recursive: true, force: true });
     },
-    async restart() {
+    async restart({ downMs = 0 } = {}) {
       if (closed) throw new Error('restart after close');
       await relay?.close();
       relay = null;
+      // Down for a while (what a client sees as "offline"), when asked.
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       // The port was just released; another process taking it in between is possible but rare, so retry briefly.
       for (let attempt = 0; ; attempt++) {
         try {

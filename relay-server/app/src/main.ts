@@ -68,7 +68,7 @@ async function pairWith(code: string): Promise<DeviceRecord | null> {
   const [title, hint] = PAIR_FAILURES[outcome.reason];
   const parts = hint.split('`');
   page(
-    title,
+    'Pairing',
     h(
       'section',
       { class: 'pair pair-failed', role: 'alert' },

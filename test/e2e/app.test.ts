@@ -1,0 +1,224 @@
+/**
+ * The phone app in a real browser (Debian's headless Chromium) against a real relay, the real `svc listener`
+ * process and real tmux on a private socket, as a person would use it: pair through the link `svc pair` prints,
+ * see sessions appear, send, watch, read refusals, and live through a relay restart. Screenshots of each screen
+ * at phone size go to test-results/screenshots/, or to docs/screenshots/ with SVC_SCREENSHOTS=docs (how the
+ * README's pictures are made), so a test run leaves the repository as it was.
+ *
+ * The steps depend on each other (one paired phone), so they run in order in one file.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { fakeAgentBin, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+
+const SHOTS = resolve(
+  import.meta.dirname,
+  process.env.SVC_SCREENSHOTS === 'docs' ? '../../docs/screenshots' : '../../test-results/screenshots',
+);
+const INVENTORY_TICK_MS = 5_000;
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let proj: string;
+let listener: SpawnedSvc;
+let browser: TestBrowser;
+let page: Page;
+let link: string;
+let hookId: string;
+
+function svcIn(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [SVC_BIN, ...args], { cwd, env, timeout: 30_000 }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function shot(p: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+const screen = (session: string) => tmux.capture(session);
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  tmux = await startTmuxServer();
+  home = tempHome();
+  const bin = await fakeAgentBin(tmux.dir, ['claude']);
+  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath, PATH: `${bin}:${process.env.PATH}`, SHELL: '/bin/sh' });
+  proj = join(home.home, 'proj');
+  mkdirSync(proj);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: proj, env, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'first');
+  const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'laptop', '--json'], env);
+  expect(login.code).toBe(0);
+  hookId = JSON.parse(login.stdout).hookId;
+  listener = spawnSvc(['listener'], env);
+  await listener.waitForLine(/connected to ws:/);
+  browser = await startBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  // Failed WebSocket attempts while the relay is down are expected console lines; uncaught errors are not.
+  const errors = browser?.logs.filter((l) => l.startsWith('[pageerror]')) ?? [];
+  if (errors.length) process.stderr.write(`errors in the page:\n${errors.join('\n')}\n`);
+  await browser?.close();
+  await listener?.stop();
+  await tmux?.cleanup();
+  await relay?.close();
+  home?.cleanup();
+});
+
+describe('the phone app', () => {
+  it('pairs through the link `svc pair` prints, once', async () => {
+    const unpaired = await browser.newPage();
+    await unpaired.goto(`${relay.url}/`);
+    await unpaired.getByText('This phone is not paired with a computer yet.').waitFor();
+    await shot(unpaired, '1-pair');
+
+    const pair = await runSvc(['pair'], env);
+    expect(pair.code).toBe(0);
+    link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0];
+    expect(pair.stdout).toContain('▀'); // the QR code, drawn in the terminal
+    page = await browser.newPage();
+    await page.goto(link);
+    await page.getByRole('region', { name: 'computer laptop' }).waitFor({ timeout: 10_000 });
+    // The code left the address bar; the token is not in any URL.
+    expect(page.url()).not.toContain('pair=');
+    await page.getByText('Online', { exact: true }).waitFor();
+
+    const again = await browser.newPage();
+    await again.goto(link);
+    await again.getByText('This pairing link was already used.').waitFor();
+    await shot(again, '1-pair-used');
+  }, 60_000);
+
+  it('shows a session within one inventory tick of `svc cc --detach`, grouped and sorted', async () => {
+    const run = await svcIn(proj, ['cc', '--detach']);
+    expect(run).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    // One 5 s tick of the listener's inventory, plus the report, the frame and the fetch on a loaded machine.
+    const started = Date.now();
+    await page
+      .getByRole('link', { name: /^proj · Claude Code, session/ })
+      .waitFor({ timeout: INVENTORY_TICK_MS + 4_000 });
+    expect(Date.now() - started).toBeLessThan(INVENTORY_TICK_MS + 4_000);
+
+    expect((await svcIn(proj, ['cc', '--detach'])).stdout).toBe('svc-proj-2\n');
+    expect((await svcIn(proj, ['cc', '--detach', '--wt', 'feat/login'])).code).toBe(0);
+    expect((await svcIn(proj, ['sh', '--detach'])).stdout).toBe('svc-proj-sh\n');
+    await tmux.newSession('scratch', 'bash --norc --noprofile');
+    await page.getByRole('link', { name: /proj · Claude Code #2/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: /wt-feat-login · Claude Code/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: /proj · Shell, shell session/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: /^scratch,/ }).waitFor({ timeout: 10_000 });
+    await expect(page.getByText('worktrees')).toBeDefined();
+    await shot(page, '2-agents');
+  }, 60_000);
+
+  it('sends a message: typed in the pane, and "typed" on the phone', async () => {
+    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('run the tests please');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: run the tests please'), {
+      timeoutMs: 15_000,
+      what: 'the message in the pane',
+    });
+    await page.locator('.message[data-state="injected"]').getByText('typed').waitFor({ timeout: 10_000 });
+    expect(await box.inputValue()).toBe('');
+    await shot(page, '3-sent');
+  }, 60_000);
+
+  it('watches the pane: a line printed in the session appears on the phone', async () => {
+    await page.getByRole('link', { name: 'Watch' }).click();
+    await page.locator('.xterm-rows').waitFor({ timeout: 10_000 });
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'hello from the laptop']);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await page.locator('.xterm-rows').getByText('you said: hello from the laptop').waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Escape' }).click();
+    await page.getByText('Esc: typed').waitFor({ timeout: 10_000 });
+    await shot(page, '4-watch');
+  }, 60_000);
+
+  it('says in words why a message was refused: a shell in front', async () => {
+    await page.goto(`${relay.url}/#/s/${hookId}/scratch`);
+    await page.getByRole('textbox', { name: 'Message' }).fill('ls');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText(/a shell is in front/).waitFor({ timeout: 15_000 });
+    expect(await screen('scratch')).not.toContain('ls');
+  }, 60_000);
+
+  it('recovers by itself after the relay restarts, showing the last inventory while offline', async () => {
+    await page.goto(`${relay.url}/#/`);
+    await page.getByText('Online', { exact: true }).waitFor();
+    const restarting = relay.restart({ downMs: 6_000 });
+    await page.getByText(/^Offline/).waitFor({ timeout: 10_000 });
+    await page.getByText(/agents as last seen/).waitFor();
+    // The agents are still listed, from the last inventory.
+    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await shot(page, '5-offline');
+    // A message sent now waits in the outbox, and stays in the box, until the relay is back.
+    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('sent while offline');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page
+      .getByText(/^Not sent yet/)
+      .first()
+      .waitFor({ timeout: 10_000 });
+    expect(await box.inputValue()).toBe('sent while offline');
+    await restarting;
+    await page.getByText('Online', { exact: true }).waitFor({ timeout: 35_000 });
+    // It goes by itself once the relay is back, and is typed exactly once.
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: sent while offline'), {
+      timeoutMs: 20_000,
+      what: 'the message sent while offline',
+    });
+    await page.locator('.message[data-state="injected"]').getByText('sent while offline').waitFor({ timeout: 10_000 });
+    expect(await box.inputValue()).toBe('');
+    // And a new one goes straight through the new relay.
+    await box.fill('after the restart');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: after the restart'), {
+      timeoutMs: 20_000,
+      what: 'the message after the restart',
+    });
+    const pane = await screen('svc-proj');
+    expect(pane.split('you said: sent while offline').length - 1).toBe(1);
+  }, 90_000);
+
+  it('looks right in dark mode and shows the safety codes', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${relay.url}/#/`);
+    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await shot(page, '6-dark');
+    await page.getByRole('link', { name: 'Device and safety codes' }).click();
+    await page.getByRole('heading', { name: 'This phone' }).waitFor();
+    await page
+      .getByText(/^\d{4} \d{4} \d{4} \d{4}$/)
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await shot(page, '7-device-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    // And on a desktop: the same app, centred, keyboard-driven (Tab to the first session, Enter opens it).
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${relay.url}/#/`);
+    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await shot(page, '8-desktop');
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+    expect(focused).toMatch(/^proj · Claude Code, session, state unknown, detached$/);
+    await page.keyboard.press('Enter');
+    await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  }, 60_000);
+});
