@@ -5,14 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyFrame } from '../../core/paneFrames.js';
-import type { RelayFrame } from '../../core/protocol.js';
 import type { FrameBody } from '../../core/sealedBodies.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
-
-type Frame<K extends RelayFrame['type']> = Extract<RelayFrame, { type: K }>;
 
 let relay: TestRelay;
 let tmux: TmuxServer;

@@ -47,7 +47,11 @@ function harness(leaseMs = 30_000) {
       systemId: 'watch.d_1/s',
       src: 'watch',
       input: { session: 's', deviceId: 'd_1', publicKey: 'K', connection: 'c', paneId: '%1', leaseMs },
-      onDone: { actions: ({ event }) => void (state.done = event.output as PaneWatchOutput) },
+      onDone: {
+        actions: ({ event }) => {
+          state.done = event.output as PaneWatchOutput;
+        },
+      },
     },
     on: {
       'WATCH.FRAME': {
