@@ -204,10 +204,12 @@ describe('the phone app', () => {
     await shot(page, '6-dark');
     await page.getByRole('link', { name: 'Device and safety codes' }).click();
     await page.getByRole('heading', { name: 'This phone' }).waitFor();
-    await page
-      .getByText(/^\d{4} \d{4} \d{4} \d{4}$/)
-      .first()
-      .waitFor({ timeout: 10_000 });
+    const code = page.getByLabel('safety code with laptop');
+    await code.getByText(/^\d{4} \d{4} \d{4} \d{4}$/).waitFor({ timeout: 10_000 });
+    // The same 16 digits `svc devices` prints on the computer for this phone: a person can compare them.
+    const devices = await runSvc(['devices', '--json'], env);
+    const phone = JSON.parse(devices.stdout).devices.find((d: { kind: string }) => d.kind === 'app');
+    expect(await code.textContent()).toBe(phone.safetyCode);
     await shot(page, '7-device-dark');
     await page.emulateMedia({ colorScheme: 'light' });
     // And on a desktop: the same app, centred, keyboard-driven (Tab to the first session, Enter opens it).
