@@ -39,10 +39,14 @@ export function badKeyName(keys: readonly string[]): string | undefined {
 
 export type KeysFacts = Omit<InjectionFacts, 'body'> & { keys: readonly string[]; text: string };
 
-/** Whether key input may reach the pane: the message rules first, then the key list and the shell's keys. */
+/**
+ * Whether key input may reach the pane: the message rules first, then the key list and the shell's keys.
+ * An approval prompt does not stop keys: they come from a person watching the live pane, who sees the prompt they
+ * answer, as at the keyboard (a message is refused `approval_pending`, because its sender may not have seen it).
+ */
 export function keysRefusal(facts: KeysFacts): RefusalCode | null {
   const { keys, text, ...rest } = facts;
-  const code = refusalFor({ ...rest, body: text.length > 0 ? text : keys.join(' ') });
+  const code = refusalFor({ ...rest, approvalPending: false, body: text.length > 0 ? text : keys.join(' ') });
   if (code) return code;
   if (badKeyName(keys) !== undefined) return 'bad_key_name';
   if (facts.shellSession && keys.some((k) => SHELL_FORBIDDEN_KEYS.has(k))) return 'shell_input_forbidden';

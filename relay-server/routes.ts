@@ -241,6 +241,11 @@ async function listDevices({ res, key }: Context, { store }: RouteDeps): Promise
 
 async function deleteDevice({ res, key, params }: Context, { store, log }: RouteDeps): Promise<void> {
   const deviceId = params[0] ?? '';
+  // A phone's device token may unpair that phone only; removing another device (a computer, another phone) takes
+  // an API key, so a lost phone cannot cut the owner's computers off.
+  if (key.deviceId && key.deviceId !== deviceId) {
+    throw new HttpError(403, 'forbidden', 'a device token can only remove its own device; use an API key');
+  }
   if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
   sendJson(res, 200, { deviceId, deleted: true });
   log.info(`device ${deviceId} removed from ${key.accountId}`);

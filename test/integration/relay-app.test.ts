@@ -117,6 +117,17 @@ describe('pairing', () => {
     expect(again.status).toBe(410);
     expect(again.json.error.code).toBe('pairing_used');
 
+    // A phone's token cannot remove another device (here: a computer's); only its own, or with an API key.
+    const computer = await api(relay.url, 'POST', '/devices', {
+      key: relay.apiKey,
+      body: { name: 'laptop', kind: 'computer', publicKey: await publicKey() },
+    });
+    const refused = await api(relay.url, 'DELETE', `/devices/${computer.json.deviceId}`, { key: token });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.code).toBe('forbidden');
+    const listed = await api(relay.url, 'GET', '/devices', { key: relay.apiKey });
+    expect(listed.json.devices.map((d: { deviceId: string }) => d.deviceId)).toContain(computer.json.deviceId);
+
     expect((await api(relay.url, 'DELETE', `/devices/${deviceId}`, { key: relay.apiKey })).status).toBe(200);
     expect((await api(relay.url, 'GET', '/computers', { key: token })).status).toBe(401);
     // The code is stored hashed, never as itself.

@@ -48,7 +48,7 @@ describe('keysRefusal', () => {
     ['an unknown key', { keys: ['F12'] }, 'bad_key_name'],
     ['anything to a subagent', { subagent: true, keys: ['Enter'] }, 'subagent_view_only'],
     ['keys with a shell in front', { pane: { ...pane, command: 'bash' }, keys: ['Up'] }, 'shell_in_front'],
-    ['an approval prompt on screen', { approvalPending: true, text: 'y' }, 'approval_pending'],
+    ['answering an approval prompt seen in the live pane', { approvalPending: true, keys: ['Down', 'Enter'] }, null],
     ['no session', { pane: undefined, keys: ['Enter'] }, 'session_not_found'],
     [
       'C-c into a shell session',
