@@ -143,6 +143,9 @@ export const listenerMachine = setup({
   delays: {
     worktreeScan: 60_000,
   },
+  guards: {
+    isOnline: ({ context }) => context.online,
+  },
   actions: {
     log: (_, _params: LogParams) => {},
     /** Write the ledger to disk before anything is typed (actors/ledgerFile.ts). */
@@ -487,7 +490,7 @@ export const listenerMachine = setup({
         },
         'INVENTORY.REPORT': {
           // Offline, nothing can be sent; LINK.ONLINE asks the inventory for a fresh report anyway.
-          guard: ({ context }) => context.online,
+          guard: 'isOnline',
           actions: [
             sendTo('relay', ({ event }) => ({
               type: 'SEND',

@@ -153,6 +153,7 @@ export const sessionMachine = setup({
     isIdle: ({ context }) => context.record.state === 'idle',
     isWorking: ({ context }) => context.record.state === 'working',
     isAwaitingApproval: ({ context }) => context.record.state === 'awaiting_approval',
+    readsAttached: ({ event }) => event.type === 'UPDATE' && event.record.attached,
     readsIdle: ({ event }) => event.type === 'UPDATE' && event.record.state === 'idle',
     readsWorking: ({ event }) => event.type === 'UPDATE' && event.record.state === 'working',
     readsApproval: ({ event }) => event.type === 'UPDATE' && event.record.state === 'awaiting_approval',
@@ -176,8 +177,8 @@ export const sessionMachine = setup({
       initial: 'sorting',
       states: {
         sorting: { always: [{ guard: 'isAttached', target: 'attached' }, { target: 'detached' }] },
-        attached: { on: { UPDATE: { guard: ({ event }) => !event.record.attached, target: 'detached' } } },
-        detached: { on: { UPDATE: { guard: ({ event }) => event.record.attached, target: 'attached' } } },
+        attached: { on: { UPDATE: { guard: not('readsAttached'), target: 'detached' } } },
+        detached: { on: { UPDATE: { guard: 'readsAttached', target: 'attached' } } },
       },
     },
     agent: {
