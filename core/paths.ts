@@ -19,6 +19,8 @@ export interface SvcPaths {
   /** `svc agent send`'s own device key pair, and the computer keys it pinned. */
   cliDeviceKey: string;
   cliPins: string;
+  /** `svc up --lan`'s self-signed certificate for this computer's LAN address: key.pem and cert.pem (0600). */
+  tlsDir: string;
 }
 
 export function svcPaths(home: string): SvcPaths {
@@ -39,5 +41,6 @@ export function svcPaths(home: string): SvcPaths {
     devicePins: join(dir, 'devices.json'),
     cliDeviceKey: join(dir, 'cli-device-key.json'),
     cliPins: join(dir, 'cli-pins.json'),
+    tlsDir: join(dir, 'tls'),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * startRelay: one port for the HTTP routes and the WebSocket upgrade, a store, a bus, and the sweeper that expires
- * pushes no listener received in time.
+ * pushes no listener received in time. With `tls`, a second (HTTPS) port serves the same routes and upgrades.
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type BucketConfig, RELAY_HTTP_BUCKET, RELAY_WS_BUCKET } from '../core/tokenBucket.js';
 import { type Bus, InProcessBus } from './bus.js';
@@ -40,6 +41,11 @@ export interface RelayOptions {
   wsBucket?: BucketConfig;
   /** The built phone app to serve at `/`; default: `SVC_APP_DIR` or `dist/app` (null: a page says to build it). */
   appDir?: string | null;
+  /**
+   * Also listen with HTTPS (same routes, same WebSocket hub) on this address, e.g. the LAN address a phone reaches;
+   * `key` and `cert` are PEM text. Port 0 picks a free port.
+   */
+  tls?: { host: string; port: number; key: string; cert: string };
 }
 
 export interface Relay {
@@ -48,7 +54,11 @@ export interface Relay {
   /** ws://host:port/ws */
   wsUrl: string;
   port: number;
-  /** Close connections, the server, and the store and bus it opened. Idempotent. */
+  /** https://host:port of the TLS server, when `tls` was given. */
+  tlsUrl?: string;
+  /** Its port. */
+  tlsPort?: number;
+  /** Close connections, the servers, and the store and bus it opened. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -79,21 +89,24 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     httpBuckets,
     wsBucket: options.wsBucket ?? RELAY_WS_BUCKET,
   });
-  const server = createServer(
-    createRequestHandler({
-      store,
-      bus,
-      pushes,
-      presence: hub,
-      httpBuckets,
-      log,
-      now,
-      appDir: options.appDir === undefined ? findAppDir() : options.appDir,
-    }),
-  );
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 30_000;
-  server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
+  const handler = createRequestHandler({
+    store,
+    bus,
+    pushes,
+    presence: hub,
+    httpBuckets,
+    log,
+    now,
+    appDir: options.appDir === undefined ? findAppDir() : options.appDir,
+  });
+  const servers: Server[] = [createServer(handler)];
+  if (options.tls) servers.push(createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler));
+  for (const each of servers) {
+    each.headersTimeout = 20_000;
+    each.requestTimeout = 30_000;
+    each.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
+  }
+  const [server, tlsServer] = servers as [Server, Server | undefined];
 
   let sweeping: Promise<void> | null = null;
   const sweeper = setInterval(() => {
@@ -114,20 +127,32 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     if (!options.store) await store.close();
   };
 
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? DEFAULT_PORT, host, () => {
-        server.off('error', reject);
+  const listen = (each: Server, port: number, at: string) =>
+    new Promise<void>((resolve, reject) => {
+      each.once('error', reject);
+      each.listen(port, at, () => {
+        each.off('error', reject);
         resolve();
       });
     });
+  const closeServers = () => {
+    const closed = servers.map((each) =>
+      each.listening ? new Promise<void>((resolve) => each.close(() => resolve())) : Promise.resolve(),
+    );
+    for (const each of servers) each.closeAllConnections();
+    return Promise.all(closed);
+  };
+  try {
+    await listen(server, options.port ?? DEFAULT_PORT, host);
+    if (tlsServer && options.tls) await listen(tlsServer, options.tls.port, options.tls.host);
   } catch (error) {
+    await closeServers();
     await hub.close();
     await releaseOwned();
     throw error;
   }
   server.on('error', (error) => log.error(`http server error: ${describeError(error)}`));
+  tlsServer?.on('error', (error) => log.error(`https server error: ${describeError(error)}`));
 
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(host)}:${port}`;
@@ -135,13 +160,17 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const close = () => {
     closing ??= (async () => {
       clearInterval(sweeper);
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      const serversClosed = closeServers();
       await hub.close();
-      await serverClosed;
+      await serversClosed;
       await releaseOwned();
     })();
     return closing;
   };
-  return { url, wsUrl: `ws://${hostForUrl(host)}:${port}/ws`, port, close };
+  const relay: Relay = { url, wsUrl: `ws://${hostForUrl(host)}:${port}/ws`, port, close };
+  if (tlsServer && options.tls) {
+    relay.tlsPort = (tlsServer.address() as AddressInfo).port;
+    relay.tlsUrl = `https://${hostForUrl(options.tls.host)}:${relay.tlsPort}`;
+  }
+  return relay;
 }

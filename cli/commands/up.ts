@@ -1,9 +1,11 @@
+import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
 import { ensurePrivateDir } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
 import { createLogger } from '../../actors/logger.js';
+import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/tls.js';
 import { svcPaths } from '../../core/paths.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { authenticate } from '../../relay-server/auth.js';
@@ -21,6 +23,12 @@ export default defineCommand({
   args: {
     host: { type: 'string', default: '127.0.0.1', description: 'Address the relay listens on' },
     port: { type: 'string', default: '8787', description: 'Relay port (0 picks a free one)' },
+    lan: {
+      type: 'boolean',
+      description: "Also serve HTTPS on this computer's LAN address (a self-signed certificate) for a phone to pair",
+    },
+    'lan-host': { type: 'string', description: 'The LAN address for --lan (default: the first non-internal IPv4)' },
+    'lan-port': { type: 'string', default: '8443', description: 'The HTTPS port for --lan (0 picks a free one)' },
   },
   async run({ args }) {
     const paths = svcPaths(homedir());
@@ -29,16 +37,46 @@ export default defineCommand({
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       return fail(new Error(`--port ${args.port} is not a port`));
 
+    let lan: { host: string; port: number; certificate: LanCertificate } | null = null;
+    if (args.lan) {
+      const lanPort = Number.parseInt(args['lan-port'], 10);
+      if (!Number.isInteger(lanPort) || lanPort < 0 || lanPort > 65535)
+        return fail(new Error(`--lan-port ${args['lan-port']} is not a port`));
+      const lanHost = args['lan-host'] ?? lanAddress();
+      if (!lanHost)
+        return fail(new Error('no LAN address found on this computer: connect to a network or pass --lan-host'));
+      if (!isIPv4(lanHost)) return fail(new Error(`--lan-host ${lanHost} is not an IPv4 address`));
+      try {
+        lan = {
+          host: lanHost,
+          port: lanPort,
+          certificate: await ensureLanCertificate({ dir: paths.tlsDir, ip: lanHost }),
+        };
+      } catch (err) {
+        return fail(err);
+      }
+    }
+
     const store = openSqliteStore(paths.relayData);
     const relayLog = createLogger({ file: `${paths.dir}/relay.log`, stderr: false });
     let relay: Awaited<ReturnType<typeof startRelay>>;
     try {
-      relay = await startRelay({ host: args.host, port, store, log: relayLog });
+      const tls = lan
+        ? { host: lan.host, port: lan.port, key: lan.certificate.key, cert: lan.certificate.cert }
+        : undefined;
+      relay = await startRelay({ host: args.host, port, store, log: relayLog, tls });
     } catch (err) {
       await store.close();
-      const inUse = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
-      return fail(inUse ? new Error(`port ${port} is in use: is another \`svc up\` running? Try --port`) : err);
+      const error = err as NodeJS.ErrnoException & { port?: number };
+      if (error.code === 'EADDRINUSE') {
+        const which = error.port === lan?.port && lan?.port !== port ? `--lan-port ${lan?.port}` : `port ${port}`;
+        return fail(new Error(`${which} is in use: is another \`svc up\` running? Try --port`));
+      }
+      if (error.code === 'EADDRNOTAVAIL' && lan)
+        return fail(new Error(`--lan-host ${lan.host} is not an address of this computer`));
+      return fail(err);
     }
+    const appUrl = relay.tlsUrl ?? relay.url;
 
     // Reuse this computer's key when it belongs to this relay; otherwise make the account now.
     const file = readConfigFile(paths.config);
@@ -64,7 +102,7 @@ export default defineCommand({
     ].join(' \\\n    ');
     let pairing = '';
     try {
-      pairing = await pairingText(await createPairingLink({ baseUrl: relay.url, apiKey }));
+      pairing = await pairingText(await createPairingLink({ baseUrl: relay.url, apiKey, appUrl }));
     } catch (err) {
       pairing = `(no pairing link: ${(err as Error).message}; run \`svc pair\`)\n`;
     }
@@ -73,7 +111,7 @@ export default defineCommand({
         '',
         `svc is up${fresh ? ' (new account created)' : ''}`,
         `  relay    ${relay.url}   (data: ${paths.relayData})`,
-        `  web app  ${relay.url}/`,
+        `  web app  ${appUrl}/`,
         `  computer ${account.name} (${account.hookId})`,
         `  listener ${listener ? `running, log ${paths.log}` : 'not started here (see above)'}`,
         '',
@@ -85,6 +123,14 @@ export default defineCommand({
         '',
         'Ctrl-C stops the relay and the listener.',
         '',
+        ...(lan
+          ? [
+              `The phone opens ${appUrl}/: it must be on the same network as this computer. It warns about the`,
+              'certificate once: it is a certificate svc made for this computer; check the fingerprint before you accept it:',
+              `  SHA-256 ${lan.certificate.fingerprint}   (${paths.tlsDir}/cert.pem)`,
+              '',
+            ]
+          : []),
         pairing,
       ].join('\n'),
     );

@@ -2,7 +2,10 @@
  * `svc up`, the README's main command: a local relay on embedded SQLite, an account, the login, the listener.
  * Then what the README tells a newcomer to do: start a program in tmux, send one curl, see it typed.
  */
+
+import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { get } from 'node:https';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
@@ -75,6 +78,34 @@ describe('svc up', () => {
     await up.waitForLine(/connected to ws:/);
     expect(up.output()).toMatch(/svc is up\n/);
     expect(JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey).toBe(key);
+  });
+
+  it('--lan serves the app over HTTPS with its own certificate and prints that pairing link', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    up = spawnSvc(['up', '--lan', '--lan-host', '127.0.0.1', '--port', '0', '--lan-port', '0'], env);
+    await up.waitForLine(/connected to ws:/);
+    const line = await up.waitForLine(/^\s+https:\/\/127\.0\.0\.1:\d+\/#pair=/);
+    const link = new URL(line.trim());
+    expect(link.port).not.toBe('0');
+    expect(up.output()).toMatch(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/m);
+    expect(up.output()).toMatch(/a certificate svc made for this computer; check the fingerprint/);
+    expect(up.output()).toMatch(/same network/);
+    const cert = readFileSync(join(home.home, '.svc', 'tls', 'cert.pem'), 'utf8');
+    const fingerprint = new X509Certificate(cert).fingerprint256;
+    expect(up.output()).toContain(`SHA-256 ${fingerprint}`);
+    expect(statSync(join(home.home, '.svc', 'tls')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home.home, '.svc', 'tls', 'key.pem')).mode & 0o777).toBe(0o600);
+    // The config keeps the loopback relay; the phone's origin is the HTTPS one.
+    expect(JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).baseUrl).toMatch(/^http:\/\//);
+    const status = await new Promise<number>((resolve, reject) => {
+      get(`${link.origin}/healthz`, { ca: cert }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject);
+    });
+    expect(status).toBe(200);
   });
 
   it('says which port is taken', async () => {
