@@ -86,6 +86,14 @@ export type ListenerEvent =
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
+
+/** The event a session actor takes for a push (a sealed one already opened: `body` is its text). */
+function sessionPushEvent(push: WirePush, receivedAt: number, hookId: string) {
+  return {
+    type: 'PUSH' as const,
+    push: { id: push.id, body: push.body, addressedToThisComputer: push.targetComputer === hookId, receivedAt },
+  };
+}
 /** Slugs repeat across repositories, so the repository is part of the id. */
 export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
@@ -417,15 +425,7 @@ export const listenerMachine = setup({
                 }
                 settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
                 if (context.sessions[push.agentSessionName]) {
-                  enqueue.sendTo(sessionId(push.agentSessionName), {
-                    type: 'PUSH',
-                    push: {
-                      id: push.id,
-                      body: push.body,
-                      addressedToThisComputer: push.targetComputer === context.hookId,
-                      receivedAt,
-                    },
-                  });
+                  enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
                 } else {
                   enqueue.assign({ waiting: [...context.waiting, { push, receivedAt }] });
                   enqueue.sendTo('inventory', { type: 'REFRESH' });
@@ -465,15 +465,7 @@ export const listenerMachine = setup({
               if (context.waiting.length === 0) return;
               for (const { push, receivedAt } of context.waiting) {
                 if (context.sessions[push.agentSessionName]) {
-                  enqueue.sendTo(sessionId(push.agentSessionName), {
-                    type: 'PUSH',
-                    push: {
-                      id: push.id,
-                      body: push.body,
-                      addressedToThisComputer: push.targetComputer === context.hookId,
-                      receivedAt,
-                    },
-                  });
+                  enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
                 } else {
                   enqueue.raise({
                     type: 'SESSION.RESULT',
@@ -564,15 +556,7 @@ export const listenerMachine = setup({
               if (body.session !== push.agentSessionName) return refuse('bad_seal', 'sealed for another session');
               const opened: WirePush = { ...push, body: body.text, sealed: undefined };
               if (context.sessions[push.agentSessionName]) {
-                enqueue.sendTo(sessionId(push.agentSessionName), {
-                  type: 'PUSH',
-                  push: {
-                    id: push.id,
-                    body: body.text,
-                    addressedToThisComputer: push.targetComputer === context.hookId,
-                    receivedAt,
-                  },
-                });
+                enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(opened, receivedAt, context.hookId));
               } else {
                 enqueue.assign({ waiting: [...context.waiting, { push: opened, receivedAt }] });
                 enqueue.sendTo('inventory', { type: 'REFRESH' });
