@@ -101,6 +101,27 @@ export type SessionKeysResult = {
   message?: string;
 };
 
+/** The listener's answer for the push at hand. */
+function pushResult(context: SessionContext, id: number, outcome: Omit<SessionResult, 'type' | 'session' | 'id'>) {
+  return { type: 'SESSION.RESULT', session: context.name, id, ...outcome } satisfies SessionResult;
+}
+
+/** The listener's answer for the key input at hand. */
+function keysResult(
+  context: SessionContext,
+  ref: SessionKeys['ref'],
+  outcome: Omit<SessionKeysResult, 'type' | 'session' | 'ref'>,
+) {
+  return { type: 'SESSION.KEYS_RESULT', session: context.name, ref, ...outcome } satisfies SessionKeysResult;
+}
+
+/** tmux refused the keys: the first part of its error, for the sender. */
+const failure = (error: unknown) => ({
+  state: 'refused' as const,
+  code: 'inject_failed' as const,
+  message: String(error).slice(0, 200),
+});
+
 /** The refusal (if any) for the push or key input at the head of the queue, and the bucket after it. */
 export function decideHead(context: SessionContext): { code: RefusalCode | null; bucket: BucketState | null } {
   const head = context.queue[0];
@@ -243,23 +264,11 @@ export const sessionMachine = setup({
               actions: enqueueActions(({ context, enqueue }) => {
                 const head = context.queue[0]!;
                 const { code, bucket } = decideHead(context);
-                if (head.kind === 'keys') {
-                  enqueue.sendParent({
-                    type: 'SESSION.KEYS_RESULT',
-                    session: context.name,
-                    ref: head.ref,
-                    state: 'refused',
-                    code: code!,
-                  } satisfies SessionKeysResult);
-                } else {
-                  enqueue.sendParent({
-                    type: 'SESSION.RESULT',
-                    session: context.name,
-                    id: head.id,
-                    state: 'refused',
-                    code: code!,
-                  } satisfies SessionResult);
-                }
+                enqueue.sendParent(
+                  head.kind === 'keys'
+                    ? keysResult(context, head.ref, { state: 'refused', code: code! })
+                    : pushResult(context, head.id, { state: 'refused', code: code! }),
+                );
                 enqueue.assign({ queue: context.queue.slice(1), bucket });
               }),
             },
@@ -309,32 +318,14 @@ export const sessionMachine = setup({
             onDone: {
               target: 'ready',
               actions: [
-                sendParent(
-                  ({ context }) =>
-                    ({
-                      type: 'SESSION.KEYS_RESULT',
-                      session: context.name,
-                      ref: context.currentKeys!.ref,
-                      state: 'typed',
-                    }) satisfies SessionKeysResult,
-                ),
+                sendParent(({ context }) => keysResult(context, context.currentKeys!.ref, { state: 'typed' })),
                 assign({ currentKeys: null }),
               ],
             },
             onError: {
               target: 'ready',
               actions: [
-                sendParent(
-                  ({ context, event }) =>
-                    ({
-                      type: 'SESSION.KEYS_RESULT',
-                      session: context.name,
-                      ref: context.currentKeys!.ref,
-                      state: 'refused',
-                      code: 'inject_failed',
-                      message: String(event.error).slice(0, 200),
-                    }) satisfies SessionKeysResult,
-                ),
+                sendParent(({ context, event }) => keysResult(context, context.currentKeys!.ref, failure(event.error))),
                 assign({ currentKeys: null }),
               ],
             },
@@ -379,15 +370,8 @@ export const sessionMachine = setup({
             onDone: {
               target: 'ready',
               actions: [
-                sendParent(
-                  ({ context, event }) =>
-                    ({
-                      type: 'SESSION.RESULT',
-                      session: context.name,
-                      id: context.current!.id,
-                      state: 'injected',
-                      submitted: event.output.submitted,
-                    }) satisfies SessionResult,
+                sendParent(({ context, event }) =>
+                  pushResult(context, context.current!.id, { state: 'injected', submitted: event.output.submitted }),
                 ),
                 assign({ current: null }),
               ],
@@ -395,17 +379,7 @@ export const sessionMachine = setup({
             onError: {
               target: 'ready',
               actions: [
-                sendParent(
-                  ({ context, event }) =>
-                    ({
-                      type: 'SESSION.RESULT',
-                      session: context.name,
-                      id: context.current!.id,
-                      state: 'refused',
-                      code: 'inject_failed',
-                      message: String(event.error).slice(0, 200),
-                    }) satisfies SessionResult,
-                ),
+                sendParent(({ context, event }) => pushResult(context, context.current!.id, failure(event.error))),
                 assign({ current: null }),
               ],
             },
