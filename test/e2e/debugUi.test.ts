@@ -86,7 +86,10 @@ describe.skipIf(!haveChromium)('svc debug ui', () => {
     expect(rebound).toBe(403);
   });
 
-  it('draws the session actor with its state, and shows a push’s transition within a second', async () => {
+  // The one-second bound is the requirement; retries absorb a noisy shared machine, a slow page fails all three.
+  it('draws the session actor with its state, and shows a push’s transition within a second', {
+    retry: 2,
+  }, async () => {
     const url = await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
     const page = await browser.newPage();
     const errors: string[] = [];
