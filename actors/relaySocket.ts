@@ -7,7 +7,7 @@ import { fromCallback } from 'xstate';
 import { MAX_WS_FRAME_BYTES, parseFrame, RelayFrame } from '../core/protocol.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../machines/relayLink.js';
 
-export type SocketEvent = Extract<RelayLinkEvent, { type: `SOCKET.${string}` }> & { receivedAt?: number };
+export type SocketEvent = Extract<RelayLinkEvent, { type: `SOCKET.${string}` }>;
 
 export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
   const emit = (event: SocketEvent) => sendBack(event as RelayLinkEvent);

@@ -71,7 +71,7 @@ export interface ListenerContext {
 }
 
 export type ListenerEvent =
-  | { type: 'LINK.FRAME'; frame: RelayFrame; receivedAt?: number }
+  | { type: 'LINK.FRAME'; frame: RelayFrame; receivedAt: number }
   | { type: 'LINK.ONLINE'; replayWindowMs?: number | null }
   | { type: 'LINK.OFFLINE'; reason: string }
   | { type: 'LINK.STOPPED'; reason: string }
@@ -269,7 +269,7 @@ export const listenerMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             if (event.type !== 'LINK.FRAME') return;
             const frame = event.frame;
-            const receivedAt = event.receivedAt ?? Date.now();
+            const receivedAt = event.receivedAt;
             if (frame.type === 'sessions.result') {
               enqueue({
                 type: 'log',

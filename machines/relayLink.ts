@@ -46,7 +46,8 @@ export interface RelayLinkContext {
 export type RelayLinkEvent =
   // from the socket actor
   | { type: 'SOCKET.OPEN' }
-  | { type: 'SOCKET.FRAME'; frame: RelayFrame }
+  /** `receivedAt`: when the socket read it (epoch ms); the per-session rate limit counts arrivals. */
+  | { type: 'SOCKET.FRAME'; frame: RelayFrame; receivedAt: number }
   | { type: 'SOCKET.PONG' }
   | { type: 'SOCKET.CLOSED'; code: number; reason: string }
   | { type: 'SOCKET.REJECTED'; status: number }
@@ -197,7 +198,13 @@ export const relayLinkMachine = setup({
                   },
                 ],
               },
-              { actions: sendParent(({ event }) => ({ type: 'LINK.FRAME', frame: event.frame })) },
+              {
+                actions: sendParent(({ event }) => ({
+                  type: 'LINK.FRAME',
+                  frame: event.frame,
+                  receivedAt: event.receivedAt,
+                })),
+              },
             ],
             SEND: {
               guard: 'isResult',
@@ -217,7 +224,13 @@ export const relayLinkMachine = setup({
           ],
           exit: sendParent(({ context }) => ({ type: 'LINK.OFFLINE', reason: context.lastError ?? 'link lost' })),
           on: {
-            'SOCKET.FRAME': { actions: sendParent(({ event }) => ({ type: 'LINK.FRAME', frame: event.frame })) },
+            'SOCKET.FRAME': {
+              actions: sendParent(({ event }) => ({
+                type: 'LINK.FRAME',
+                frame: event.frame,
+                receivedAt: event.receivedAt,
+              })),
+            },
             SEND: { actions: sendTo('socket', ({ event }) => ({ type: 'SEND', frame: event.frame })) },
           },
           initial: 'quiet',

@@ -73,7 +73,7 @@ function harness(capacity?: number) {
     inspect: inspector.inspect,
   });
   actor.start();
-  const frame = (f: RelayFrame) => sendBack!({ type: 'SOCKET.FRAME', frame: f });
+  const frame = (f: RelayFrame) => sendBack!({ type: 'SOCKET.FRAME', frame: f, receivedAt: Date.now() });
   return {
     actor,
     inspector,
