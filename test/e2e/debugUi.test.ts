@@ -6,9 +6,10 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -36,13 +37,7 @@ describe.skipIf(!haveChromium)('svc debug ui', () => {
   });
 
   beforeEach(async () => {
-    tmux = await startTmuxServer();
-    home = tempHome();
-    env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
-    const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'box', '--json'], env);
-    expect(login.stderr).toBe('');
-    await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
-    await waitFor(async () => (await tmux.capture('svc-proj')).includes('›'), { what: 'the fake agent prompt' });
+    ({ tmux, home, env } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'box' }));
     listener = spawnSvc(['listener'], env);
     await listener.waitForLine(/connected to ws:/);
     await listener.waitForLine(/control socket /);

@@ -3,9 +3,10 @@
  * a private socket, the real relay on loopback. The answers come through the listener's control socket.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import type { TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
 let tmux: TmuxServer;
@@ -39,14 +40,8 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  tmux = await startTmuxServer();
-  home = tempHome();
-  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
-  const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'test-box', '--json'], env);
-  expect(login.stderr).toBe('');
-  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+  ({ tmux, home, env } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'test-box' }));
   await tmux.newSession('svc-cat', 'cat');
-  await waitFor(async () => (await tmux.capture('svc-proj')).includes('›'), { what: 'the fake agent prompt' });
 });
 
 afterEach(async () => {

@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { exportPublicKey, generateDeviceKeys } from '../../core/seal.js';
-import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, finalPush, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import type { TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
 let tmux: TmuxServer;
@@ -66,18 +67,10 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  tmux = await startTmuxServer();
-  home = tempHome();
-  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
   key = (await relay.createAccount()).apiKey;
   account = { url: relay.url, apiKey: key };
-  const name = token('box');
-  const login = await runSvc(['login', '--url', relay.url, '--key', key, '--name', name, '--json'], env);
-  expect(login.stderr).toBe('');
-  hookId = JSON.parse(login.stdout).hookId;
+  ({ tmux, home, env, hookId } = await loggedInComputer({ ...account, name: token('box') }));
   computer = await computerDevice(account, hookId);
-  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
-  await waitFor(async () => (await screen()).includes('›'), { what: 'the fake agent to draw its prompt' });
 });
 
 afterEach(async () => {

@@ -5,9 +5,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
 let tmux: TmuxServer;
@@ -51,14 +52,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  tmux = await startTmuxServer();
-  home = tempHome();
-  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
-  const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'test-box', '--json'], env);
-  expect(login.stderr).toBe('');
-  hookId = JSON.parse(login.stdout).hookId;
-  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
-  await waitFor(async () => (await screen('svc-proj')).includes('›'), { what: 'the fake agent to draw its prompt' });
+  ({ tmux, home, env, hookId } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'test-box' }));
 });
 
 afterEach(async () => {

@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { entryScripts, hasExited } from '../../actors/daemon.js';
 import { listenerPidsFromPs } from '../../core/daemon.js';
-import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 let relay: TestRelay;
 let tmux: TmuxServer;
@@ -40,12 +41,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  tmux = await startTmuxServer();
-  home = tempHome();
-  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
-  const login = await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'box', '--json'], env);
-  expect(login.stderr).toBe('');
-  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+  ({ tmux, home, env } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'box' }));
 });
 
 afterEach(async () => {

@@ -6,10 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyFrame } from '../../core/paneFrames.js';
 import type { FrameBody } from '../../core/sealedBodies.js';
-import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
-import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
 let tmux: TmuxServer;
@@ -80,16 +81,9 @@ afterAll(async () => {
 
 beforeEach(async () => {
   key = (await relay.createAccount()).apiKey;
-  tmux = await startTmuxServer();
-  home = tempHome();
-  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
-  const login = await runSvc(['login', '--url', relay.url, '--key', key, '--name', 'box', '--json'], env);
-  expect(login.stderr).toBe('');
-  hookId = JSON.parse(login.stdout).hookId;
+  ({ tmux, home, env, hookId } = await loggedInComputer({ url: relay.url, apiKey: key, name: 'box' }));
   computer = await computerDevice({ url: relay.url, apiKey: key }, hookId);
   app = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
-  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
-  await waitFor(async () => (await tmux.capture('svc-proj')).includes('›'), { what: 'the fake agent’s prompt' });
 });
 
 afterEach(async () => {
