@@ -36,7 +36,7 @@ import {
   typeKeysLogic,
 } from './e2ee.js';
 import { ensurePrivateDir } from './files.js';
-import { checkWorktreeActor, createGit, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './git.js';
+import { createGit } from './git.js';
 import { injectText, realSleep } from './inject.js';
 import { createInspector } from './inspector.js';
 import { loadLedger, saveLedger } from './ledgerFile.js';
@@ -47,6 +47,7 @@ import { relaySocketLogic } from './relaySocket.js';
 import { appendShellAudit } from './shellAudit.js';
 import { createTmux } from './tmux.js';
 import { discoverTmuxSocket } from './tmuxSocket.js';
+import { checkWorktreeActor, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './worktrees.js';
 
 export interface ListenerOptions {
   home?: string;

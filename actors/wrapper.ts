@@ -22,9 +22,10 @@ import { svcPaths } from '../core/paths.js';
 import { resolveProject } from '../core/project.js';
 import { VERSION } from '../core/version.js';
 import { defaultEntry, ensureListener } from './daemon.js';
-import { createGit, ensureWorktree } from './git.js';
+import { createGit } from './git.js';
 import { createTmux, type Tmux, TmuxError } from './tmux.js';
 import { onPath } from './which.js';
+import { ensureWorktree } from './worktrees.js';
 
 export interface WrapperRun {
   target: { kind: 'agent'; agent: AgentSpec; args: readonly string[] } | { kind: 'shell' };

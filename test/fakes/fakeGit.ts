@@ -4,7 +4,8 @@
  * `worktree remove` refuses changes, untracked files and a lock, and removes a worktree with ignored files.
  * Any call can be made to fail once with `failNext`.
  */
-import { type Git, GitError, type WorktreeIndex } from '../../actors/git.js';
+import { type Git, GitError } from '../../actors/git.js';
+import type { WorktreeIndex } from '../../actors/worktrees.js';
 import type { PathKind, StatusSummary, WorktreeEntry, WorktreeMark } from '../../core/worktree.js';
 
 export interface FakeWorktree {

@@ -9,14 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
+import { createGit, type Git } from '../../actors/git.js';
 import {
   checkWorktreeActor,
-  createGit,
   createWorktreeIndex,
   ensureWorktree,
-  type Git,
   removeWorktreeActor,
-} from '../../actors/git.js';
+} from '../../actors/worktrees.js';
 import { parseMark, WORKTREE_MARK_FILE } from '../../core/worktree.js';
 import { worktreeMachine } from '../../machines/worktree.js';
 

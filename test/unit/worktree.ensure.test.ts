@@ -1,6 +1,6 @@
 /** actors/git.ts worktree operations against the fake git: `--wt`, finding svc worktrees, removing only free ones. */
 import { describe, expect, it } from 'vitest';
-import { ensureWorktree, findSvcWorktrees, gatherWorktreeFacts, removeIfFree } from '../../actors/git.js';
+import { ensureWorktree, findSvcWorktrees, gatherWorktreeFacts, removeIfFree } from '../../actors/worktrees.js';
 import { worktreeHold } from '../../core/worktree.js';
 import { FakeGit, memoryIndex } from '../fakes/fakeGit.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { checkWorktreeActor, ensureWorktree, removeWorktreeActor } from '../../actors/git.js';
+import { checkWorktreeActor, ensureWorktree, removeWorktreeActor } from '../../actors/worktrees.js';
 import type { WorktreeFacts } from '../../core/worktree.js';
 import type { LogParams } from '../../machines/log.js';
 import { type WorktreeInput, worktreeMachine } from '../../machines/worktree.js';
