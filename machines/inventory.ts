@@ -35,6 +35,8 @@ export interface InventoryContext {
   seq: number;
   /** A report is owed at the next snapshot, whatever it contains. */
   owed: 'heartbeat' | 'connect' | null;
+  /** A REFRESH came while a query was running: that query may predate what was asked about, so run another. */
+  again: boolean;
   failures: number;
 }
 
@@ -56,6 +58,9 @@ export const inventoryMachine = setup({
   actions: {
     log: (_, _params: LogParams) => {},
   },
+  guards: {
+    queryAgain: ({ context }) => context.again,
+  },
   delays: {
     inventoryPoll: 5_000,
     heartbeat: 120_000,
@@ -70,6 +75,7 @@ export const inventoryMachine = setup({
     reported: null,
     seq: 0,
     owed: null,
+    again: false,
     failures: 0,
   }),
   states: {
@@ -77,6 +83,7 @@ export const inventoryMachine = setup({
       initial: 'querying',
       states: {
         querying: {
+          on: { REFRESH: { actions: assign({ again: true }) } },
           invoke: {
             src: 'listSessions',
             onDone: {
@@ -125,6 +132,7 @@ export const inventoryMachine = setup({
           },
         },
         waiting: {
+          always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false }) },
           after: { inventoryPoll: 'querying' },
           on: { REFRESH: 'querying' },
         },

@@ -45,6 +45,11 @@ export interface ListenerInput {
 interface WaitingPush {
   push: WirePush;
   receivedAt: number;
+  /**
+   * Snapshots seen since it arrived. The first may come from a query that started before the session existed
+   * (the inventory then queries again at once), so only a second one without the session refuses it.
+   */
+  snapshots: number;
 }
 
 export interface ListenerContext {
@@ -427,7 +432,7 @@ export const listenerMachine = setup({
                 if (context.sessions[push.agentSessionName]) {
                   enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
                 } else {
-                  enqueue.assign({ waiting: [...context.waiting, { push, receivedAt }] });
+                  enqueue.assign({ waiting: [...context.waiting, { push, receivedAt, snapshots: 0 }] });
                   enqueue.sendTo('inventory', { type: 'REFRESH' });
                 }
               }
@@ -463,9 +468,13 @@ export const listenerMachine = setup({
             }),
             enqueueActions(({ context, enqueue }) => {
               if (context.waiting.length === 0) return;
-              for (const { push, receivedAt } of context.waiting) {
+              const still: WaitingPush[] = [];
+              for (const w of context.waiting) {
+                const { push, receivedAt } = w;
                 if (context.sessions[push.agentSessionName]) {
                   enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
+                } else if (w.snapshots === 0) {
+                  still.push({ ...w, snapshots: 1 });
                 } else {
                   enqueue.raise({
                     type: 'SESSION.RESULT',
@@ -476,7 +485,7 @@ export const listenerMachine = setup({
                   });
                 }
               }
-              enqueue.assign({ waiting: [] });
+              enqueue.assign({ waiting: still });
             }),
           ],
         },
@@ -558,7 +567,7 @@ export const listenerMachine = setup({
               if (context.sessions[push.agentSessionName]) {
                 enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(opened, receivedAt, context.hookId));
               } else {
-                enqueue.assign({ waiting: [...context.waiting, { push: opened, receivedAt }] });
+                enqueue.assign({ waiting: [...context.waiting, { push: opened, receivedAt, snapshots: 0 }] });
                 enqueue.sendTo('inventory', { type: 'REFRESH' });
               }
               return;

@@ -61,6 +61,8 @@ function harness(opts: HarnessOptions = {}) {
     removed: [] as string[],
     /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
     screens: {} as Record<string, string>,
+    hold: null as Promise<void> | null,
+    staleOnce: null as SessionRecord[] | null,
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -91,11 +93,13 @@ function harness(opts: HarnessOptions = {}) {
       }),
       inventory: inventoryMachine.provide({
         actors: {
-          listSessions: fromPromise(async () => ({
-            sessions: state.sessions,
-            screens: state.screens,
-            takenAt: clock.now(),
-          })),
+          listSessions: fromPromise(async () => {
+            // A held query answers with what tmux had when it started (`staleOnce`), like a real one in flight.
+            if (state.hold) await state.hold;
+            const sessions = state.staleOnce ?? state.sessions;
+            state.staleOnce = null;
+            return { sessions, screens: state.screens, takenAt: clock.now() };
+          }),
         },
         actions: { log },
       }),
@@ -269,8 +273,34 @@ describe('listener machine', () => {
     await h.connect();
     h.push({ id: 5, ...override });
     await flush();
+    // session_not_found is decided on the second snapshot after the push (the first may predate the session).
+    h.clock.increment(5_000);
+    await flush();
     expect(h.state.typed).toEqual([]);
     expect(h.results()).toMatchObject([{ id: 5, state: 'refused', code }]);
+  });
+
+  it('types a push for a session that appears while an inventory query is already running', async () => {
+    const h = harness({ sessions: [session('svc-proj')] });
+    await flush();
+    await h.connect();
+    // Hold the next query: it started before the new session existed, and answers with what it saw then.
+    const stale = [...h.state.sessions];
+    let release: (() => void) | undefined;
+    h.state.hold = new Promise<void>((r) => {
+      release = r;
+    });
+    h.clock.increment(5_000); // the tick starts that query
+    await flush();
+    h.state.sessions = [...stale, session('svc-new')];
+    h.state.staleOnce = stale;
+    h.push({ id: 6, agentSessionName: 'svc-new', body: 'for the new one' });
+    await flush();
+    h.state.hold = null;
+    release!();
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['for the new one']);
+    expect(h.results()).toMatchObject([{ id: 6, state: 'injected' }]);
   });
 
   it('rate-limits a burst into one session with its token bucket', async () => {
