@@ -35,7 +35,7 @@ export const SUMMARISERS: Record<string, Summariser> = {
   listener: (c: ListenerContext) => ({
     online: c.online,
     sessions: Object.keys(c.sessions).length,
-    waiting: c.waiting.length,
+    held: c.held.length,
     worktrees: Object.keys(c.worktrees).length,
     lastPushId: c.ledger.lastPushId,
     stopReason: short(c.stopReason),

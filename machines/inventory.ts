@@ -37,6 +37,9 @@ export interface InventoryContext {
   owed: 'heartbeat' | 'connect' | null;
   /** A REFRESH came while a query was running: that query may predate what was asked about, so run another. */
   again: boolean;
+  /** REFRESH requests received so far, and how many had come when the running query began. */
+  asked: number;
+  answering: number;
   failures: number;
 }
 
@@ -47,7 +50,8 @@ export type InventoryEvent =
 
 /** Events the inventory sends its parent. */
 export type InventoryOutEvent =
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[] }
+  /** `answers`: how many REFRESH requests had come when this reading began; it is newer than each of them. */
+  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
 export const inventoryMachine = setup({
@@ -76,6 +80,8 @@ export const inventoryMachine = setup({
     seq: 0,
     owed: null,
     again: false,
+    asked: 0,
+    answering: 0,
     failures: 0,
   }),
   states: {
@@ -83,7 +89,8 @@ export const inventoryMachine = setup({
       initial: 'querying',
       states: {
         querying: {
-          on: { REFRESH: { actions: assign({ again: true }) } },
+          entry: assign({ answering: ({ context }) => context.asked }),
+          on: { REFRESH: { actions: assign({ again: true, asked: ({ context }) => context.asked + 1 }) } },
           invoke: {
             src: 'listSessions',
             onDone: {
@@ -103,7 +110,7 @@ export const inventoryMachine = setup({
                     enqueue({ type: 'log', params: { level: 'warn', message: `${record.name}: ${line}` } });
                 }
                 enqueue.assign({ missing });
-                enqueue.sendParent({ type: 'INVENTORY.SNAPSHOT', sessions });
+                enqueue.sendParent({ type: 'INVENTORY.SNAPSHOT', sessions, answers: context.answering });
                 const changed = inventoryChanged(context.reported, sessions);
                 if (changed || context.owed) {
                   const seq = context.seq + 1;
@@ -134,7 +141,7 @@ export const inventoryMachine = setup({
         waiting: {
           always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false }) },
           after: { inventoryPoll: 'querying' },
-          on: { REFRESH: 'querying' },
+          on: { REFRESH: { target: 'querying', actions: assign({ asked: ({ context }) => context.asked + 1 }) } },
         },
       },
       on: {

@@ -20,8 +20,8 @@ import { inventoryMachine } from './inventory.js';
 import type { LogParams } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
-import type { SessionKeysResult, SessionResult } from './session.js';
-import { sessionMachine } from './session.js';
+import type { SessionContext, SessionKeys, SessionKeysResult, SessionResult } from './session.js';
+import { sessionMachine, unanswered } from './session.js';
 import type { WorktreeInput } from './worktree.js';
 import { worktreeMachine } from './worktree.js';
 
@@ -42,15 +42,16 @@ export interface ListenerInput {
   pinsUnreadable?: boolean;
 }
 
-interface WaitingPush {
-  push: WirePush;
-  receivedAt: number;
-  /**
-   * Snapshots seen since it arrived. The first may come from a query that started before the session existed
-   * (the inventory then queries again at once), so only a second one without the session refuses it.
-   */
-  snapshots: number;
-}
+/**
+ * Input for a session, held until the inventory has read tmux after it arrived: whether a program or a shell is in
+ * front, or the session is there at all, is judged on a reading newer than the input (a five-second-old one could
+ * show an agent where a shell now waits for commands).
+ */
+type HeldInput =
+  | { kind: 'push'; session: string; id: number; event: ReturnType<typeof sessionPushEvent> }
+  | { kind: 'keys'; session: string; event: { type: 'KEYS'; keys: SessionKeys } };
+/** `ask`: the number of the REFRESH sent for it; a snapshot that answers it began after the input arrived. */
+type Held = HeldInput & { ask: number };
 
 export interface ListenerContext {
   hookId: string;
@@ -58,8 +59,10 @@ export interface ListenerContext {
   ledger: Ledger;
   /** Sessions tmux reported last, by name; each has a `session.<name>` child. */
   sessions: Record<string, SessionRecord>;
-  /** Pushes for a session tmux had not shown yet: settled by the next inventory snapshot. */
-  waiting: WaitingPush[];
+  /** Input waiting for an inventory reading taken after it arrived (see `Held`). */
+  held: Held[];
+  /** REFRESH requests sent to the inventory. */
+  asked: number;
   online: boolean;
   /** Worktrees made by `--wt`, by actor id (`worktree.<repo>-wt-<slug>`); each has a child actor. */
   worktrees: Record<string, WorktreeInput>;
@@ -80,7 +83,8 @@ export type ListenerEvent =
   | { type: 'LINK.ONLINE'; replayWindowMs?: number | null }
   | { type: 'LINK.OFFLINE'; reason: string }
   | { type: 'LINK.STOPPED'; reason: string }
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[] }
+  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number }
+  | { type: 'HOLD'; held: HeldInput }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
   | SessionKeysResult
@@ -99,6 +103,19 @@ function sessionPushEvent(push: WirePush, receivedAt: number, hookId: string) {
     push: { id: push.id, body: push.body, addressedToThisComputer: push.targetComputer === hookId, receivedAt },
   };
 }
+function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
+  const event = sessionPushEvent(push, receivedAt, hookId);
+  return { kind: 'push', session: push.agentSessionName, id: push.id, event };
+}
+
+/** The answer for held input whose session the fresh reading does not show. */
+function notFound(h: HeldInput): SessionResult | SessionKeysResult {
+  const refused = { session: h.session, state: 'refused', code: 'session_not_found' } as const;
+  return h.kind === 'push'
+    ? { type: 'SESSION.RESULT', id: h.id, ...refused }
+    : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
+}
+
 /** Slugs repeat across repositories, so the repository is part of the id. */
 export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
@@ -171,7 +188,8 @@ export const listenerMachine = setup({
     input,
     ledger: input.ledger,
     sessions: {},
-    waiting: [],
+    held: [],
+    asked: 0,
     online: false,
     worktrees: {},
     replayWindowMs: input.replayWindowMs,
@@ -429,24 +447,35 @@ export const listenerMachine = setup({
                   return;
                 }
                 settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
-                if (context.sessions[push.agentSessionName]) {
-                  enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
-                } else {
-                  enqueue.assign({ waiting: [...context.waiting, { push, receivedAt, snapshots: 0 }] });
-                  enqueue.sendTo('inventory', { type: 'REFRESH' });
-                }
+                enqueue.raise({ type: 'HOLD', held: heldPush(push, receivedAt, context.hookId) });
               }
             }
           }),
         },
+        HOLD: {
+          description:
+            'Input for a session waits for a tmux reading newer than itself; the inventory is asked for one.',
+          actions: [
+            assign(({ context, event }) =>
+              event.type === 'HOLD'
+                ? { held: [...context.held, { ...event.held, ask: context.asked + 1 }], asked: context.asked + 1 }
+                : {},
+            ),
+            sendTo('inventory', { type: 'REFRESH' }),
+          ],
+        },
         'INVENTORY.SNAPSHOT': {
           actions: [
-            enqueueActions(({ context, event, enqueue }) => {
+            enqueueActions(({ context, event, enqueue, system }) => {
               if (event.type !== 'INVENTORY.SNAPSHOT') return;
               const next: Record<string, SessionRecord> = {};
               for (const record of event.sessions) next[record.name] = record;
               for (const name of Object.keys(context.sessions)) {
-                if (!next[name]) enqueue.stopChild(sessionId(name));
+                if (next[name]) continue;
+                // Whatever it still held gets an answer before it goes: nothing a phone sent is left pending.
+                const child = system.get(sessionId(name));
+                if (child) for (const r of unanswered(child.getSnapshot().context as SessionContext)) enqueue.raise(r);
+                enqueue.stopChild(sessionId(name));
               }
               for (const [id, w] of Object.entries(context.watches)) {
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
@@ -466,26 +495,17 @@ export const listenerMachine = setup({
                 enqueue.sendTo(id, { type: alive ? 'SESSION.ALIVE' : 'SESSION.GONE' });
               }
             }),
-            enqueueActions(({ context, enqueue }) => {
-              if (context.waiting.length === 0) return;
-              const still: WaitingPush[] = [];
-              for (const w of context.waiting) {
-                const { push, receivedAt } = w;
-                if (context.sessions[push.agentSessionName]) {
-                  enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(push, receivedAt, context.hookId));
-                } else if (w.snapshots === 0) {
-                  still.push({ ...w, snapshots: 1 });
-                } else {
-                  enqueue.raise({
-                    type: 'SESSION.RESULT',
-                    session: push.agentSessionName,
-                    id: push.id,
-                    state: 'refused',
-                    code: 'session_not_found',
-                  });
-                }
+            enqueueActions(({ context, event, enqueue }) => {
+              if (event.type !== 'INVENTORY.SNAPSHOT' || context.held.length === 0) return;
+              // A reading that began before the input arrived may predate what it is about; the inventory reads
+              // again at once (it was asked to), so such input waits for that reading.
+              const still: Held[] = [];
+              for (const h of context.held) {
+                if (event.answers < h.ask) still.push(h);
+                else if (context.sessions[h.session]) enqueue.sendTo(sessionId(h.session), h.event);
+                else enqueue.raise(notFound(h));
               }
-              enqueue.assign({ waiting: still });
+              enqueue.assign({ held: still });
             }),
           ],
         },
@@ -564,12 +584,7 @@ export const listenerMachine = setup({
               // Bound to its session inside the envelope: the relay cannot point it at another one.
               if (body.session !== push.agentSessionName) return refuse('bad_seal', 'sealed for another session');
               const opened: WirePush = { ...push, body: body.text, sealed: undefined };
-              if (context.sessions[push.agentSessionName]) {
-                enqueue.sendTo(sessionId(push.agentSessionName), sessionPushEvent(opened, receivedAt, context.hookId));
-              } else {
-                enqueue.assign({ waiting: [...context.waiting, { push: opened, receivedAt, snapshots: 0 }] });
-                enqueue.sendTo('inventory', { type: 'REFRESH' });
-              }
+              enqueue.raise({ type: 'HOLD', held: heldPush(opened, receivedAt, context.hookId) });
               return;
             }
 
@@ -625,17 +640,21 @@ export const listenerMachine = setup({
             if (body.session !== ref.session) return refuse('bad_seal', body.seq, 'sealed for another session');
             const keys = body.keys ?? [];
             if (badKeyName(keys) !== undefined) return refuse('bad_key_name', body.seq);
-            if (!context.sessions[ref.session]) return refuse('session_not_found', body.seq);
-            enqueue.sendTo(sessionId(ref.session), {
-              type: 'KEYS',
-              keys: {
-                kind: 'keys',
-                ref: { deviceId, connection: ref.connection, seq: body.seq },
-                keys,
-                text: body.text ?? '',
-                receivedAt: ref.receivedAt,
+            const held: HeldInput = {
+              kind: 'keys',
+              session: ref.session,
+              event: {
+                type: 'KEYS',
+                keys: {
+                  kind: 'keys',
+                  ref: { deviceId, connection: ref.connection, seq: body.seq },
+                  keys,
+                  text: body.text ?? '',
+                  receivedAt: ref.receivedAt,
+                },
               },
-            });
+            };
+            enqueue.raise({ type: 'HOLD', held });
           }),
         },
         'SESSION.KEYS_RESULT': {

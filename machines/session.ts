@@ -115,6 +115,22 @@ function keysResult(
   return { type: 'SESSION.KEYS_RESULT', session: context.name, ref, ...outcome } satisfies SessionKeysResult;
 }
 
+/**
+ * What a session still owes when tmux no longer shows it: every queued input is refused session_not_found, and
+ * input being typed when it went is inject_failed (part of it may have reached the pane; it is never retyped).
+ */
+export function unanswered(context: SessionContext): (SessionResult | SessionKeysResult)[] {
+  const gone = { state: 'refused', code: 'session_not_found' } as const;
+  const cut = { state: 'refused', code: 'inject_failed', message: 'the session ended while this was typed' } as const;
+  const out: (SessionResult | SessionKeysResult)[] = [];
+  if (context.current) out.push(pushResult(context, context.current.id, cut));
+  if (context.currentKeys) out.push(keysResult(context, context.currentKeys.ref, cut));
+  for (const item of context.queue) {
+    out.push(item.kind === 'keys' ? keysResult(context, item.ref, gone) : pushResult(context, item.id, gone));
+  }
+  return out;
+}
+
 /** tmux refused the keys: the first part of its error, for the sender. */
 const failure = (error: unknown) => ({
   state: 'refused' as const,

@@ -50,6 +50,12 @@ describe('svc up', () => {
     expect(up.output()).not.toContain(config.apiKey);
 
     await tmux.newSession('my-session', 'cat');
+    // As a person would: once cat is running (tmux starts it through `sh -c`, and a shell in front is refused).
+    await waitFor(
+      async () =>
+        (await tmux!.run(['display-message', '-p', '-t', 'my-session', '#{pane_current_command}'])).trim() === 'cat',
+      { what: 'cat in front' },
+    );
     const res = await api(started.url, 'POST', '/pushes/send', {
       key: config.apiKey,
       body: { type: 'agent.command', agentSessionName: 'my-session', body: 'hello from svc' },
@@ -58,6 +64,9 @@ describe('svc up', () => {
     await waitFor(async () => (await tmux!.capture('my-session')).includes('hello from svc'), {
       timeoutMs: 15_000,
       what: 'the message in the pane',
+    }).catch(async (err) => {
+      const r = await api(started.url, 'GET', `/pushes/${res.json.id}`, { key: config.apiKey });
+      throw new Error(`${err.message}; the relay says ${JSON.stringify(r.json)}; svc up printed:\n${up?.output()}`);
     });
     const status = await waitFor(async () => {
       const r = await api(started.url, 'GET', `/pushes/${res.json.id}`, { key: config.apiKey });

@@ -62,6 +62,8 @@ function harness(opts: HarnessOptions = {}) {
     /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
     screens: {} as Record<string, string>,
     hold: null as Promise<void> | null,
+    /** While set, typing waits on it (a push being typed when its session ends). */
+    typing: null as Promise<void> | null,
     staleOnce: null as SessionRecord[] | null,
   };
   const log = (_: unknown, params: LogParams) => {
@@ -107,6 +109,7 @@ function harness(opts: HarnessOptions = {}) {
         actors: {
           inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
             if (opts.injectFails) throw new Error('tmux said no');
+            if (state.typing) await state.typing;
             state.typed.push(input);
             return { submitted: true };
           }),
@@ -301,6 +304,51 @@ describe('listener machine', () => {
     await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['for the new one']);
     expect(h.results()).toMatchObject([{ id: 6, state: 'injected' }]);
+  });
+
+  it('judges a push on tmux as it is after the push came: a shell now in front is refused, a program just started is typed', async () => {
+    const h = harness({ sessions: [session('svc-proj', 'claude')] });
+    await flush();
+    await h.connect();
+    // The agent quit since the last tick and a shell is in front: its text would run as a command.
+    h.state.sessions = [session('svc-proj', 'bash')];
+    h.push({ id: 1, body: 'rm -rf build' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'shell_in_front' }]);
+    // The last tick caught `sh -c cat` before it became cat; by the time the push comes, cat is in front.
+    h.state.sessions = [session('svc-proj', 'sh')];
+    h.clock.increment(5_000);
+    await flush();
+    h.state.sessions = [session('svc-proj', 'cat')];
+    h.push({ id: 2, body: 'hello' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['hello']);
+    expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  it('answers everything a session still held when its tmux session ends', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    let finishTyping: (() => void) | undefined;
+    h.state.typing = new Promise<void>((r) => {
+      finishTyping = r;
+    });
+    h.push({ id: 1 });
+    h.push({ id: 2 });
+    await flush();
+    expect(h.results()).toEqual([]);
+    h.state.sessions = [];
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'refused', code: 'inject_failed' },
+      { id: 2, state: 'refused', code: 'session_not_found' },
+    ]);
+    finishTyping!();
+    await flush();
+    expect(h.results()).toHaveLength(2);
   });
 
   it('rate-limits a burst into one session with its token bucket', async () => {
