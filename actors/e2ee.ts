@@ -169,10 +169,18 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'capture'>) {
   });
 }
 
-/** Key input: the text as is (no submit), then the named keys. */
+/**
+ * Key input: the text as is (no submit), then the named keys. A pane in a tmux mode is taken out of it first: the
+ * phone shows the program's screen (capture-pane reads under the mode), so the keys are meant for the program.
+ */
 export function typeKeysLogic(tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys'>) {
   return fromPromise<void, TypeKeysInput>(async ({ input }) => {
-    if (input.text.length > 0) await tmux.sendLiteral({ pane: input.paneId }, input.text);
-    if (input.keys.length > 0) await tmux.sendKeys({ pane: input.paneId }, input.keys);
+    const pane = { pane: input.paneId };
+    let leaveMode = input.inMode === true;
+    if (input.text.length > 0) {
+      await tmux.sendLiteral(pane, input.text, { leaveMode });
+      leaveMode = false;
+    }
+    if (input.keys.length > 0) await tmux.sendKeys(pane, input.keys, { leaveMode });
   });
 }

@@ -4,7 +4,14 @@
  * tmux errors (no session, no server, …) are thrown as `TmuxError` for the caller to map to a refusal code.
  */
 import type { SubmitStrategy } from '../core/agents.js';
-import { CHECK_LINES, inputCleared, planSubmit, type SubmitPlan, type SubmitResult } from '../core/submit.js';
+import {
+  CHECK_LINES,
+  inputCleared,
+  type PaneFacts,
+  planSubmit,
+  type SubmitPlan,
+  type SubmitResult,
+} from '../core/submit.js';
 import type { PaneTarget, Tmux } from './tmux.js';
 
 export interface InjectResult {
@@ -15,6 +22,8 @@ export interface InjectResult {
   enters: number;
   /** The plan that was carried out (its `text` is what was typed). */
   plan: SubmitPlan;
+  /** The pane was in a tmux mode and was taken out of it before the text was typed. */
+  leftMode: boolean;
 }
 
 export interface InjectOptions {
@@ -22,26 +31,29 @@ export interface InjectOptions {
   target: PaneTarget;
   text: string;
   strategy: SubmitStrategy;
+  /** What the fresh tmux reading says about the pane (in a mode: leave it first). */
+  pane?: PaneFacts;
   sleep: (ms: number) => Promise<void>;
 }
 
 export const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function injectText({ tmux, target, text, strategy, sleep }: InjectOptions): Promise<InjectResult> {
-  const plan = planSubmit(text, strategy);
+export async function injectText({ tmux, target, text, strategy, pane, sleep }: InjectOptions): Promise<InjectResult> {
+  const plan = planSubmit(text, strategy, pane);
   let enters = 0;
   let before: string | undefined;
-  const done = (submitted: SubmitResult): InjectResult => ({ submitted, enters, plan });
+  const leftMode = plan.steps.some((s) => (s.op === 'type' || s.op === 'paste') && s.leaveMode === true);
+  const done = (submitted: SubmitResult): InjectResult => ({ submitted, enters, plan, leftMode });
   if (plan.steps.length === 0) return done(false);
 
   for (const step of plan.steps) {
     switch (step.op) {
       case 'type':
-        await tmux.sendLiteral(target, step.text, { enter: step.enter });
+        await tmux.sendLiteral(target, step.text, { enter: step.enter, leaveMode: step.leaveMode === true });
         if (step.enter) enters += 1;
         break;
       case 'paste':
-        await tmux.paste(target, step.text, { bracketed: true });
+        await tmux.paste(target, step.text, { bracketed: true, leaveMode: step.leaveMode === true });
         break;
       case 'wait':
         await sleep(step.ms);

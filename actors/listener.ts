@@ -185,6 +185,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
               target: { pane: input.paneId },
               text: input.text,
               strategy: submitStrategyFor(input),
+              pane: { inMode: input.inMode },
               sleep: realSleep,
             });
             return { submitted: result.submitted };

@@ -24,6 +24,12 @@
  *   `paste` (stdin to `load-buffer`), which has no such limit.
  * - `new-session` runs the command with the *client's* PATH, not the one given with `-e PATH=…`; when `env`
  *   carries PATH, the client is run with that PATH too.
+ * - A pane in a mode (copy mode after scrolling back, view, clock, choose-tree, customize) takes `send-keys` as
+ *   that mode's keys: `q` or Escape ends it, Space pages, vi's Enter copies; the text never reaches the program.
+ *   `paste-buffer` still writes to the program, but `-p` asks the MODE's screen whether bracketed paste is on, so
+ *   the markers are dropped and each line break submits. `send-keys -X cancel` ends copy and view mode only and
+ *   fails ("not in a mode") otherwise, which stops the rest of a command list; `copy-mode -q` ends any mode and
+ *   does nothing when there is none, so `leaveMode` chains that.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -47,7 +53,13 @@ export class TmuxError extends Error {
 /** A session name (its active pane is meant) or an explicit pane id such as `%3`. */
 export type PaneTarget = string | { pane: string };
 
-export interface PasteOptions {
+/** For the calls that type into a pane. */
+export interface TypingOptions {
+  /** Leave whatever mode the pane is in first (`copy-mode -q`), in the same tmux call. */
+  leaveMode?: boolean;
+}
+
+export interface PasteOptions extends TypingOptions {
   /** Wrap the text in bracketed-paste markers (`paste-buffer -p`; tmux adds them only if the program asked). */
   bracketed: boolean;
   /** Keep LF as LF (`-r`). By default tmux turns LF into CR, as a terminal does for a paste. */
@@ -82,9 +94,9 @@ export interface Tmux {
    */
   captureMany(paneIds: readonly string[], lines: number): Promise<Record<string, string>>;
   /** `send-keys -l` (text typed as is); with `enter`, chained with `send-keys Enter` in the same call. */
-  sendLiteral(target: PaneTarget, text: string, opts?: { enter?: boolean }): Promise<void>;
+  sendLiteral(target: PaneTarget, text: string, opts?: { enter?: boolean } & TypingOptions): Promise<void>;
   /** Named keys: `Enter`, `Escape`, `C-c`, `Up`, … */
-  sendKeys(target: PaneTarget, keys: readonly string[]): Promise<void>;
+  sendKeys(target: PaneTarget, keys: readonly string[], opts?: TypingOptions): Promise<void>;
   /** `load-buffer` from stdin into a fresh buffer, then `paste-buffer -d`: one call, one paste. */
   paste(target: PaneTarget, text: string, opts: PasteOptions): Promise<void>;
   /** Create a detached session; resolves to the name tmux used and its first pane. */
@@ -154,6 +166,11 @@ export function paneTargetArg(target: PaneTarget): string {
 /** Quote one word for `sh -c`, so a one-element argv runs exactly that program. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The commands that end any mode the pane is in, to run before typing when `leaveMode` is set. */
+export function leaveModeCommands(target: string, opts: TypingOptions = {}): string[][] {
+  return opts.leaveMode ? [['copy-mode', '-q', '-t', target]] : [];
 }
 
 export function classifyTmuxError(stderr: string): TmuxErrorCode {
@@ -365,14 +382,15 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
 
     async sendLiteral(target, text, opts = {}) {
       const t = paneTargetArg(target);
-      const commands: string[][] = [['send-keys', '-t', t, '-l', '--', text]];
+      const commands: string[][] = [...leaveModeCommands(t, opts), ['send-keys', '-t', t, '-l', '--', text]];
       if (opts.enter) commands.push(['send-keys', '-t', t, 'Enter']);
       await run(chain(commands));
     },
 
-    async sendKeys(target, keys) {
+    async sendKeys(target, keys, opts = {}) {
       if (keys.length === 0) return;
-      await run(chain([['send-keys', '-t', paneTargetArg(target), '--', ...keys]]));
+      const t = paneTargetArg(target);
+      await run(chain([...leaveModeCommands(t, opts), ['send-keys', '-t', t, '--', ...keys]]));
     },
 
     async paste(target, text, opts) {
@@ -384,6 +402,8 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
         await run(
           chain([
             ['load-buffer', '-b', buffer, '-'],
+            // before the paste: `-p` looks at the mode's screen, which never asked for bracketed paste
+            ...leaveModeCommands(t, opts),
             [...pasteCmd, '-b', buffer, '-t', t],
           ]),
           { input: text },

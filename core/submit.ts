@@ -10,6 +10,9 @@
  * A `literal` strategy still takes the paste path when typing the text would misbehave: a line break (each one
  * would be an Enter and submit early), any other control character (ESC, C-c, Tab … would act as keys), or more
  * than `LITERAL_MAX_BYTES` (tmux refuses a command line of ~16 KiB).
+ *
+ * A pane in a tmux mode (copy mode after scrolling back, …) takes keys as the mode's commands, and drops the paste
+ * markers: when the reading says so, the first step that types leaves the mode first, in the same tmux call.
  */
 import type { SubmitStrategy } from './agents.js';
 
@@ -22,10 +25,10 @@ export const DEFAULT_RETRY_DELAY_MS = 300;
 export const CHECK_LINES = 15;
 
 export type SubmitStep =
-  /** `send-keys -l text`, with `enter` chained in the same tmux call. */
-  | { op: 'type'; text: string; enter: boolean }
-  /** One bracketed paste of the whole text. */
-  | { op: 'paste'; text: string }
+  /** `send-keys -l text`, with `enter` chained in the same tmux call; `leaveMode` first when set. */
+  | { op: 'type'; text: string; enter: boolean; leaveMode?: true }
+  /** One bracketed paste of the whole text; `leaveMode` first when set. */
+  | { op: 'paste'; text: string; leaveMode?: true }
   | { op: 'wait'; ms: number }
   | { op: 'enter' }
   /** Read the screen now; it is the "before" for the checks that follow. */
@@ -33,6 +36,12 @@ export type SubmitStep =
   /** Read the screen: input cleared → submitted; not readable → unverified (stop, no more Enters);
    *  still there → go on with the next steps, or, when `final`, report not submitted. */
   | { op: 'check'; final: boolean };
+
+/** What the fresh tmux reading says about the pane, as far as a plan depends on it. */
+export interface PaneFacts {
+  /** `#{pane_in_mode}`: copy mode (scrolled back), view, clock, choose-tree, … */
+  inMode?: boolean | undefined;
+}
 
 export interface SubmitPlan {
   path: 'literal' | 'paste';
@@ -84,24 +93,25 @@ function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
   ];
 }
 
-export function planSubmit(rawText: string, strategy: SubmitStrategy): SubmitPlan {
+export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: PaneFacts = {}): SubmitPlan {
   const text = normalizeSubmitText(rawText);
   const verify = strategy.inputLine !== undefined;
   const withRule = verify ? { inputLine: strategy.inputLine as RegExp } : {};
   if (text === '') return { path: strategy.kind, text, steps: [] };
+  const leave = pane.inMode ? { leaveMode: true as const } : {};
 
   if (strategy.kind === 'literal' && literalUnsafe(text) === null) {
     const steps: SubmitStep[] =
       strategy.enterDelayMs > 0
-        ? [{ op: 'type', text, enter: false }, { op: 'wait', ms: strategy.enterDelayMs }, { op: 'enter' }]
-        : [{ op: 'type', text, enter: true }];
+        ? [{ op: 'type', text, enter: false, ...leave }, { op: 'wait', ms: strategy.enterDelayMs }, { op: 'enter' }]
+        : [{ op: 'type', text, enter: true, ...leave }];
     return { path: 'literal', text, steps: verify ? [...steps, ...checkSteps(strategy)] : steps, ...withRule };
   }
 
   const enterDelayMs =
     strategy.kind === 'paste' ? strategy.enterDelayMs : Math.max(strategy.enterDelayMs, PASTE_MIN_ENTER_DELAY_MS);
   const steps: SubmitStep[] = [
-    { op: 'paste', text },
+    { op: 'paste', text, ...leave },
     { op: 'wait', ms: enterDelayMs },
   ];
   if (verify) steps.push({ op: 'snapshot' });

@@ -43,6 +43,8 @@ export interface TypeKeysInput {
   paneId: string;
   keys: string[];
   text: string;
+  /** The pane reads as being in a tmux mode (copy mode, …): leave it before typing. */
+  inMode?: boolean;
 }
 
 export interface InjectInput {
@@ -51,6 +53,8 @@ export interface InjectInput {
   command: string;
   startCommand?: string;
   text: string;
+  /** The pane reads as being in a tmux mode (copy mode, …): leave it before typing. */
+  inMode?: boolean;
 }
 
 export interface InjectOutput {
@@ -129,6 +133,19 @@ export function unanswered(context: SessionContext): (SessionResult | SessionKey
     out.push(item.kind === 'keys' ? keysResult(context, item.ref, gone) : pushResult(context, item.id, gone));
   }
   return out;
+}
+
+/**
+ * A line for the log when the pane is in a tmux mode that typing will end (the phone is told only `injected`:
+ * where the person had scrolled to at the computer is worth a line, not a message).
+ */
+function leavingModeLog(context: SessionContext, what: string): LogParams | null {
+  const pane = activePane(context.record);
+  if (!pane?.inMode) return null;
+  return {
+    level: 'info',
+    message: `${context.name}: pane ${pane.id} was in a tmux mode (copy mode after scrolling back, …); leaving it to type ${what}`,
+  };
 }
 
 /** tmux refused the keys: the first part of its error, for the sender. */
@@ -309,6 +326,8 @@ export const sessionMachine = setup({
         },
         typingKeys: {
           entry: enqueueActions(({ context, enqueue }) => {
+            const leaving = leavingModeLog(context, `key input ${context.currentKeys!.ref.seq}`);
+            if (leaving) enqueue({ type: 'log', params: leaving });
             if (!context.record.shell) return;
             const pane = activePane(context.record)!;
             const { text, keys } = context.currentKeys!;
@@ -325,12 +344,16 @@ export const sessionMachine = setup({
           }),
           invoke: {
             src: 'typeKeys',
-            input: ({ context }) => ({
-              session: context.name,
-              paneId: activePane(context.record)!.id,
-              keys: context.currentKeys!.keys,
-              text: context.currentKeys!.text,
-            }),
+            input: ({ context }) => {
+              const pane = activePane(context.record)!;
+              return {
+                session: context.name,
+                paneId: pane.id,
+                keys: context.currentKeys!.keys,
+                text: context.currentKeys!.text,
+                ...(pane.inMode ? { inMode: true } : {}),
+              };
+            },
             onDone: {
               target: 'ready',
               actions: [
@@ -358,6 +381,8 @@ export const sessionMachine = setup({
               }),
             },
             enqueueActions(({ context, enqueue }) => {
+              const leaving = leavingModeLog(context, `push ${context.current!.id}`);
+              if (leaving) enqueue({ type: 'log', params: leaving });
               if (!context.record.shell) return;
               const pane = activePane(context.record)!;
               enqueue({
@@ -381,6 +406,7 @@ export const sessionMachine = setup({
                 command: pane.command,
                 startCommand: pane.startCommand,
                 text: context.current!.body,
+                ...(pane.inMode ? { inMode: true } : {}),
               };
             },
             onDone: {

@@ -6,6 +6,7 @@
  * A pane may model an agent's input line (`prompt`, default `› `): typed and pasted text collects in `input`,
  * which is drawn as the pane's last screen line; Enter moves it to `submitted` and prints `you said: …`.
  * `swallowEnters` / `newlineEnters` make the next Enters be swallowed or become newlines, like Gemini and Codex.
+ * A pane `inMode` (copy mode, …) loses typed keys to the mode, as real tmux does, until a call with `leaveMode`.
  */
 
 import {
@@ -15,6 +16,7 @@ import {
   type PasteOptions,
   type Tmux,
   TmuxError,
+  type TypingOptions,
 } from '../../actors/tmux.js';
 import type { SessionRecord } from '../../core/protocol.js';
 
@@ -35,6 +37,8 @@ export interface FakePane {
   swallowEnters: number;
   /** Enters still to take as newlines (Codex paste-burst-like). */
   newlineEnters: number;
+  /** In a tmux mode (copy mode after scrolling back, …): keys go to the mode and are lost. */
+  inMode: boolean;
 }
 
 export interface FakeSession {
@@ -49,9 +53,9 @@ export type FakeTmuxCall =
   | { op: 'listSessions' }
   | { op: 'hasSession'; name: string }
   | { op: 'capture'; target: PaneTarget; lines: number }
-  | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean }
-  | { op: 'sendKeys'; target: PaneTarget; keys: string[] }
-  | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean }
+  | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean; leaveMode?: true }
+  | { op: 'sendKeys'; target: PaneTarget; keys: string[]; leaveMode?: true }
+  | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean; leaveMode?: true }
   | { op: 'newSession'; opts: NewSessionOptions }
   | { op: 'killSession'; name: string }
   | { op: 'killServer' }
@@ -145,6 +149,7 @@ export class FakeTmux implements Tmux {
           ...(p.startCommand ? { startCommand: p.startCommand } : {}),
           ...(p.path ? { path: p.path } : {}),
           ...(p.title ? { title: p.title } : {}),
+          ...(p.inMode ? { inMode: true } : {}),
         })),
       }));
   }
@@ -169,16 +174,18 @@ export class FakeTmux implements Tmux {
     return screens;
   }
 
-  async sendLiteral(target: PaneTarget, text: string, opts: { enter?: boolean } = {}): Promise<void> {
-    this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false });
-    const p = this.mustPane(target);
+  async sendLiteral(target: PaneTarget, text: string, opts: { enter?: boolean } & TypingOptions = {}): Promise<void> {
+    this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false, ...leaving(opts) });
+    const p = this.typingPane(target, opts);
+    if (p.inMode) return;
     this.typeInto(p, text);
     if (opts.enter) this.pressEnter(p);
   }
 
-  async sendKeys(target: PaneTarget, keys: readonly string[]): Promise<void> {
-    this.record({ op: 'sendKeys', target, keys: [...keys] });
-    const p = this.mustPane(target);
+  async sendKeys(target: PaneTarget, keys: readonly string[], opts: TypingOptions = {}): Promise<void> {
+    this.record({ op: 'sendKeys', target, keys: [...keys], ...leaving(opts) });
+    const p = this.typingPane(target, opts);
+    if (p.inMode) return;
     for (const key of keys) {
       if (key === 'Enter' || key === 'C-m') this.pressEnter(p);
       else if (key === 'C-u' || key === 'C-c') p.input = '';
@@ -186,8 +193,8 @@ export class FakeTmux implements Tmux {
   }
 
   async paste(target: PaneTarget, text: string, opts: PasteOptions): Promise<void> {
-    this.record({ op: 'paste', target, text, bracketed: opts.bracketed });
-    const p = this.mustPane(target);
+    this.record({ op: 'paste', target, text, bracketed: opts.bracketed, ...leaving(opts) });
+    const p = this.typingPane(target, opts);
     if (p.prompt !== null) p.input += text;
     else p.screen.push(...text.split('\n'));
   }
@@ -245,6 +252,7 @@ export class FakeTmux implements Tmux {
       submitted: p.submitted ?? [],
       swallowEnters: p.swallowEnters ?? 0,
       newlineEnters: p.newlineEnters ?? 0,
+      inMode: p.inMode ?? false,
     };
     if (p.startCommand !== undefined) pane.startCommand = p.startCommand;
     if (p.path !== undefined) pane.path = p.path;
@@ -268,6 +276,13 @@ export class FakeTmux implements Tmux {
       const what = typeof target === 'string' ? `session: ${target}` : `pane: ${target.pane}`;
       throw new TmuxError('no_session', `can't find ${what}`);
     }
+    return p;
+  }
+
+  /** The pane a typing call reaches, out of its mode when the call asks to leave it. */
+  private typingPane(target: PaneTarget, opts: TypingOptions): FakePane {
+    const p = this.mustPane(target);
+    if (opts.leaveMode) p.inMode = false;
     return p;
   }
 
@@ -301,6 +316,8 @@ export class FakeTmux implements Tmux {
     p.input = '';
   }
 }
+
+const leaving = (opts: TypingOptions) => (opts.leaveMode ? { leaveMode: true as const } : {});
 
 /** A fresh fake with one session per name, each running `command` in a pane with an input line. */
 export function fakeTmuxWithAgents(agents: Record<string, string>): FakeTmux {

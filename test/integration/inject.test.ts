@@ -6,6 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { typeKeysLogic } from '../../actors/e2ee.js';
 import { injectText, realSleep } from '../../actors/inject.js';
 import { agentById, genericProgram, type SubmitStrategy } from '../../core/agents.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
@@ -241,5 +243,95 @@ describe('targets are exact', () => {
     });
     expect(r.submitted).toBe(true);
     expect(await a.submits()).toEqual(['by pane id']);
+  });
+});
+
+describe('a pane in a tmux mode (the person scrolled back and walked away)', () => {
+  /** `cat` below 200 lines of history, so copy mode has somewhere to scroll to. */
+  async function catSession() {
+    counter += 1;
+    const session = `svc-mode-${counter}`;
+    const { paneId } = await server.newSession(session, 'seq 1 200; exec cat');
+    await waitFor(async () => (await server.capture({ pane: paneId })).includes('200'), { what: 'the history' });
+    const mode = async () =>
+      (await server.run(['display-message', '-p', '-t', paneId, '#{pane_in_mode} #{pane_mode}'])).trim();
+    /** The pane as the inventory reads it. */
+    const reading = async () => (await server.listSessions()).find((s) => s.name === session)?.panes[0];
+    /** How many screen lines are exactly `line`: cat echoes a typed line and then prints it. */
+    const count = async (line: string) =>
+      (await server.capture({ pane: paneId })).split('\n').filter((l) => l === line).length;
+    return { session, paneId, mode, reading, count };
+  }
+
+  const modes: [string, (pane: string) => string[]][] = [
+    ['copy-mode', (pane) => ['copy-mode', '-u', '-t', pane]],
+    // run-shell with no client shows its output in the pane's view mode
+    ['view-mode', (pane) => ['run-shell', '-t', pane, 'echo some output']],
+    ['clock-mode', (pane) => ['clock-mode', '-t', pane]],
+    ['tree-mode', (pane) => ['choose-tree', '-t', pane]],
+  ];
+
+  it('scrolled back in copy mode: the reading says so, the text and its Enter reach the program, the mode is gone', async () => {
+    const c = await catSession();
+    await server.run(['copy-mode', '-u', '-t', c.paneId]);
+    const scrolled = await server.run(['display-message', '-p', '-t', c.paneId, '#{scroll_position}']);
+    expect(Number(scrolled)).toBeGreaterThan(0);
+    const pane = await c.reading();
+    expect(pane?.inMode).toBe(true);
+
+    const r = await injectText({
+      tmux: server.tmux,
+      target: { pane: c.paneId },
+      text: 'hello q world',
+      strategy: literal,
+      pane: { inMode: pane?.inMode },
+      sleep: realSleep,
+    });
+    expect(r.leftMode).toBe(true);
+    await waitFor(async () => (await c.count('hello q world')) === 2, { what: 'cat to echo the line' });
+    expect(await c.mode()).toBe('0');
+  });
+
+  it.each(modes)('%s is left the same way', async (name, enter) => {
+    const c = await catSession();
+    await server.run(enter(c.paneId));
+    expect(await c.mode()).toBe(`1 ${name}`);
+    await injectText({
+      tmux: server.tmux,
+      target: { pane: c.paneId },
+      text: `typed past ${name}`,
+      strategy: literal,
+      pane: { inMode: (await c.reading())?.inMode },
+      sleep: realSleep,
+    });
+    await waitFor(async () => (await c.count(`typed past ${name}`)) === 2, { what: 'cat to echo the line' });
+    expect(await c.mode()).toBe('0');
+  });
+
+  it('a multi-line message to an agent in copy mode is still one bracketed paste, submitted once', async () => {
+    // In a mode, paste-buffer -p drops the markers (it asks the mode's screen), so each line break would submit.
+    const a = await startAgent('codex');
+    await server.run(['copy-mode', '-t', `=${a.session}:`]);
+    const pane = (await server.listSessions()).find((s) => s.name === a.session)?.panes[0];
+    expect(pane?.inMode).toBe(true);
+    const r = await injectText({
+      tmux: server.tmux,
+      target: a.session,
+      text: 'first line\nsecond line',
+      strategy: codex,
+      pane: { inMode: pane?.inMode },
+      sleep: realSleep,
+    });
+    expect(r).toMatchObject({ submitted: true, leftMode: true });
+    expect(await a.submits()).toEqual(['first line\nsecond line']);
+  });
+
+  it('key input from the live pane leaves the mode too: text then keys reach the program', async () => {
+    const c = await catSession();
+    await server.run(['copy-mode', '-u', '-t', c.paneId]);
+    const input = { session: c.session, paneId: c.paneId, text: 'keys in q', keys: ['Enter'], inMode: true };
+    await toPromise(createActor(typeKeysLogic(server.tmux), { input }).start());
+    await waitFor(async () => (await c.count('keys in q')) === 2, { what: 'cat to echo the line' });
+    expect(await c.mode()).toBe('0');
   });
 });

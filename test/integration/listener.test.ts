@@ -73,6 +73,23 @@ describe('svc listener', () => {
     expect(listener.output()).toMatch(new RegExp(`push ${id}: typed into svc-proj`));
   });
 
+  it('takes a pane out of copy mode before typing, and says so in its log only', async () => {
+    await tmux.run(['copy-mode', '-t', '=svc-proj:']);
+    const inMode = async () =>
+      (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_in_mode}'])).trim();
+    expect(await inMode()).toBe('1');
+    listener = await startListener();
+    const id = await send('typed past copy mode');
+    expect(await finalState(id)).toMatchObject({ state: 'injected' });
+    await waitFor(async () => (await screen('svc-proj')).includes('you said: typed past copy mode'), {
+      what: 'the message to be submitted in the pane',
+    });
+    expect(await inMode()).toBe('0');
+    expect(listener.output()).toMatch(
+      new RegExp(`svc-proj: pane %\\d+ was in a tmux mode .*; leaving it to type push ${id}`),
+    );
+  });
+
   it('writes its files with the right modes, and the first log line names version and socket', async () => {
     listener = await startListener();
     const dir = join(home.home, '.svc');

@@ -525,6 +525,28 @@ describe('session actor', () => {
     expect(lines.map((l) => l.message)).toEqual(['svc-proj: no agent in pane (start=?, current=python3)']);
   });
 
+  it('tells inject that the pane is in a tmux mode, and logs that it leaves it', async () => {
+    const scrolled = session('svc-proj');
+    scrolled.panes[0]!.inMode = true;
+    const h = harness({ sessions: [scrolled, session('svc-other')] });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    h.push({ id: 2, agentSessionName: 'svc-other' });
+    await flush();
+    expect(h.state.typed.map((t) => [t.session, t.inMode])).toEqual([
+      ['svc-proj', true],
+      ['svc-other', undefined],
+    ]);
+    expect(h.state.logs.filter((l) => l.message.includes('tmux mode')).map((l) => l.message)).toEqual([
+      `svc-proj: pane ${scrolled.panes[0]!.id} was in a tmux mode (copy mode after scrolling back, …); leaving it to type push 1`,
+    ]);
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'injected' },
+    ]);
+  });
+
   it('tracks attachment from the inventory', async () => {
     const h = harness({ sessions: [session('svc-proj')] });
     await flush();

@@ -143,6 +143,35 @@ describe('planSubmit', () => {
     expect(planSubmit('x'.repeat(LITERAL_MAX_BYTES + 1), literal).path).toBe('paste');
   });
 
+  it('a pane in a tmux mode: only the first step that types leaves it, on every path', () => {
+    const inMode = { inMode: true };
+    expect(planSubmit('run', literal, inMode).steps).toEqual([
+      { op: 'type', text: 'run', enter: true, leaveMode: true },
+    ]);
+    expect(planSubmit('run', literalDelayed, inMode).steps).toEqual([
+      { op: 'type', text: 'run', enter: false, leaveMode: true },
+      { op: 'wait', ms: 50 },
+      { op: 'enter' },
+    ]);
+    expect(planSubmit('a\nb', pasteChecked, inMode).steps).toEqual([
+      { op: 'paste', text: 'a\nb', leaveMode: true },
+      { op: 'wait', ms: 300 },
+      { op: 'snapshot' },
+      { op: 'enter' },
+      ...checks(),
+    ]);
+    expect(planSubmit('\n', literal, inMode).steps).toEqual([]);
+  });
+
+  it('a pane in no mode is typed into as before', () => {
+    for (const strategy of [literal, literalDelayed, paste, pasteChecked]) {
+      for (const pane of [{}, { inMode: false }, { inMode: undefined }]) {
+        expect(planSubmit('x\ny', strategy, pane)).toEqual(planSubmit('x\ny', strategy));
+        expect(planSubmit('x', strategy, pane).steps.some((s) => 'leaveMode' in s)).toBe(false);
+      }
+    }
+  });
+
   it('Codex: the Enter waits past its paste window', () => {
     const plan = planSubmit('hello', agentById('A2')!.submit);
     const wait = plan.steps[1];
@@ -324,6 +353,33 @@ describe('injectText against the fake tmux', () => {
     await expect(
       injectText({ tmux: fake, target: 'svc-proj', text: 'x', strategy: pasteChecked, sleep }),
     ).rejects.toBeInstanceOf(TmuxError);
+  });
+
+  it('a pane in copy mode: the keys would go to the mode and be lost; leaving it first types and submits', async () => {
+    for (const strategy of [literal, pasteChecked]) {
+      const lost = setup();
+      lost.pane.inMode = true;
+      const r0 = await injectText({ tmux: lost.fake, target: 'svc-proj', text: 'hi', strategy, sleep: lost.sleep });
+      expect(r0.leftMode).toBe(false);
+      expect(lost.pane.submitted).toEqual([]);
+
+      const { fake, sleep, pane } = setup();
+      pane.inMode = true;
+      const r = await injectText({
+        tmux: fake,
+        target: 'svc-proj',
+        text: 'hi',
+        strategy,
+        pane: { inMode: true },
+        sleep,
+      });
+      expect(r.leftMode).toBe(true);
+      expect(pane).toMatchObject({ inMode: false, submitted: ['hi'] });
+      // left in the call that types, and only there
+      expect(fake.calls.filter((c) => 'leaveMode' in c).map((c) => c.op)).toEqual([
+        strategy === literal ? 'sendLiteral' : 'paste',
+      ]);
+    }
   });
 
   it('targets a pane id as well as a session', async () => {
