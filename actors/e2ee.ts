@@ -4,7 +4,7 @@
  * docs/security.md says what is trusted and why.
  */
 import { fromPromise } from 'xstate';
-import { splitScreen } from '../core/paneFrames.js';
+import { type PaneScreen, paneScreen } from '../core/paneFrames.js';
 import type { DeviceListResponse } from '../core/protocol.js';
 import { type Envelope, fingerprint, importPublicKey, openText, SealError, seal } from '../core/seal.js';
 import type { OpenSealedInput, OpenSealedOutput } from '../machines/device.js';
@@ -159,13 +159,11 @@ export function sealFrameLogic(me: DeviceIdentity | null) {
   });
 }
 
-/** Rows of the visible screen: capture-pane shows the visible part only; 10 000 is "all of it". */
-const ALL_ROWS = 10_000;
-
-export function capturePaneLogic(tmux: Pick<Tmux, 'capture'>) {
-  return fromPromise<string[], { paneId: string }>(async ({ input }) => {
-    const text = await tmux.capture({ pane: input.paneId }, ALL_ROWS);
-    return splitScreen(text);
+/** The pane's rows and size for `watch.<…>`: one tmux call, so the size is the one the rows were captured at. */
+export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
+  return fromPromise<PaneScreen, { paneId: string }>(async ({ input }) => {
+    const { text, width, height } = await tmux.captureScreen({ pane: input.paneId });
+    return paneScreen(text, { width, height });
   });
 }
 

@@ -88,6 +88,8 @@ export interface Tmux {
   hasSession(name: string): Promise<boolean>;
   /** The last `lines` lines of the pane's visible screen (trailing blank lines dropped first). */
   capture(target: PaneTarget, lines: number): Promise<string>;
+  /** The pane's visible screen (trailing blank lines dropped) and its size, read in the same tmux call. */
+  captureScreen(target: PaneTarget): Promise<{ text: string; width: number; height: number }>;
   /**
    * The last `lines` lines of several panes in one tmux call (the inventory's screen read). A pane that vanished
    * is left out of the result.
@@ -350,6 +352,19 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     async capture(target, lines) {
       const out = await run(chain([['capture-pane', '-p', '-t', paneTargetArg(target)]]));
       return lastScreenLines(out, lines);
+    },
+
+    async captureScreen(target) {
+      const t = paneTargetArg(target);
+      const out = await run(
+        chain([
+          ['display-message', '-p', '-t', t, '#{pane_width} #{pane_height}'],
+          ['capture-pane', '-p', '-t', t],
+        ]),
+      );
+      const newline = out.indexOf('\n');
+      const [width = 0, height = 0] = out.slice(0, newline).split(' ').map(Number);
+      return { text: lastScreenLines(out.slice(newline + 1), height), width, height };
     },
 
     async captureMany(paneIds, lines) {

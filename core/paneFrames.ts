@@ -1,12 +1,19 @@
 /**
  * What a live pane sends (docs/protocol.md "Live panes"): the first frame whole, then only the rows that changed,
- * with a whole frame again now and then so an app that missed one recovers. Pure; machines/paneWatch.ts decides
- * when, actors/ capture and seal.
+ * with a whole frame again now and then so an app that missed one recovers. Every frame carries the pane's size,
+ * so the app's terminal is exactly as wide and as tall as the pane. Pure; machines/paneWatch.ts decides when,
+ * actors/ capture and seal.
  */
 import type { FrameBody } from './sealedBodies.js';
 
 /** Screen lines as tmux's capture gives them (one string per row, trailing blank rows dropped). */
 export type Screen = readonly string[];
+
+/** A pane as one capture saw it: a line per row of the pane (blank rows included), and its width in columns. */
+export interface PaneScreen {
+  lines: string[];
+  width: number;
+}
 
 export function splitScreen(text: string): string[] {
   if (text === '') return [];
@@ -14,26 +21,37 @@ export function splitScreen(text: string): string[] {
 }
 
 /**
- * The rows of `next` to send: all of them when `full` or nothing was sent before; else the rows that differ from
- * `previous` (a row past the new height is dropped by the app). Null when nothing changed and no full frame is due.
+ * The capture of a pane of `size` (tmux `#{pane_width}` × `#{pane_height}`) as its rows: the blank rows the capture
+ * dropped at the bottom come back, so the frame's height is the pane's.
  */
-export function frameRows(
-  previous: Screen | null,
-  next: Screen,
-  full: boolean,
-): Pick<FrameBody, 'full' | 'height' | 'rows'> | null {
+export function paneScreen(text: string, size: { width: number; height: number }): PaneScreen {
+  const lines = splitScreen(text).slice(0, size.height);
+  while (lines.length < size.height) lines.push('');
+  return { lines, width: size.width };
+}
+
+export type FrameRows = Pick<FrameBody, 'full' | 'height' | 'width' | 'rows'>;
+
+/**
+ * The rows of `next` to send: all of them when `full`, when nothing was sent before, or when the pane changed size
+ * (the app's terminal is resized and redrawn); else the rows that differ from `previous`. Null when nothing changed
+ * and no full frame is due.
+ */
+export function frameRows(previous: PaneScreen | null, next: PaneScreen, full: boolean): FrameRows | null {
   const rows: Record<string, string> = {};
-  if (full || previous === null) {
-    next.forEach((line, i) => {
+  const { lines, width } = next;
+  const resized = previous !== null && (previous.width !== width || previous.lines.length !== lines.length);
+  if (full || previous === null || resized) {
+    lines.forEach((line, i) => {
       rows[String(i)] = line;
     });
-    return { full: true, height: next.length, rows };
+    return { full: true, height: lines.length, width, rows };
   }
-  next.forEach((line, i) => {
-    if (previous[i] !== line) rows[String(i)] = line;
+  lines.forEach((line, i) => {
+    if (previous.lines[i] !== line) rows[String(i)] = line;
   });
-  if (Object.keys(rows).length === 0 && previous.length === next.length) return null;
-  return { full: false, height: next.length, rows };
+  if (Object.keys(rows).length === 0) return null;
+  return { full: false, height: lines.length, width, rows };
 }
 
 /** What an app does with a frame: the screen after it (used by tests and the web app). */
@@ -45,4 +63,18 @@ export function applyFrame(screen: Screen, frame: Pick<FrameBody, 'full' | 'heig
     if (i < frame.height) out[i] = line;
   }
   return out;
+}
+
+/** The smallest and largest font (CSS px) the app draws a pane with: below the smallest, the pane scrolls sideways. */
+export const PANE_FONT = { min: 7, max: 12 } as const;
+
+/**
+ * The font size (CSS px, in half pixels) at which `cols` columns fit in `availablePx`, for a font whose cell is
+ * `cellPerPx` px wide per px of font size (about 0.6 for monospace). A pane too wide even at the smallest size keeps
+ * the smallest and scrolls sideways; a narrow one is not blown up past the largest.
+ */
+export function fitFontSize(cols: number, availablePx: number, cellPerPx: number, limits = PANE_FONT): number {
+  if (!(cols > 0) || !(availablePx > 0) || !(cellPerPx > 0)) return limits.max;
+  const fits = Math.floor((availablePx / (cols * cellPerPx)) * 2) / 2;
+  return Math.min(limits.max, Math.max(limits.min, fits));
 }

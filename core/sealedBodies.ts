@@ -49,6 +49,12 @@ export type KeysBody = z.infer<typeof KeysBody>;
 /**
  * `pane.frame` (listener → app): rows of the pane by index. A full frame has every row `0 … height-1`; a change
  * frame only the rows that differ from the previous frame, and the app drops rows at or beyond `height`.
+ *
+ * The pane's size is inside, never outside the envelope: `height` is the pane's rows (`#{pane_height}`) and `width`
+ * its columns (`#{pane_width}`). Both fields were in the first version of this body (`width` optional, unset by
+ * earlier listeners, whose `height` counted the captured rows), so the shape is unchanged: older apps accept the
+ * frames of newer listeners and the other way round, and the body needs no version number. A field added later
+ * would: the schema is strict, so an older app would drop every frame that has it.
  */
 export const FrameBody = z.strictObject({
   session: SessionName,

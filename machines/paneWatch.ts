@@ -1,11 +1,12 @@
 /**
  * One live pane for one device: `watch.<deviceId>/<session>`. While streaming it captures the pane every
  * `paneInterval`, sends what changed (core/paneFrames.ts) sealed for that device only, and a whole frame every
- * `fullFrame`. A frame that cannot be sealed is dropped and logged, never sent in the clear. It stops when asked,
- * when its `lease` lapses without a renewal (a phone that vanished stops the stream), or when the session goes.
+ * `fullFrame` and after each renewal. A frame that cannot be sealed is dropped and logged, never sent in the clear.
+ * It stops when asked, when its `lease` lapses without a renewal (a phone that vanished stops the stream), or when
+ * the session goes.
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
-import { frameRows } from '../core/paneFrames.js';
+import { frameRows, type PaneScreen } from '../core/paneFrames.js';
 import type { PANE_STOP_REASONS, PaneAnswerFrame } from '../core/protocol.js';
 import type { Envelope } from '../core/seal.js';
 import type { FrameBody } from '../core/sealedBodies.js';
@@ -29,9 +30,9 @@ export interface PaneWatchContext extends PaneWatchInput {
   /** Frames sent so far; the next frame's number. */
   frameSeq: number;
   /** The screen the app has (the last frame sent), null before the first. */
-  sent: string[] | null;
+  sent: PaneScreen | null;
   /** A frame captured and waiting to be sealed, and the screen it brings the app to. */
-  pending: { body: FrameBody; screen: string[] } | null;
+  pending: { body: FrameBody; screen: PaneScreen } | null;
   owedFull: boolean;
   /** Captures that failed in a row. */
   failures: number;
@@ -74,8 +75,8 @@ export const paneWatchMachine = setup({
     output: {} as PaneWatchOutput,
   },
   actors: {
-    /** The pane's visible rows (actors/tmux.ts capture). */
-    capturePane: fromPromise<string[], { paneId: string }>(async () => []),
+    /** The pane's rows and width (actors/tmux.ts captureScreen). */
+    capturePane: fromPromise<PaneScreen, { paneId: string }>(async () => ({ lines: [], width: 80 })),
     /** The frame body sealed for the device (core/seal.ts, purpose pane.frame). */
     sealFrame: fromPromise<Envelope, SealFrameInput>(async () => {
       throw new Error('no sealFrame provided');
@@ -93,7 +94,7 @@ export const paneWatchMachine = setup({
     paneGone: ({ context }) => context.failures + 1 >= MAX_CAPTURE_FAILURES,
     /** The capture differs from what the app has, or a whole frame is owed. */
     frameDue: ({ context, event }) =>
-      frameRows(context.sent, (event as unknown as { output: string[] }).output, context.owedFull) !== null,
+      frameRows(context.sent, (event as unknown as { output: PaneScreen }).output, context.owedFull) !== null,
   },
 }).createMachine({
   id: 'paneWatch',
@@ -217,7 +218,10 @@ export const paneWatchMachine = setup({
           initial: 'counting',
           states: {
             counting: {
+              description:
+                'A whole frame every fullFrame, and after each renewal: an app asks again when it saw a gap in the frames (a reconnect), and should not wait for the next one.',
               after: { fullFrame: { target: 'counting', reenter: true, actions: assign({ owedFull: true }) } },
+              on: { RENEW: { target: 'counting', reenter: true, actions: assign({ owedFull: true }) } },
             },
           },
         },

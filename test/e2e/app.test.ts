@@ -150,6 +150,37 @@ describe('the phone app', () => {
     await shot(page, '4-watch');
   }, 60_000);
 
+  it('draws the pane at its own size, in a font that fits the phone when the pane is narrow enough', async () => {
+    const paneSize = async () => {
+      const out = await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_width} #{pane_height}']);
+      return out.trim().split(' ');
+    };
+    const term = page.getByRole('img', { name: 'Live screen of the session' });
+    const [cols, rows] = await paneSize();
+    await waitFor(async () => (await term.getAttribute('data-cols')) === cols, { what: 'the pane’s width' });
+    expect(await term.getAttribute('data-rows')).toBe(rows);
+    // A line wider than the 80 columns a terminal starts with is on one row, whole.
+    const long = `wide-${'x'.repeat(120)}-end`;
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', long]);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await page
+      .locator('.xterm-rows > div')
+      .filter({ hasText: `you said: ${long}` })
+      .waitFor({ timeout: 10_000 });
+    // 200 columns cannot fit 375 px in a readable font: the smallest one, and the pane scrolls sideways.
+    expect(Number(await term.getAttribute('data-font-size'))).toBe(7);
+    // A 60-column pane fits the phone's width: bigger letters, nothing to scroll.
+    await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', '60', '-y', '20']);
+    await waitFor(async () => (await term.getAttribute('data-cols')) === '60', { what: 'the resized pane' });
+    expect(await term.getAttribute('data-rows')).toBe('20');
+    expect(Number(await term.getAttribute('data-font-size'))).toBeGreaterThan(7);
+    const wrap = page.locator('.terminal-wrap');
+    expect(await wrap.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    await shot(page, '4-watch-narrow');
+    await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', cols!, '-y', rows!]);
+    await waitFor(async () => (await term.getAttribute('data-cols')) === cols, { what: 'the pane back at its size' });
+  }, 60_000);
+
   it('says in words why a message was refused: a shell in front', async () => {
     await page.goto(`${relay.url}/#/s/${hookId}/scratch`);
     await page.getByRole('textbox', { name: 'Message' }).fill('ls');

@@ -39,6 +39,9 @@ export interface FakePane {
   newlineEnters: number;
   /** In a tmux mode (copy mode after scrolling back, …): keys go to the mode and are lost. */
   inMode: boolean;
+  /** Columns and rows; unset: 80 × 24, tmux's size for a session no client has attached. */
+  width?: number;
+  height?: number;
 }
 
 export interface FakeSession {
@@ -53,6 +56,7 @@ export type FakeTmuxCall =
   | { op: 'listSessions' }
   | { op: 'hasSession'; name: string }
   | { op: 'capture'; target: PaneTarget; lines: number }
+  | { op: 'captureScreen'; target: PaneTarget }
   | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean; leaveMode?: true }
   | { op: 'sendKeys'; target: PaneTarget; keys: string[]; leaveMode?: true }
   | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean; leaveMode?: true }
@@ -163,6 +167,13 @@ export class FakeTmux implements Tmux {
     this.record({ op: 'capture', target, lines });
     this.mustPane(target);
     return lastScreenLines(this.screenOf(target), lines);
+  }
+
+  async captureScreen(target: PaneTarget): Promise<{ text: string; width: number; height: number }> {
+    this.record({ op: 'captureScreen', target });
+    const p = this.mustPane(target);
+    const height = p.height ?? 24;
+    return { text: lastScreenLines(this.screenOf(target), height), width: p.width ?? 80, height };
   }
 
   async captureMany(paneIds: readonly string[], lines: number): Promise<Record<string, string>> {

@@ -55,7 +55,10 @@ async function keys(sock: TestSocket, session: string, body: { seq: number; keys
   return envelope;
 }
 
-/** The screen as the app rebuilds it from the frames it opened, and the bodies. */
+/**
+ * The screen as the app rebuilds it from the frames it opened (`text` without the blank rows at the bottom, as tmux
+ * captures it), and the bodies.
+ */
 async function appScreen(sock: TestSocket, session: string) {
   let screen: string[] = [];
   const bodies: FrameBody[] = [];
@@ -66,7 +69,14 @@ async function appScreen(sock: TestSocket, session: string) {
     bodies.push(body);
     screen = applyFrame(screen, body);
   }
-  return { text: screen.join('\n'), bodies };
+  return { text: screen.join('\n').replace(/\n+$/, ''), rows: screen, bodies };
+}
+
+/** The pane's columns and rows as tmux has them. */
+async function paneSize(session: string): Promise<{ width: number; height: number }> {
+  const out = await tmux.run(['display-message', '-p', '-t', `=${session}:`, '#{pane_width} #{pane_height}']);
+  const [width, height] = out.trim().split(' ').map(Number);
+  return { width: width!, height: height! };
 }
 
 const status = (sock: TestSocket, state: string, session = 'svc-proj', timeoutMs = 10_000) =>
@@ -193,6 +203,33 @@ describe('live panes', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(sock.all('pane.frame').length).toBe(frames);
     await listener.waitForLine(new RegExp(`device ${app.deviceId} changed its key`));
+  });
+});
+
+describe('the pane’s size', () => {
+  it('is inside every frame: the app’s screen is as wide and as tall as the pane, and follows a resize', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1);
+    await status(sock, 'streaming');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).bodies.length > 0, { what: 'the first frame' });
+    const size = await paneSize('svc-proj');
+    const first = (await appScreen(sock, 'svc-proj')).bodies[0]!;
+    expect(first).toMatchObject({ full: true, ...size });
+    // Every row of the pane, the blank ones below the prompt too: the app draws a screen of the pane's height.
+    expect((await appScreen(sock, 'svc-proj')).rows).toHaveLength(size.height);
+
+    await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', '100', '-y', '30']);
+    expect(await paneSize('svc-proj')).toEqual({ width: 100, height: 30 });
+    await waitFor(
+      async () => (await appScreen(sock, 'svc-proj')).bodies.some((b) => b.full && b.width === 100 && b.height === 30),
+      { what: 'a whole frame of the new size' },
+    );
+    expect((await appScreen(sock, 'svc-proj')).rows).toHaveLength(30);
+    // Outside the envelope there is routing only: the relay does not learn the size either.
+    for (const f of sock.all('pane.frame')) {
+      expect(Object.keys(f).sort()).toEqual(['computer', 'deviceId', 'envelope', 'frameSeq', 'session', 'type']);
+    }
   });
 });
 

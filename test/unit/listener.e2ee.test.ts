@@ -102,7 +102,7 @@ function harness(opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: S
       }),
       paneWatch: paneWatchMachine.provide({
         actors: {
-          capturePane: fromPromise(async () => ['› ', 'screen']),
+          capturePane: fromPromise(async () => ({ lines: ['› ', 'screen'], width: 80 })),
           sealFrame: fromPromise<Envelope, SealFrameInput>(async ({ input }) => ({ body: input.body }) as never),
         },
         actions: { log: noop },

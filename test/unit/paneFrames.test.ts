@@ -2,32 +2,84 @@
 import { describe, expect, it } from 'vitest';
 import { pickComputer, pickSession } from '../../core/agentSend.js';
 import { badKeyName, keysRefusal } from '../../core/keys.js';
-import { applyFrame, frameRows, splitScreen } from '../../core/paneFrames.js';
+import { applyFrame, fitFontSize, frameRows, PANE_FONT, paneScreen, splitScreen } from '../../core/paneFrames.js';
 import type { SessionRecord } from '../../core/protocol.js';
 
 describe('frameRows and applyFrame', () => {
-  it('sends the first frame whole, then only the rows that changed', () => {
-    expect(frameRows(null, ['a', 'b'], false)).toEqual({ full: true, height: 2, rows: { 0: 'a', 1: 'b' } });
-    expect(frameRows(['a', 'b'], ['a', 'c'], false)).toEqual({ full: false, height: 2, rows: { 1: 'c' } });
-    expect(frameRows(['a', 'b'], ['a', 'b'], false)).toBeNull();
-    expect(frameRows(['a', 'b'], ['a', 'b'], true)).toMatchObject({ full: true });
+  const at = (lines: string[], width = 80) => ({ lines, width });
+
+  it('sends the first frame whole, then only the rows that changed; each with the pane’s size', () => {
+    expect(frameRows(null, at(['a', 'b']), false)).toEqual({
+      full: true,
+      height: 2,
+      width: 80,
+      rows: { 0: 'a', 1: 'b' },
+    });
+    expect(frameRows(at(['a', 'b']), at(['a', 'c']), false)).toEqual({
+      full: false,
+      height: 2,
+      width: 80,
+      rows: { 1: 'c' },
+    });
+    expect(frameRows(at(['a', 'b']), at(['a', 'b']), false)).toBeNull();
+    expect(frameRows(at(['a', 'b']), at(['a', 'b']), true)).toMatchObject({ full: true });
+  });
+
+  it.each([
+    ['wider', at(['a', 'b'], 120)],
+    ['narrower', at(['a', 'b'], 40)],
+    ['taller', at(['a', 'b', ''])],
+    ['shorter', at(['a'])],
+  ])('sends a whole frame when the pane gets %s, even with the same text', (_, next) => {
+    expect(frameRows(at(['a', 'b']), next, false)).toEqual({
+      full: true,
+      height: next.lines.length,
+      width: next.width,
+      rows: Object.fromEntries(next.lines.map((l, i) => [String(i), l])),
+    });
   });
 
   it('shrinking and growing screens rebuild exactly', () => {
     const screens = [['a', 'b', 'c'], ['a'], ['a', 'x', '', 'y'], [], ['z']];
     let app: string[] = [];
-    let prev: string[] | null = null;
+    let prev: ReturnType<typeof at> | null = null;
     for (const next of screens) {
-      const frame = frameRows(prev, next, false);
+      const frame = frameRows(prev, at(next), false);
       if (frame) app = applyFrame(app, frame);
       expect(app).toEqual(next);
-      prev = next;
+      prev = at(next);
     }
   });
 
   it('splits a capture into rows', () => {
     expect(splitScreen('')).toEqual([]);
     expect(splitScreen('a\n\nb')).toEqual(['a', '', 'b']);
+  });
+
+  it.each([
+    ['blank rows the capture dropped come back', 'a\nb', { width: 80, height: 4 }, ['a', 'b', '', '']],
+    ['an empty pane is all blank rows', '', { width: 10, height: 2 }, ['', '']],
+    ['a full pane stays as it is', 'a\nb', { width: 80, height: 2 }, ['a', 'b']],
+    ['never more rows than the pane has', 'a\nb\nc', { width: 80, height: 2 }, ['a', 'b']],
+  ])('paneScreen: %s', (_, text, size, lines) => {
+    expect(paneScreen(text, size)).toEqual({ lines, width: size.width });
+  });
+});
+
+describe('fitFontSize', () => {
+  // A monospace cell is about 0.6 of the font size wide.
+  it.each([
+    ['80 columns on a 375 px phone shrink to fit', 80, 355, 0.6, 7],
+    ['a 60-column pane fits at a larger size', 60, 355, 0.6, 9.5],
+    ['a narrow pane is not blown up past the largest size', 40, 1200, 0.6, PANE_FONT.max],
+    ['a pane too wide even at the smallest size keeps it (and scrolls sideways)', 200, 355, 0.6, PANE_FONT.min],
+    ['nothing measured yet: the largest size', 80, 0, 0.6, PANE_FONT.max],
+    ['no columns: the largest size', 0, 355, 0.6, PANE_FONT.max],
+  ])('%s', (_, cols, available, cell, size) => {
+    const font = fitFontSize(cols, available, cell);
+    expect(font).toBe(size);
+    // When it fits at all, it really fits.
+    if (font > PANE_FONT.min && available > 0 && cols > 0) expect(cols * cell * font).toBeLessThanOrEqual(available);
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock, setup } from 'xstate';
+import type { PaneScreen } from '../../core/paneFrames.js';
 import type { Envelope } from '../../core/seal.js';
 import type { FrameBody } from '../../core/sealedBodies.js';
 import type { LogParams } from '../../machines/log.js';
@@ -22,6 +23,7 @@ function harness(leaseMs = 30_000) {
   const clock = new SimulatedClock();
   const state = {
     screen: ['› ', 'line 1'] as string[],
+    width: 80,
     captureFails: false,
     sealFails: false,
     frames: [] as FrameBody[],
@@ -30,9 +32,9 @@ function harness(leaseMs = 30_000) {
   };
   const watch = paneWatchMachine.provide({
     actors: {
-      capturePane: fromPromise<string[], { paneId: string }>(async () => {
+      capturePane: fromPromise<PaneScreen, { paneId: string }>(async () => {
         if (state.captureFails) throw new Error('no pane');
-        return [...state.screen];
+        return { lines: [...state.screen], width: state.width };
       }),
       sealFrame: fromPromise<Envelope, SealFrameInput>(async ({ input }) => {
         if (state.sealFails) throw new Error('bad_key');
@@ -81,25 +83,51 @@ describe('pane watch machine', () => {
     const h = harness();
     await h.advance(0);
     expect(h.state.frames).toEqual([
-      { session: 's', frameSeq: 0, full: true, height: 2, rows: { 0: '› ', 1: 'line 1' } },
+      { session: 's', frameSeq: 0, full: true, height: 2, width: 80, rows: { 0: '› ', 1: 'line 1' } },
     ]);
     await h.advance(1_000);
     expect(h.state.frames).toHaveLength(1);
-    h.state.screen = ['› ', 'line 1', 'line 2'];
+    h.state.screen = ['› ', 'line 2'];
     await h.advance(300);
-    expect(h.state.frames[1]).toEqual({ session: 's', frameSeq: 1, full: false, height: 3, rows: { 2: 'line 2' } });
-    h.state.screen = ['› typed', 'line 1', 'line 2'];
+    expect(h.state.frames[1]).toEqual({
+      session: 's',
+      frameSeq: 1,
+      full: false,
+      height: 2,
+      width: 80,
+      rows: { 1: 'line 2' },
+    });
+    h.state.screen = ['› typed', 'line 2'];
     await h.advance(300);
     expect(h.state.frames[2]).toMatchObject({ frameSeq: 2, full: false, rows: { 0: '› typed' } });
   });
 
-  it('sends a whole frame again every fullFrame, even when nothing changed', async () => {
+  it('sends a whole frame of the new size when the pane is resized', async () => {
     const h = harness();
-    await h.advance(9_900);
+    await h.advance(0);
+    h.state.width = 132;
+    await h.advance(300);
+    expect(h.state.frames[1]).toEqual({
+      session: 's',
+      frameSeq: 1,
+      full: true,
+      height: 2,
+      width: 132,
+      rows: { 0: '› ', 1: 'line 1' },
+    });
+    h.state.screen = ['› ', 'line 1', ''];
+    await h.advance(300);
+    expect(h.state.frames[2]).toMatchObject({ frameSeq: 2, full: true, height: 3, width: 132 });
+  });
+
+  it('answers a renewal with a whole frame: an app that asks again may have missed some', async () => {
+    const h = harness();
+    await h.advance(1_000);
     expect(h.state.frames).toHaveLength(1);
-    await h.advance(400);
+    h.child()!.send({ type: 'RENEW', leaseMs: 30_000 });
+    await h.advance(300);
     expect(h.state.frames).toHaveLength(2);
-    expect(h.state.frames[1]).toMatchObject({ full: true, frameSeq: 1, height: 2 });
+    expect(h.state.frames[1]).toMatchObject({ frameSeq: 1, full: true });
   });
 
   it('stops when the lease lapses, and keeps streaming while it is renewed', async () => {

@@ -1,9 +1,12 @@
 /**
- * The pane as a real terminal (xterm.js), drawn from opened `pane.frame` bodies. Loaded only by the Watch screen:
- * its own chunk, so the first load of the app stays small.
+ * The pane as a real terminal (xterm.js), drawn from opened `pane.frame` bodies: exactly as many columns and rows as
+ * the pane has (the frame says), so a line wraps where it wraps on the computer, and a font small enough for those
+ * columns to fit the phone's width (core/paneFrames.ts fitFontSize). Loaded only by the Watch screen: its own chunk,
+ * so the first load of the app stays small.
  */
 import { Terminal } from '@xterm/xterm';
 import xtermCss from '@xterm/xterm/css/xterm.css';
+import { fitFontSize, PANE_FONT } from '../../../core/paneFrames.js';
 import type { FrameBody } from '../../../core/sealedBodies.js';
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
@@ -14,7 +17,7 @@ const DARK = { background: '#0f1115', foreground: '#e6e6e6', cursor: '#e6e6e6', 
 
 export interface PaneTerminal {
   /** Draw a frame; false when it was a change frame that does not follow the last one (ask for a full frame). */
-  draw(body: FrameBody & { width?: number }): boolean;
+  draw(body: FrameBody): boolean;
   /** The text on screen, row by row (for tests and screen readers). */
   text(): string;
   dispose(): void;
@@ -33,7 +36,7 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
     cursorBlink: false,
     cursorInactiveStyle: 'none',
     scrollback: 0,
-    fontSize: 12,
+    fontSize: PANE_FONT.max,
     fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace',
     cols: 80,
     rows: 24,
@@ -48,6 +51,23 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
   const rows = new Map<number, string>();
   let lastSeq = -1;
 
+  /** The font at which the terminal's columns fit the width it is shown in (the wrap, inside its padding). */
+  const fitFont = () => {
+    const wrap = container.parentElement;
+    const screen = container.querySelector('.xterm-screen');
+    if (!wrap || !screen) return;
+    const style = getComputedStyle(wrap);
+    const available = wrap.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight);
+    const font = term.options.fontSize ?? PANE_FONT.max;
+    const cellPerPx = screen.getBoundingClientRect().width / term.cols / font;
+    // Cells are rounded to device pixels: a pixel of slack keeps the fitted width from spilling over.
+    const next = fitFontSize(term.cols, available - 1, cellPerPx);
+    if (next !== font) term.options.fontSize = next;
+    container.dataset.fontSize = String(term.options.fontSize);
+  };
+  const onResize = () => fitFont();
+  window.addEventListener('resize', onResize);
+
   return {
     draw(body) {
       const follows = body.full || body.frameSeq === lastSeq + 1;
@@ -58,10 +78,16 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
         if (i < body.height) rows.set(i, row);
       }
       for (const i of [...rows.keys()]) if (i >= body.height) rows.delete(i);
+      // A listener that does not say the pane's width (older ones): as wide as the widest row seen.
       const widest = Math.max(20, ...[...rows.values()].map(visibleLength));
       const cols = body.width && body.width > 0 ? body.width : Math.max(term.cols, widest);
       const height = Math.max(1, body.height);
-      if (cols !== term.cols || height !== term.rows) term.resize(cols, height);
+      if (cols !== term.cols || height !== term.rows || container.dataset.cols === undefined) {
+        term.resize(cols, height);
+        container.dataset.cols = String(cols);
+        container.dataset.rows = String(height);
+        fitFont();
+      }
       // Every row is written at its own place: a row longer than the terminal never pushes the others down.
       const changed = body.full ? [...rows.keys()] : Object.keys(body.rows).map(Number);
       let out = body.full ? '\x1b[0m\x1b[2J' : '';
@@ -80,6 +106,7 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
     },
     dispose() {
       dark.removeEventListener('change', onScheme);
+      window.removeEventListener('resize', onResize);
       term.dispose();
     },
   };
