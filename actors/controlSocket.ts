@@ -27,7 +27,7 @@ import {
 } from '../core/control.js';
 import { actorTreeLines, chartModel } from '../core/statechart.js';
 import { MACHINES } from '../machines/index.js';
-import { hasExited } from './daemon.js';
+import { hasExited } from './daemonFiles.js';
 import type { Inspector } from './inspector.js';
 
 export const controlSocketPath = (svcDir: string) => join(svcDir, CONTROL_SOCKET_NAME);

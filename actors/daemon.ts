@@ -4,19 +4,20 @@
  * older than the CLI, stopped by `svc listener --stop`.
  *
  * Two wrapper runs at once must not start two daemons: everything that looks for the daemon and starts or stops
- * it holds `~/.svc/listener.lock`, created with `O_EXCL` (`wx`) and holding the holder's pid. A lock whose holder
- * is gone (it crashed) is taken over. The daemon writes its own pid and version files (actors/daemonFiles.ts);
+ * it holds `~/.svc/listener.lock` (actors/fileLock.ts), created with `O_EXCL` (`wx`) and holding the holder's pid.
+ * A lock whose holder is gone (it crashed) is taken over. The daemon writes its own pid and version files (actors/daemonFiles.ts);
  * the starter waits, still holding the lock, until the pid file names the new process.
  */
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { closeSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../core/config.js';
 import { type DaemonAge, daemonAge, listenerPidsFromPs, staleLine } from '../core/daemon.js';
 import type { SvcPaths } from '../core/paths.js';
 import { readConfigFile } from './configFile.js';
-import { isAlive, isListenerProcess, readPid } from './daemonFiles.js';
+import { hasExited, isListenerProcess, readPid } from './daemonFiles.js';
+import { withFileLock } from './fileLock.js';
 import { ensurePrivateDir } from './files.js';
 
 export interface DaemonContext {
@@ -132,36 +133,10 @@ export async function findListener(
 // ---------------------------------------------------------------------------
 // The lock
 
-/** Run `fn` holding `~/.svc/listener.lock`. Throws when another holder keeps it longer than `timeoutMs`. */
+/** Run `fn` holding `~/.svc/listener.lock` (actors/fileLock.ts); a live holder keeps it as long as it needs. */
 export async function withListenerLock<T>(paths: SvcPaths, fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
   ensurePrivateDir(paths.dir);
-  const lock = `${paths.dir}/listener.lock`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let fd: number;
-    try {
-      fd = openSync(lock, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = readFileSafe(lock);
-      if (holder !== null && lockIsStale(lock, holder)) {
-        // Remove it only if it is still the stale one (another run may have taken it over meanwhile).
-        if (readFileSafe(lock) === holder) rmSync(lock, { force: true });
-        continue;
-      }
-      if (Date.now() >= deadline)
-        throw new Error(`another svc holds ${lock} (pid ${readFileSafe(lock)?.trim() || '?'}); try again`);
-      await sleep(50);
-      continue;
-    }
-    writeSync(fd, `${process.pid}\n`);
-    closeSync(fd);
-    try {
-      return await fn();
-    } finally {
-      if (readFileSafe(lock)?.trim() === String(process.pid)) rmSync(lock, { force: true });
-    }
-  }
+  return withFileLock(join(paths.dir, 'listener'), { waitMs: timeoutMs }, fn);
 }
 
 function readFileSafe(path: string): string | null {
@@ -169,17 +144,6 @@ function readFileSafe(path: string): string | null {
     return readFileSync(path, 'utf8');
   } catch {
     return null;
-  }
-}
-
-/** The holder is dead, or the file stayed empty (a holder that died between creating and writing it) for 10 s. */
-function lockIsStale(lock: string, text: string): boolean {
-  const pid = Number.parseInt(text.trim(), 10);
-  if (Number.isInteger(pid) && pid > 0) return hasExited(pid);
-  try {
-    return Date.now() - statSync(lock).mtimeMs > 10_000;
-  } catch {
-    return false;
   }
 }
 
@@ -223,21 +187,6 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
         ? `svc: the listener exited at start (see ${ctx.paths.log}): ${last}`
         : `svc: the listener did not write ${ctx.paths.pid} in time (see ${ctx.paths.log})`,
   };
-}
-
-/**
- * The process is gone or only a zombie waiting for its parent (init) to reap it: on some systems init takes a
- * second or more, and `kill(pid, 0)` still succeeds on a zombie.
- */
-export function hasExited(pid: number): boolean {
-  if (!isAlive(pid)) return true;
-  try {
-    // `pid (comm) S …`: the state follows the last `)` (comm may hold spaces and parentheses)
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return false; // no /proc (macOS): kill(pid, 0) is all there is
-  }
 }
 
 /** SIGTERM, wait for the exit (SIGKILL after `stopTimeoutMs`), remove the pid file if it still names the pid. */

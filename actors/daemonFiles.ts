@@ -20,6 +20,21 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * The process is gone or only a zombie waiting for its parent (init) to reap it: on some systems init takes a
+ * second or more, and `kill(pid, 0)` still succeeds on a zombie.
+ */
+export function hasExited(pid: number): boolean {
+  if (!isAlive(pid)) return true;
+  try {
+    // `pid (comm) S …`: the state follows the last `)` (comm may hold spaces and parentheses)
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false; // no /proc (macOS): kill(pid, 0) is all there is
+  }
+}
+
 /** A live process whose command line is an svc listener (guards against a recycled pid). */
 export function isListenerProcess(pid: number): boolean {
   if (!isAlive(pid)) return false;

@@ -3,7 +3,7 @@
  * (the listener), `~/.svc/cli-device-key.json` for `svc agent send`. The private key never leaves the file (0600 in
  * the 0700 ~/.svc); the relay gets the public key once (`POST /devices`) and answers with the device id.
  */
-import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import type { DeviceInfo, DeviceKind } from '../core/protocol.js';
 import {
@@ -134,38 +134,6 @@ export async function ensureDeviceIdentity(opts: {
     registered = true;
   }
   return { ...(await identity(file)), registered };
-}
-
-/** How long a lock may be held before it counts as left behind by a crashed process. */
-const STALE_LOCK_MS = 30_000;
-
-/**
- * Run `fn` holding `<path>.lock` (created exclusively), so two `svc agent send` at once take distinct, increasing
- * stamps and post them in that order. Waits up to `waitMs`; a lock older than 30 s is taken over.
- */
-export async function withFileLock<T>(path: string, fn: () => Promise<T>, waitMs = 10_000): Promise<T> {
-  const lock = `${path}.lock`;
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx', 0o600));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
-      } catch {
-        // gone meanwhile: try again
-      }
-      if (Date.now() > deadline) throw new DeviceKeyError(`${lock} is held by another svc; try again`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { force: true });
-  }
 }
 
 /** Take the next sequence stamp of a key file (persisted before it is used, so a stamp is never used twice). */

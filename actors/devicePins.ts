@@ -1,14 +1,17 @@
 /**
  * `~/.svc/devices.json` (0600): the devices this computer pinned (core/devices.ts). The listener and `svc devices`
  * both change it, always as operations applied to the file as it is on disk at that moment (read, apply, write a
- * temp file, rename), so neither undoes the other's change. The running listener notices the file changing
- * (`watchPins`, a stat every half second) and also reads it afresh at every sealed contact.
+ * temp file, rename), under `devices.json.lock` (actors/fileLock.ts), so neither undoes the other's change. The
+ * running listener notices the file changing (`watchPins`, a stat every half second) and also reads it afresh at
+ * every sealed contact; reading needs no lock, since the file is only ever replaced whole.
  */
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { dirname } from 'node:path';
 import { fromCallback } from 'xstate';
 import { applyPinOps, emptyPins, type PinOp, PinsFile } from '../core/devices.js';
 import { checkPrivateFile } from './deviceKey.js';
-import { writeFileAtomic } from './files.js';
+import { withFileLockSync } from './fileLock.js';
+import { ensurePrivateDir, writeFileAtomic } from './files.js';
 
 export class PinsFileError extends Error {}
 
@@ -37,11 +40,24 @@ export function readPins(path: string): PinsFile {
   return parsed.data;
 }
 
-/** Apply the operations to the file as it is now, and write it back. Returns the new content. */
+/**
+ * A read and a write of a small file take milliseconds: a lock older than 5 s was left by a process that hung or
+ * died, and 10 s is long enough to wait for that.
+ */
+const PINS_LOCK = { waitMs: 10_000, maxAgeMs: 5_000 };
+
+/**
+ * Apply the operations to the file as it is now, and write it back, holding the file's lock so that another
+ * process's update made meanwhile is not lost. Synchronous: the listener calls it from an action. Returns the new
+ * content.
+ */
 export function updatePins(path: string, ops: readonly PinOp[]): PinsFile {
-  const next = applyPinOps(readPins(path), ops);
-  writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
-  return next;
+  ensurePrivateDir(dirname(path));
+  return withFileLockSync(path, PINS_LOCK, () => {
+    const next = applyPinOps(readPins(path), ops);
+    writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
+    return next;
+  });
 }
 
 export type PinsReading = { pins: PinsFile; unreadable: false } | { pins: PinsFile; unreadable: true; error: string };

@@ -6,8 +6,9 @@
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
-import { ensureDeviceIdentity, takeSeq, withFileLock } from '../../actors/deviceKey.js';
+import { ensureDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
+import { withFileLock } from '../../actors/fileLock.js';
 import { relayRequest } from '../../actors/relayHttp.js';
 import { type ComputerEntry, explainCode, pickComputer, pickSession } from '../../core/agentSend.js';
 import { decideTrust } from '../../core/devices.js';
@@ -95,8 +96,9 @@ export async function agentSend(opts: {
   }
   const computerKey = await importPublicKey(trust.key);
 
-  // Stamp, seal and post under one lock: stamps reach the relay in the order they were taken.
-  const sent = await withFileLock(paths.cliDeviceKey, async () => {
+  // Stamp, seal and post under one lock: stamps reach the relay in the order they were taken. It is held across one
+  // request to the relay; one older than 30 s was left by a run that hung.
+  const sent = await withFileLock(paths.cliDeviceKey, { waitMs: 10_000, maxAgeMs: 30_000 }, async () => {
     const body: CommandBody = {
       text: opts.text,
       seq: takeSeq(paths.cliDeviceKey),

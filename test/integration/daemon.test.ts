@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryScripts, hasExited } from '../../actors/daemon.js';
+import { entryScripts } from '../../actors/daemon.js';
+import { hasExited } from '../../actors/daemonFiles.js';
 import { listenerPidsFromPs } from '../../core/daemon.js';
 import { VERSION } from '../../core/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
