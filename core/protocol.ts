@@ -46,7 +46,7 @@ export const WS_ERROR_CODES = [
   'not_found', // push.result for a push id this account does not have
   'unknown_device', // an app subscribe with a deviceId that is not a device of this account
   'unknown_computer', // a pane frame for a computer that is not this account's
-  'computer_offline', // a pane frame for a computer whose listener is not connected
+  'computer_offline', // pane.stop for a computer whose listener is not connected (watch and keys are answered in kind)
   'internal', // a bug in the relay; logged
 ] as const;
 export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
@@ -71,6 +71,7 @@ export const REFUSAL_CODES = [
   'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
   'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
   'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/keys.ts)
+  'computer_offline', // relay: key input for a computer whose listener is not connected; refused, never typed later
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -271,8 +272,28 @@ const HookIdText = z.string().min(1).max(64);
 /** The relay's id of the app connection that asked: answers go back to it when it named no device. */
 const ConnectionId = z.string().min(1).max(64);
 export const PANE_STATES = ['streaming', 'stopped', 'refused'] as const;
-/** Why a stream stopped (`pane.status` state `stopped`); a refusal carries a REFUSAL_CODES code instead. */
-export const PANE_STOP_REASONS = ['requested', 'lease_expired', 'session_gone', 'listener_stopping'] as const;
+/**
+ * Why a stream stopped (`pane.status` state `stopped`); a refusal carries a REFUSAL_CODES code instead. The listener
+ * sends all but `computer_offline`, which the relay sends when the computer's listener is no longer connected.
+ */
+export const PANE_STOP_REASONS = [
+  'requested',
+  'lease_expired',
+  'session_gone',
+  'listener_stopping',
+  'computer_offline',
+] as const;
+export const PaneStopReason = z.enum(PANE_STOP_REASONS);
+export type PaneStopReason = z.infer<typeof PaneStopReason>;
+
+/**
+ * A `pane.status` that says the computer went away (its listener stopped, or the relay lost it), not that the watch
+ * is over: the app keeps the last screen, says so, and asks again when the computer is back; the relay keeps
+ * counting the app as watching (docs/protocol.md "Live panes").
+ */
+export function computerAway(state: (typeof PANE_STATES)[number], code: string | null | undefined): boolean {
+  return state === 'stopped' && (code === 'computer_offline' || code === 'listener_stopping');
+}
 export const KEYS_STATES = ['typed', 'refused'] as const;
 
 /** The fields listener → relay and relay → app pane answers share. */

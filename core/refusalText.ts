@@ -2,7 +2,7 @@
  * What a person reads when a message, a key or a watch was not carried out: one plain sentence per code. The app
  * shows these; the type makes a new code in REFUSAL_CODES a compile error here until it has its sentence.
  */
-import type { PANE_STOP_REASONS, PushState, RefusalCode } from './protocol.js';
+import type { PaneStopReason, PushState, RefusalCode } from './protocol.js';
 
 export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   invalid_target: 'Not typed: the session name has characters svc does not accept.',
@@ -22,6 +22,8 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   bad_seal: 'Not typed: the computer could not open the encrypted message (wrong key or damaged on the way).',
   replayed: 'Not typed: the computer saw this message before (an old or repeated copy), so it ignored it.',
   bad_key_name: 'Not typed: the computer does not accept that key.',
+  computer_offline:
+    'Not typed: the computer is offline. Keys are never kept to be typed later; press it again when the screen is live.',
 };
 
 /** A sentence for any code a push, key or watch came back with; unknown codes are shown as they are. */
@@ -50,11 +52,12 @@ export function pushStateText(state: PushState | 'sending' | 'unsent', code: str
   }
 }
 
-const STOP_TEXT: Record<(typeof PANE_STOP_REASONS)[number], string> = {
+const STOP_TEXT: Record<PaneStopReason, string> = {
   requested: 'Stopped.',
   lease_expired: 'Stopped: the phone stopped asking for the screen.',
   session_gone: 'The session is gone from the computer.',
   listener_stopping: 'The listener on the computer is stopping.',
+  computer_offline: 'The computer went offline; the screen below is the last one seen.',
 };
 
 /** Why a live pane is not streaming. */

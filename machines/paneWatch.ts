@@ -7,12 +7,13 @@
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { frameRows, type PaneScreen } from '../core/paneFrames.js';
-import type { PANE_STOP_REASONS, PaneAnswerFrame } from '../core/protocol.js';
+import type { PaneAnswerFrame, PaneStopReason } from '../core/protocol.js';
 import type { Envelope } from '../core/seal.js';
 import type { FrameBody } from '../core/sealedBodies.js';
 import type { LogParams } from './log.js';
 
-export type StopReason = (typeof PANE_STOP_REASONS)[number];
+/** Why a listener stops a stream (`computer_offline` is the relay's, when the listener itself is gone). */
+export type StopReason = Exclude<PaneStopReason, 'computer_offline'>;
 
 export interface PaneWatchInput {
   session: string;

@@ -15,6 +15,8 @@ export type BusEvent =
   | { kind: 'computers.changed'; computer: string }
   /** A listener subscribed for hookId on connection `connectionId`: any other listener of that hookId must go. */
   | { kind: 'listener.subscribed'; hookId: string; connectionId: string }
+  /** The listener of hookId went away: the app connections watching its panes are told (`computer_offline`). */
+  | { kind: 'listener.offline'; hookId: string }
   /** An app's pane request for the listener of hookId. Routed, never stored. */
   | { kind: 'pane.toListener'; hookId: string; frame: PaneRequestFrame }
   /** A listener's pane answer: for the app connections of `frame.deviceId`, or the one connection when it is null. */

@@ -21,6 +21,9 @@ export interface MinimalSocket {
 
 export type Phase = 'open' | 'subscribing' | 'subscribed' | 'closed';
 
+/** A live pane of a computer, as `Connection.watching` keys it. */
+export const watchKey = (computer: string, session: string) => `${computer} ${session}`;
+
 export class Connection {
   readonly id = randomBytes(8).toString('hex');
   readonly socket: MinimalSocket;
@@ -31,6 +34,11 @@ export class Connection {
   hookId: string | null = null;
   /** The device an app connection subscribed as (a device of the account), if any. */
   deviceId: string | null = null;
+  /**
+   * An app connection's live panes, by `watchKey`: from its pane.watch until its pane.stop or a stop the listener
+   * sends for good. Kept through `computer_offline`, so the connection hears of the computer going away each time.
+   */
+  readonly watching = new Map<string, { computer: string; session: string }>();
   /** push.new events that arrived while the listener's replay was being prepared. */
   readonly held: PushRecord[] = [];
   /** Whether a pong came back since the last ping. */

@@ -2,10 +2,18 @@
  * What the relay does with each frame a client sends: subscribe (listener or app), push.result, listener.sessions.
  * A frame that does not parse gets an `error` frame (or a failed `sessions.result`) and the connection stays.
  */
-import { CLOSE, type ClientFrame, ClientFrame as ClientFrameSchema, parseFrame } from '../core/protocol.js';
+import {
+  CLOSE,
+  type ClientFrame,
+  ClientFrame as ClientFrameSchema,
+  type PaneStopReason,
+  parseFrame,
+  type RefusalCode,
+  type WsErrorCode,
+} from '../core/protocol.js';
 import { hasScope } from './auth.js';
 import type { Bus } from './bus.js';
-import type { Connection } from './connection.js';
+import { type Connection, watchKey } from './connection.js';
 import type { Log } from './log.js';
 import { type Pushes, toWirePush } from './pushes.js';
 import type { Store } from './store.js';
@@ -22,6 +30,9 @@ export interface FrameContext {
   /** Whether a listener of hookId is subscribed (pane requests to an offline computer are answered at once). */
   isOnline(hookId: string): boolean;
 }
+
+/** What a pane request for a computer whose listener is not connected gets (docs/protocol.md "Live panes"). */
+const OFFLINE = 'computer_offline' satisfies PaneStopReason & RefusalCode & WsErrorCode;
 
 /** WebSocket close code 1011: the server hit an unexpected condition. */
 const INTERNAL_ERROR_CLOSE = 1011;
@@ -219,8 +230,17 @@ async function paneRequest(ctx: FrameContext, conn: Connection, frame: AppPaneRe
     conn.send({ type: 'error', code: 'unknown_computer', message: 'computer is not a computer of this account' });
     return;
   }
+  const key = watchKey(frame.computer, frame.session);
+  if (frame.type === 'pane.watch') conn.watching.set(key, { computer: frame.computer, session: frame.session });
+  if (frame.type === 'pane.stop') conn.watching.delete(key);
   if (!ctx.isOnline(frame.computer)) {
-    conn.send({ type: 'error', code: 'computer_offline', message: `no listener of ${frame.computer} is connected` });
+    // Answered at once and in kind, so the app can say which screen is not live and which key was not typed. Keys
+    // are not kept for later: typed after the computer is back, they would land on a screen nobody saw.
+    const to = { computer: frame.computer, session: frame.session, deviceId: conn.deviceId, connection: conn.id };
+    if (frame.type === 'pane.watch') conn.send({ type: 'pane.status', ...to, state: 'stopped', code: OFFLINE });
+    else if (frame.type === 'pane.keys') {
+      conn.send({ type: 'keys.result', ...to, seq: null, state: 'refused', code: OFFLINE });
+    } else conn.send({ type: 'error', code: OFFLINE, message: `no listener of ${frame.computer} is connected` });
     return;
   }
   const routing = { session: frame.session, deviceId: conn.deviceId, connection: conn.id };

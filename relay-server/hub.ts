@@ -5,11 +5,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { CLOSE, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
+import { CLOSE, computerAway, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
 import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
 import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';
 import type { Bus, BusEvent } from './bus.js';
-import { Connection } from './connection.js';
+import { Connection, watchKey } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
 import { type Pushes, toWirePush } from './pushes.js';
@@ -240,14 +240,32 @@ export class Hub implements Presence {
         if (listener?.phase === 'subscribed' && listener.accountId === accountId) listener.send(event.frame);
         return;
       }
-      case 'pane.toApp':
+      case 'pane.toApp': {
+        const { frame } = event;
+        // A watch is over when the listener stops or refuses it, unless it is the computer that went away.
+        const over =
+          frame.type === 'pane.status' && frame.state !== 'streaming' && !computerAway(frame.state, frame.code);
         for (const conn of this.apps(group)) {
-          const { deviceId } = event.frame;
-          const connection = 'connection' in event.frame ? event.frame.connection : undefined;
-          const mine = deviceId !== null ? conn.deviceId === deviceId : conn.id === connection;
-          if (mine) conn.send(event.frame);
+          const connection = 'connection' in frame ? frame.connection : undefined;
+          const mine = frame.deviceId !== null ? conn.deviceId === frame.deviceId : conn.id === connection;
+          if (!mine) continue;
+          if (over) conn.watching.delete(watchKey(frame.computer, frame.session));
+          conn.send(frame);
         }
         return;
+      }
+      case 'listener.offline': {
+        let told = 0;
+        for (const conn of this.apps(group)) {
+          for (const { computer, session } of conn.watching.values()) {
+            if (computer !== event.hookId) continue;
+            const to = { computer, session, deviceId: conn.deviceId, connection: conn.id };
+            if (conn.send({ type: 'pane.status', ...to, state: 'stopped', code: 'computer_offline' })) told++;
+          }
+        }
+        if (told > 0) this.opts.log.info(`pane ${event.hookId}/* stopped (computer_offline) for ${told} watch(es)`);
+        return;
+      }
       case 'listener.subscribed':
         for (const conn of group.connections) {
           if (conn.role === 'listener' && conn.hookId === event.hookId && conn.id !== event.connectionId) {
@@ -266,6 +284,8 @@ export class Hub implements Presence {
 
   private drop(conn: Connection, code: number): void {
     const { log, store, bus, now } = this.opts;
+    // A listener replaced by a newer one was marked closed already: its computer is not offline.
+    const wasListening = conn.role === 'listener' && conn.phase === 'subscribed';
     conn.phase = 'closed';
     conn.held.length = 0;
     log.info(`ws ${conn.label} closed (${code})`);
@@ -281,6 +301,11 @@ export class Hub implements Presence {
     if (!hookId || this.listeners.get(hookId) !== conn) return;
     this.listeners.delete(hookId);
     if (this.closing) return;
+    if (wasListening) {
+      bus
+        .publish(conn.accountId, { kind: 'listener.offline', hookId })
+        .catch((error: unknown) => log.error(`telling apps ${hookId} is offline: ${describeError(error)}`));
+    }
     store
       .touchComputer(hookId, now())
       .then(() => bus.publish(conn.accountId, { kind: 'computers.changed', computer: hookId }))

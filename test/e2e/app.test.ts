@@ -181,6 +181,27 @@ describe('the phone app', () => {
     await waitFor(async () => (await term.getAttribute('data-cols')) === cols, { what: 'the pane back at its size' });
   }, 60_000);
 
+  it('says when the computer goes offline, keeps the last screen, refuses keys, and is live again by itself', async () => {
+    const banner = page.getByTestId('computer-away');
+    await listener.stop();
+    await banner.getByText('laptop went offline — the screen below is the last one seen.').waitFor({ timeout: 10_000 });
+    await page.locator('.xterm-rows').getByText('you said: hello from the laptop').waitFor();
+    // Enter pressed now is refused at once, and never typed when the computer is back.
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'half typed']);
+    await page.getByRole('button', { name: 'Enter' }).click();
+    await page.getByText(/^Enter: not typed: the computer is offline/).waitFor({ timeout: 5_000 });
+    await shot(page, '4-watch-offline');
+
+    listener = spawnSvc(['listener'], env);
+    await listener.waitForLine(/connected to ws:/);
+    await banner.waitFor({ state: 'hidden', timeout: 20_000 });
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'C-u']);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'back again']);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await page.locator('.xterm-rows').getByText('you said: back again').waitFor({ timeout: 10_000 });
+    expect(await screen('svc-proj')).not.toContain('you said: half typed');
+  }, 60_000);
+
   it('says in words why a message was refused: a shell in front', async () => {
     await page.goto(`${relay.url}/#/s/${hookId}/scratch`);
     await page.getByRole('textbox', { name: 'Message' }).fill('ls');

@@ -233,6 +233,42 @@ describe('the pane’s size', () => {
   });
 });
 
+describe('a computer that goes away while a pane is watched', () => {
+  it('tells the app computer_offline, and refuses keys meanwhile (never typed later)', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1);
+    await status(sock, 'streaming');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes('›'), { what: 'the first frame' });
+
+    await listener.stop();
+    listener = null;
+    expect(await status(sock, 'stopped')).toMatchObject({
+      computer: hookId,
+      code: 'computer_offline',
+      deviceId: app.deviceId,
+    });
+    // Keys pressed while it is away are refused at once with that code, and never typed later.
+    const away = token('while away');
+    await keys(sock, 'svc-proj', { seq: 1, text: away, keys: ['Enter'] });
+    expect(await sock.next('keys.result')).toMatchObject({ state: 'refused', code: 'computer_offline', seq: null });
+    // The pane goes on changing meanwhile.
+    const meanwhile = token('meanwhile');
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', meanwhile]);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${meanwhile}`));
+
+    // Back: a watch the app asks for again streams the screen as it is now.
+    listener = await startListener();
+    await watch(sock, 'svc-proj', 2);
+    await status(sock, 'streaming');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes(`you said: ${meanwhile}`), {
+      what: 'the screen as it is now, in the app',
+    });
+    expect(await tmux.capture('svc-proj')).not.toContain(away);
+  });
+});
+
 describe('key input', () => {
   it('types sealed text and named keys into the pane, in order; refuses replays and unknown keys', async () => {
     listener = await startListener();
@@ -293,7 +329,15 @@ describe('the relay routes pane frames and checks who sends them', () => {
     await sock.next('subscribed');
     sock.send({ type: 'pane.watch', computer: 'c_0000000000000000', session: 'svc-proj', envelope });
     expect(await sock.next('error')).toMatchObject({ code: 'unknown_computer' });
+    // No listener: a watch is answered in kind, so the app can tell which screen is not live.
     sock.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    expect(await sock.next('pane.status')).toMatchObject({
+      computer: hookId,
+      session: 'svc-proj',
+      state: 'stopped',
+      code: 'computer_offline',
+    });
+    sock.send({ type: 'pane.stop', computer: hookId, session: 'svc-proj' });
     expect(await sock.next('error')).toMatchObject({ code: 'computer_offline' });
     sock.send({ type: 'pane.frame', session: 'svc-proj', deviceId: app.deviceId, frameSeq: 0, envelope });
     expect(await sock.next('error')).toMatchObject({ code: 'not_subscribed' });

@@ -383,3 +383,90 @@ describe('heartbeat', () => {
     expect(lively.ws.readyState).toBe(lively.ws.OPEN);
   });
 });
+
+describe('a computer going away while its panes are watched', () => {
+  /** Any well-formed envelope: the relay routes it without opening it. */
+  async function someEnvelope() {
+    const { exportPublicKey, generateDeviceKeys, importPublicKey, seal } = await import('../../core/seal.js');
+    const keys = await generateDeviceKeys(false);
+    return seal({
+      purpose: 'pane.watch',
+      from: { id: 'd_0000000000000001', privateKey: keys.privateKey },
+      to: [{ id: 'c_0000000000000002', publicKey: await importPublicKey(await exportPublicKey(keys.publicKey)) }],
+      plaintext: '{}',
+    });
+  }
+  async function app(): Promise<TestSocket> {
+    const socket = await open();
+    socket.send({ type: 'subscribe', role: 'app' });
+    await socket.next('subscribed');
+    return socket;
+  }
+  /** Everything the relay sent this socket before now has arrived (frames on one socket keep their order). */
+  async function settled(socket: TestSocket): Promise<void> {
+    const t = Math.random();
+    socket.send({ type: 'ping', t });
+    await socket.next('pong', (f) => f.t === t);
+  }
+
+  it('tells the apps still watching computer_offline, and answers watches and keys in kind until it is back', async () => {
+    relay = await startTestRelay();
+    const hookId = await registerComputer('laptop');
+    const listener = await open();
+    await listener.subscribeListener(hookId);
+    const envelope = await someEnvelope();
+    const [watching, leftIt, bystander] = [await app(), await app(), await app()];
+    watching.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    leftIt.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    const asked = [await listener.next('pane.watch'), await listener.next('pane.watch')];
+    for (const request of asked) {
+      const to = { session: 'svc-proj', deviceId: null, connection: request.connection };
+      listener.send({ type: 'pane.status', ...to, state: 'streaming' });
+    }
+    await watching.next('pane.status', (f) => f.state === 'streaming');
+    await leftIt.next('pane.status', (f) => f.state === 'streaming');
+    // One app stops watching; its answer from the listener ends the watch for the relay too.
+    leftIt.send({ type: 'pane.stop', computer: hookId, session: 'svc-proj' });
+    const stop = await listener.next('pane.stop');
+    listener.send({
+      type: 'pane.status',
+      session: 'svc-proj',
+      deviceId: null,
+      connection: stop.connection,
+      state: 'stopped',
+      code: 'requested',
+    });
+    await leftIt.next('pane.status', (f) => f.state === 'stopped');
+
+    await listener.close();
+    expect(await watching.next('pane.status', (f) => f.state === 'stopped')).toEqual({
+      type: 'pane.status',
+      computer: hookId,
+      session: 'svc-proj',
+      deviceId: null,
+      connection: expect.any(String),
+      state: 'stopped',
+      code: 'computer_offline',
+    });
+    await Promise.all([settled(leftIt), settled(bystander)]);
+    expect(leftIt.all('pane.status').map((f) => f.code ?? f.state)).toEqual(['streaming', 'requested']);
+    expect(bystander.all('pane.status')).toEqual([]);
+
+    // While it is away: a watch is told so at once; keys are refused, not kept.
+    watching.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    expect(await watching.next('pane.status')).toMatchObject({ state: 'stopped', code: 'computer_offline' });
+    watching.send({ type: 'pane.keys', computer: hookId, session: 'svc-proj', envelope });
+    expect(await watching.next('keys.result')).toMatchObject({
+      computer: hookId,
+      session: 'svc-proj',
+      seq: null,
+      state: 'refused',
+      code: 'computer_offline',
+    });
+    // Back: the next watch reaches the new listener.
+    const back = await open();
+    await back.subscribeListener(hookId);
+    watching.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    expect(await back.next('pane.watch')).toMatchObject({ session: 'svc-proj', deviceId: null });
+  });
+});

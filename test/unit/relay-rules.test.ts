@@ -2,7 +2,7 @@
  * The relay's pure pieces: keys and scopes, the result rule, wire pushes, buckets, the in-process bus, frame parsing.
  */
 import { describe, expect, it } from 'vitest';
-import { ClientFrame, parseFrame } from '../../core/protocol.js';
+import { ClientFrame, computerAway, parseFrame } from '../../core/protocol.js';
 import { bearerKey, generateApiKey, hashApiKey, parseScopeList } from '../../relay-server/auth.js';
 import { type BusEvent, InProcessBus } from '../../relay-server/bus.js';
 import { Connection, type MinimalSocket } from '../../relay-server/connection.js';
@@ -165,5 +165,19 @@ describe('client frames', () => {
     [{ type: 'hello' }, false],
   ])('%j parses: %s', (frame, ok) => {
     expect(parseFrame(ClientFrame, JSON.stringify(frame)).ok).toBe(ok);
+  });
+});
+
+describe('computerAway', () => {
+  it.each([
+    ['stopped', 'computer_offline', true],
+    ['stopped', 'listener_stopping', true],
+    ['stopped', 'requested', false],
+    ['stopped', 'lease_expired', false],
+    ['stopped', 'session_gone', false],
+    ['refused', 'computer_offline', false],
+    ['streaming', undefined, false],
+  ] as const)('a pane.status %s (%s): the computer went away, the watch goes on: %s', (state, code, away) => {
+    expect(computerAway(state, code)).toBe(away);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Watch: the pane live, from sealed `pane.frame`s only, with the keys a phone lacks. The watch is a lease: renewed
- * while the page is visible, stopped when it is hidden or left, asked again after a reconnect.
+ * while the page is visible, stopped when it is hidden or left, asked again after a reconnect. When the computer goes
+ * away the last screen stays, under a banner that says so; it is asked for again when the computer is back, and
+ * keys pressed meanwhile are refused at once (docs/protocol.md "Live panes").
  */
-import type { RelayFrame } from '../../../../core/protocol.js';
+import { computerAway, type RelayFrame } from '../../../../core/protocol.js';
 import { paneStatusText, refusalText } from '../../../../core/refusalText.js';
 import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/sealedBodies.js';
 import { openFrom, sealFor } from '../crypto.js';
@@ -38,6 +40,7 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     { class: 'watch-status', role: 'status', 'aria-live': 'polite' },
     'Asking the computer for the screen…',
   );
+  const away = h('p', { class: 'watch-away', role: 'alert', hidden: true, 'data-testid': 'computer-away' });
   const screen = h('div', { class: 'terminal', 'aria-label': 'Live screen of the session', role: 'img' });
   const wrap = h('div', { class: 'terminal-wrap' }, screen);
   const mirror = h('pre', { class: 'visually-hidden', 'aria-live': 'off', 'data-testid': 'screen-text' });
@@ -61,6 +64,7 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     'section',
     { class: 'screen watch' },
     status,
+    away,
     wrap,
     mirror,
     keyRow,
@@ -77,6 +81,19 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
   const setStatus = (text: string) => {
     status.textContent = text;
   };
+
+  const computerName = () => app.computers.find((c) => c.hookId === hookId)?.name ?? 'The computer';
+  /** The computer went away while watched: the last screen stays, marked as such, until frames come again. */
+  let isAway = false;
+  function setAway(value: boolean): void {
+    isAway = value;
+    away.hidden = !value;
+    if (!value) return;
+    away.textContent = term?.text()
+      ? `${computerName()} went offline — the screen below is the last one seen. It comes back by itself.`
+      : `${computerName()} is offline — the screen appears when it is back.`;
+    setStatus(`Waiting for ${computerName()}…`);
+  }
 
   async function askWatch(): Promise<void> {
     if (disposed || document.visibilityState !== 'visible') return;
@@ -102,6 +119,11 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
   }
 
   async function sendKey(key: string, label: string): Promise<void> {
+    // Never kept for later: typed once the computer is back, a key would land on a screen nobody has seen.
+    if (isAway) {
+      keyResult.textContent = `${label}: ${refusalText('computer_offline').replace(/^Not typed: /, 'not typed: ')}`;
+      return;
+    }
     try {
       const seq = await nextSeq('pane.keys');
       const body: KeysBody = { session: name, seq, keys: [key] };
@@ -134,6 +156,7 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     }
     if (body.frameSeq <= lastFrameSeq && !body.full) return;
     lastFrameSeq = body.frameSeq;
+    if (isAway) setAway(false);
     if (!term) {
       pendingFrames.push(body);
       return;
@@ -159,19 +182,23 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     if (disposed) return;
     if (frame.type === 'pane.frame' && frame.computer === hookId && frame.session === name) void onPaneFrame(frame);
     else if (frame.type === 'pane.status' && frame.computer === hookId && frame.session === name) {
-      if (frame.state !== 'streaming' || !term?.text()) setStatus(paneStatusText(frame.state, frame.code));
+      if (computerAway(frame.state, frame.code)) setAway(true);
+      else {
+        if (frame.state === 'streaming') setAway(false);
+        if (frame.state !== 'streaming' || !term?.text()) setStatus(paneStatusText(frame.state, frame.code));
+      }
+    } else if (frame.type === 'computers.changed' && frame.computer === hookId && isAway) {
+      // It came back (or this is the news of its going): ask now rather than at the next renewal. An answer that it
+      // is still offline changes nothing.
+      void askWatch();
     } else if (frame.type === 'keys.result' && frame.computer === hookId && frame.session === name) {
       const label = (frame.seq !== null && sentKeys.get(frame.seq)) || 'Key';
       keyResult.textContent =
         frame.state === 'typed'
           ? `${label}: typed`
           : `${label}: ${refusalText(frame.code).replace(/^Not typed: /, 'not typed: ')}`;
-    } else if (frame.type === 'error' && (frame.code === 'computer_offline' || frame.code === 'unknown_computer')) {
-      setStatus(
-        frame.code === 'computer_offline'
-          ? 'The computer is offline: its listener is not connected.'
-          : 'The relay does not know this computer.',
-      );
+    } else if (frame.type === 'error' && frame.code === 'unknown_computer') {
+      setStatus('The relay does not know this computer.');
     }
   });
 
