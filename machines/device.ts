@@ -18,21 +18,12 @@ import {
   type TrustState,
   trustOf,
 } from '../core/devices.js';
-import type { WirePush } from '../core/protocol.js';
+import type { Contact, ContactRef } from '../core/routing.js';
 import type { InboundPurpose } from '../core/sealedBodies.js';
 import type { LogParams } from './log.js';
 
-/** What a contact was, so the root knows what to do with the opened body. Opaque to this machine. */
-export type ContactRef =
-  | { kind: 'push'; push: WirePush; receivedAt: number }
-  | { kind: 'watch'; session: string; connection: string }
-  | { kind: 'keys'; session: string; connection: string; receivedAt: number };
-
-export interface Contact {
-  ref: ContactRef;
-  purpose: InboundPurpose;
-  envelope: unknown;
-}
+/** What a contact was (`ref`, opaque to this machine) is core/routing.ts's: the root acts on the opened body. */
+export type { Contact, ContactRef };
 
 /** What `openSealed` is asked. */
 export interface OpenSealedInput {

@@ -1,26 +1,36 @@
 /**
- * The root of the listener daemon. It invokes the relay link and the inventory, spawns one `session.<name>` actor
- * per tmux session, and routes each `agent.command` push to its session, recording what it acted on so nothing is
- * typed twice (DESIGN.md, "Delivery semantics").
+ * The root of the listener daemon. It invokes the relay link and the inventory, and spawns one `session.<name>`
+ * actor per tmux session, a `device.<id>` actor per device that seals, a `watch.<device>/<session>` actor per live
+ * pane and a `worktree.<repo>-wt-<slug>` actor per worktree made by --wt. Pushes, pane requests and opened sealed
+ * contacts go where core/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
+ * "Delivery semantics").
  */
 import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import { anyPinned, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices.js';
-import { activePane, describeSessions } from '../core/inventory.js';
-import { badKeyName } from '../core/keys.js';
+import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices.js';
+import { describeSessions } from '../core/inventory.js';
 import type { Ledger } from '../core/ledger.js';
-import { recordOutcome, triagePush } from '../core/ledger.js';
+import { recordOutcome } from '../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
-import { isValidSessionName } from '../core/refusals.js';
-import { DEVICE_ID_RE } from '../core/seal.js';
-import type { CommandBody, KeysBody, WatchBody } from '../core/sealedBodies.js';
+import {
+  type Contact,
+  decideOpenedKeys,
+  decideOpenedPush,
+  decideOpenedWatch,
+  decidePaneRequest,
+  decidePush,
+  keysResultFrame,
+  paneStatusFrame,
+  pushResultFrame,
+  releaseHeld,
+} from '../core/routing.js';
 import { sessionsHolding } from '../core/worktree.js';
-import type { Contact, DeviceResult } from './device.js';
+import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
 import type { LogParams } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
-import type { SessionContext, SessionKeys, SessionKeysResult, SessionResult } from './session.js';
+import type { SessionContext, SessionKeys, SessionKeysResult, SessionPush, SessionResult } from './session.js';
 import { sessionMachine, unanswered } from './session.js';
 import type { WorktreeInput } from './worktree.js';
 import { worktreeMachine } from './worktree.js';
@@ -48,7 +58,7 @@ export interface ListenerInput {
  * show an agent where a shell now waits for commands).
  */
 type HeldInput =
-  | { kind: 'push'; session: string; id: number; event: ReturnType<typeof sessionPushEvent> }
+  | { kind: 'push'; session: string; id: number; event: { type: 'PUSH'; push: SessionPush } }
   | { kind: 'keys'; session: string; event: { type: 'KEYS'; keys: SessionKeys } };
 /** `ask`: the number of the REFRESH sent for it; a snapshot that answers it began after the input arrived. */
 type Held = HeldInput & { ask: number };
@@ -74,7 +84,7 @@ export interface ListenerContext {
   pinsUnreadable: boolean;
   /** Device ids that have a `device.<id>` child. */
   devices: string[];
-  /** Live panes by actor id (`watch.<deviceId>/<session>`); each has a child. */
+  /** Live panes by actor id (`watch.<deviceId>/<session>`, core/routing.ts watchId); each has a child. */
   watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
 }
 
@@ -95,16 +105,14 @@ export type ListenerEvent =
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
+/** Slugs repeat across repositories, so the repository is part of the id. */
+export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
+export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
 
-/** The event a session actor takes for a push (a sealed one already opened: `body` is its text). */
-function sessionPushEvent(push: WirePush, receivedAt: number, hookId: string) {
-  return {
-    type: 'PUSH' as const,
-    push: { id: push.id, body: push.body, addressedToThisComputer: push.targetComputer === hookId, receivedAt },
-  };
-}
+/** A push for its session (a sealed one already opened: `body` is its text). */
 function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
-  const event = sessionPushEvent(push, receivedAt, hookId);
+  const addressedToThisComputer = push.targetComputer === hookId;
+  const event = { type: 'PUSH' as const, push: { id: push.id, body: push.body, addressedToThisComputer, receivedAt } };
   return { kind: 'push', session: push.agentSessionName, id: push.id, event };
 }
 
@@ -116,41 +124,14 @@ function notFound(h: HeldInput): SessionResult | SessionKeysResult {
     : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
 }
 
-/** Slugs repeat across repositories, so the repository is part of the id. */
-export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
-export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
-export const watchId = (deviceId: string, session: string) => `watch.${deviceId}/${session}`;
-/** Live panes at once, over all devices: each is a tmux capture every paneInterval. */
-export const MAX_WATCHES = 8;
-
-/** A pane.status or keys.result for the app that asked. */
-function paneAnswer(
-  kind: 'pane.status',
-  to: { session: string; deviceId: string | null; connection: string },
-  state: 'streaming' | 'stopped' | 'refused',
-  code?: string,
-): { type: 'SEND'; frame: ClientFrame };
-function paneAnswer(
-  kind: 'keys.result',
-  to: { session: string; deviceId: string | null; connection: string },
-  state: 'typed' | 'refused',
-  code?: string,
-  seq?: number | null,
-): { type: 'SEND'; frame: ClientFrame };
-function paneAnswer(
-  kind: 'pane.status' | 'keys.result',
-  to: { session: string; deviceId: string | null; connection: string },
-  state: string,
-  code?: string,
-  seq: number | null = null,
-): { type: 'SEND'; frame: ClientFrame } {
-  const base = { session: to.session, deviceId: to.deviceId, connection: to.connection, ...(code ? { code } : {}) };
-  const frame =
-    kind === 'pane.status'
-      ? { type: kind, ...base, state: state as 'streaming' | 'stopped' | 'refused' }
-      : { type: kind, ...base, seq, state: state as 'typed' | 'refused' };
-  return { type: 'SEND', frame };
-}
+/** How the root spawns `device.<id>`: with its pin as the root knows it. */
+const deviceChild = (deviceId: string, pins: PinsFile) => ({
+  id: deviceActorId(deviceId),
+  systemId: deviceActorId(deviceId),
+  input: { deviceId, pin: pins.devices[deviceId] },
+});
+const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
+const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
 export const listenerMachine = setup({
   types: {
@@ -205,13 +186,7 @@ export const listenerMachine = setup({
       // Rebuilt from the file, not from a snapshot: one device actor per pinned device.
       entry: enqueueActions(({ context, enqueue }) => {
         const ids = Object.keys(context.pins.devices).slice(0, MAX_DEVICE_ACTORS);
-        for (const deviceId of ids) {
-          enqueue.spawnChild('device', {
-            id: deviceActorId(deviceId),
-            systemId: deviceActorId(deviceId),
-            input: { deviceId, pin: context.pins.devices[deviceId] },
-          });
-        }
+        for (const deviceId of ids) enqueue.spawnChild('device', deviceChild(deviceId, context.pins));
         enqueue.assign({ devices: ids });
       }),
       initial: 'scanningWorktrees',
@@ -290,164 +265,73 @@ export const listenerMachine = setup({
         'LINK.STOPPED': { target: 'halted', actions: assign({ stopReason: ({ event }) => event.reason }) },
         'LINK.FRAME': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.type !== 'LINK.FRAME') return;
-            const frame = event.frame;
-            const receivedAt = event.receivedAt;
-            if (frame.type === 'sessions.result') {
-              enqueue({
-                type: 'log',
-                params: frame.ok
-                  ? { level: 'info', message: `server persisted listener.sessions (seq ${frame.seq})` }
-                  : {
-                      level: 'warn',
-                      message: `server rejected listener.sessions: ${frame.reason ?? 'no reason given'}`,
-                    },
-              });
-              return;
-            }
-            if (frame.type === 'error') {
-              enqueue({
-                type: 'log',
-                params: { level: 'warn', message: `relay error ${frame.code}: ${frame.message}` },
-              });
-              return;
-            }
-            // Stable references for the helpers below (narrowing does not reach into closures).
-            const ctx = context;
-            const contact = (deviceId: string, c: Contact, refuse: (code: string) => void) => {
-              if (!DEVICE_ID_RE.test(deviceId)) return refuse('bad_seal');
-              if (!ctx.devices.includes(deviceId)) {
-                if (ctx.devices.length >= MAX_DEVICE_ACTORS) return refuse('subscriber_unverified');
-                enqueue.spawnChild('device', {
-                  id: deviceActorId(deviceId),
-                  systemId: deviceActorId(deviceId),
-                  input: { deviceId, pin: ctx.pins.devices[deviceId] },
-                });
-                enqueue.assign({ devices: [...ctx.devices, deviceId] });
+            const { frame, receivedAt } = event;
+            const toDevice = (d: { deviceId: string; spawn: boolean; contact: Contact }) => {
+              if (d.spawn) {
+                enqueue.spawnChild('device', deviceChild(d.deviceId, context.pins));
+                enqueue.assign({ devices: [...context.devices, d.deviceId] });
               }
-              enqueue.sendTo(deviceActorId(deviceId), { type: 'CONTACT', contact: c });
+              enqueue.sendTo(deviceActorId(d.deviceId), { type: 'CONTACT', contact: d.contact });
             };
-            if (frame.type === 'pane.stop') {
-              if (frame.deviceId === null) return;
-              const id = watchId(frame.deviceId, frame.session);
-              if (context.watches[id]) enqueue.sendTo(id, { type: 'STOP' });
-              return;
-            }
-            if (frame.type === 'pane.watch' || frame.type === 'pane.keys') {
-              const to = { session: frame.session, deviceId: frame.deviceId, connection: frame.connection };
-              const refuse = (code: string) =>
-                enqueue.sendTo(
-                  'relay',
-                  frame.type === 'pane.watch'
-                    ? paneAnswer('pane.status', to, 'refused', code)
-                    : paneAnswer('keys.result', to, 'refused', code),
+            switch (frame.type) {
+              case 'sessions.result':
+                enqueue(
+                  frame.ok
+                    ? line('info', `server persisted listener.sessions (seq ${frame.seq})`)
+                    : line('warn', `server rejected listener.sessions: ${frame.reason ?? 'no reason given'}`),
                 );
-              // Screens and keystrokes never cross the relay in the clear: a connection without a device key is
-              // refused whatever the pins (docs/security.md).
-              if (frame.deviceId === null) return refuse('e2ee_required');
-              // The device the relay says asked must be the one that sealed: the answer goes to that device.
-              if (frame.envelope.from !== frame.deviceId) return refuse('bad_seal');
-              contact(
-                frame.deviceId,
-                frame.type === 'pane.watch'
-                  ? {
-                      ref: { kind: 'watch', session: frame.session, connection: frame.connection },
-                      purpose: 'pane.watch',
-                      envelope: frame.envelope,
-                    }
-                  : {
-                      ref: { kind: 'keys', session: frame.session, connection: frame.connection, receivedAt },
-                      purpose: 'pane.keys',
-                      envelope: frame.envelope,
-                    },
-                refuse,
-              );
-              return;
-            }
-            if (frame.type !== 'push.new') return;
-            const push = frame.push;
-            const triage = triagePush(push, context.ledger, context.replayWindowMs);
-            const result = (state: 'injected' | 'refused' | 'expired', code?: string, message?: string) =>
-              enqueue.sendTo('relay', {
-                type: 'SEND',
-                frame: {
-                  type: 'push.result',
-                  id: push.id,
-                  state,
-                  ...(code ? { code } : {}),
-                  ...(message ? { message } : {}),
-                },
-              });
-            const settle = (ledger: Ledger) => {
-              enqueue.assign({ ledger });
-              enqueue({ type: 'persistLedger', params: { ledger } });
-              enqueue.sendTo('relay', { type: 'ACTED', lastPushId: ledger.lastPushId });
-            };
-            switch (triage.action) {
-              case 'ignore':
-                enqueue({
-                  type: 'log',
-                  params: { level: 'debug', message: `push ${push.id}: type ${push.type}, ignored` },
-                });
                 return;
-              case 'resend': {
-                const outcome = triage.outcome;
-                if (outcome.state === 'claimed') {
-                  // The listener stopped while typing it: it may or may not have been typed; never type it again.
-                  result('refused', 'inject_failed', 'listener stopped while typing this push; not typed again');
-                } else result(outcome.state, outcome.code);
+              case 'error':
+                enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));
+                return;
+              case 'pane.watch':
+              case 'pane.keys':
+              case 'pane.stop': {
+                const d = decidePaneRequest(frame, receivedAt, context);
+                if (d.kind === 'stop') enqueue.sendTo(d.watchId, { type: 'STOP' });
+                if (d.kind === 'contact') toDevice(d);
+                if (d.kind === 'refuse') {
+                  const answer = frame.type === 'pane.watch' ? paneStatusFrame : keysResultFrame;
+                  enqueue.sendTo('relay', toRelay(answer(frame, 'refused', d.code)));
+                }
                 return;
               }
-              case 'expire':
-                settle(recordOutcome(context.ledger, push.id, { state: 'expired' }));
-                result('expired');
-                enqueue({
-                  type: 'log',
-                  params: {
-                    level: 'info',
-                    message: `push ${push.id}: expired (${Math.round(push.ageMs / 1000)} s old), not typed`,
-                  },
-                });
-                return;
-              case 'deliver': {
-                if (!isValidSessionName(push.agentSessionName)) {
-                  settle(recordOutcome(context.ledger, push.id, { state: 'refused', code: 'invalid_target' }));
-                  result('refused', 'invalid_target');
-                  enqueue({
-                    type: 'log',
-                    params: { level: 'warn', message: `push ${push.id}: refused invalid_target` },
-                  });
-                  return;
-                }
-                const refuseNow = (code: string) => {
-                  settle(recordOutcome(context.ledger, push.id, { state: 'refused', code }));
-                  result('refused', code);
-                  enqueue({ type: 'log', params: { level: 'warn', message: `push ${push.id}: refused ${code}` } });
+              case 'push.new': {
+                const push = frame.push;
+                const d = decidePush(push, receivedAt, context);
+                const settle = (outcome: Ledger['entries'][string]) => {
+                  const ledger = recordOutcome(context.ledger, push.id, outcome);
+                  enqueue.assign({ ledger });
+                  enqueue({ type: 'persistLedger', params: { ledger } });
+                  enqueue.sendTo('relay', { type: 'ACTED', lastPushId: ledger.lastPushId });
                 };
-                if (!push.sealed && (anyPinned(context.pins) || context.pinsUnreadable)) {
-                  return refuseNow('e2ee_required');
+                const answer = (state: 'injected' | 'refused' | 'expired', code?: string, message?: string) =>
+                  enqueue.sendTo('relay', toRelay(pushResultFrame(push.id, state, code, message)));
+                switch (d.kind) {
+                  case 'ignore':
+                    return enqueue(line('debug', `push ${push.id}: type ${push.type}, ignored`));
+                  case 'resend':
+                    return answer(d.state, d.code, d.message);
+                  case 'expire':
+                    settle({ state: 'expired' });
+                    answer('expired');
+                    return enqueue(
+                      line('info', `push ${push.id}: expired (${Math.round(push.ageMs / 1000)} s old), not typed`),
+                    );
+                  case 'refuse':
+                    settle({ state: 'refused', code: d.code });
+                    answer('refused', d.code);
+                    return enqueue(line('warn', `push ${push.id}: refused ${d.code}`));
                 }
-                if (push.sealed) {
-                  const from = push.sealed.from;
-                  if (typeof from !== 'string' || !DEVICE_ID_RE.test(from)) return refuseNow('bad_seal');
-                  // Claimed before it is opened: whatever happens next, it is never typed twice.
-                  settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
-                  contact(
-                    from,
-                    { ref: { kind: 'push', push, receivedAt }, purpose: 'agent.command', envelope: push.sealed },
-                    (code) =>
-                      enqueue.raise({
-                        type: 'SESSION.RESULT',
-                        session: push.agentSessionName,
-                        id: push.id,
-                        state: 'refused',
-                        code: code as 'bad_seal',
-                      }),
-                  );
-                  return;
+                // Claimed before it is opened or typed: whatever happens next, it is never typed twice.
+                settle({ state: 'claimed' });
+                if (d.kind === 'contact') toDevice(d);
+                else if (d.kind === 'hold')
+                  enqueue.raise({ type: 'HOLD', held: heldPush(push, receivedAt, context.hookId) });
+                else {
+                  const { id, agentSessionName: session } = push;
+                  enqueue.raise({ type: 'SESSION.RESULT', session, id, state: 'refused', code: d.code });
                 }
-                settle(recordOutcome(context.ledger, push.id, { state: 'claimed' }));
-                enqueue.raise({ type: 'HOLD', held: heldPush(push, receivedAt, context.hookId) });
               }
             }
           }),
@@ -456,18 +340,16 @@ export const listenerMachine = setup({
           description:
             'Input for a session waits for a tmux reading newer than itself; the inventory is asked for one.',
           actions: [
-            assign(({ context, event }) =>
-              event.type === 'HOLD'
-                ? { held: [...context.held, { ...event.held, ask: context.asked + 1 }], asked: context.asked + 1 }
-                : {},
-            ),
+            assign(({ context, event }) => ({
+              held: [...context.held, { ...event.held, ask: context.asked + 1 }],
+              asked: context.asked + 1,
+            })),
             sendTo('inventory', { type: 'REFRESH' }),
           ],
         },
         'INVENTORY.SNAPSHOT': {
           actions: [
             enqueueActions(({ context, event, enqueue, system }) => {
-              if (event.type !== 'INVENTORY.SNAPSHOT') return;
               const next: Record<string, SessionRecord> = {};
               for (const record of event.sessions) next[record.name] = record;
               for (const name of Object.keys(context.sessions)) {
@@ -496,16 +378,15 @@ export const listenerMachine = setup({
               }
             }),
             enqueueActions(({ context, event, enqueue }) => {
-              if (event.type !== 'INVENTORY.SNAPSHOT' || context.held.length === 0) return;
+              if (context.held.length === 0) return;
               // A reading that began before the input arrived may predate what it is about; the inventory reads
               // again at once (it was asked to), so such input waits for that reading.
-              const still: Held[] = [];
-              for (const h of context.held) {
-                if (event.answers < h.ask) still.push(h);
-                else if (context.sessions[h.session]) enqueue.sendTo(sessionId(h.session), h.event);
-                else enqueue.raise(notFound(h));
+              const { waiting, released } = releaseHeld(context.held, event.answers, context.sessions);
+              for (const { held, found } of released) {
+                if (found) enqueue.sendTo(sessionId(held.session), held.event);
+                else enqueue.raise(notFound(held));
               }
-              enqueue.assign({ held: still });
+              enqueue.assign({ held: waiting });
             }),
           ],
         },
@@ -547,7 +428,6 @@ export const listenerMachine = setup({
         },
         'DEVICE.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.type !== 'DEVICE.RESULT') return;
             const { ref, outcome, deviceId } = event;
             const devices = { ...context.pins.devices };
             if (event.pin) devices[deviceId] = event.pin;
@@ -560,116 +440,60 @@ export const listenerMachine = setup({
               }
             }
             const why = (code: string, message?: string) =>
-              enqueue({
-                type: 'log',
-                params: {
-                  level: 'warn',
-                  message: `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`,
-                },
-              });
+              enqueue(line('warn', `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`));
 
             if (ref.kind === 'push') {
               const { push, receivedAt } = ref;
-              const refuse = (code: string, message?: string) =>
+              const d = decideOpenedPush(push, outcome as ContactOutcome<'agent.command'>);
+              if (d.kind === 'hold')
+                enqueue.raise({ type: 'HOLD', held: heldPush(d.push, receivedAt, context.hookId) });
+              else {
+                const { kind: _, ...refused } = d;
                 enqueue.raise({
                   type: 'SESSION.RESULT',
                   session: push.agentSessionName,
                   id: push.id,
                   state: 'refused',
-                  code: code as 'bad_seal',
-                  ...(message ? { message: message.slice(0, 200) } : {}),
+                  ...refused,
                 });
-              if (!outcome.accepted) return refuse(outcome.code, outcome.message);
-              const body = outcome.body as CommandBody;
-              // Bound to its session inside the envelope: the relay cannot point it at another one.
-              if (body.session !== push.agentSessionName) return refuse('bad_seal', 'sealed for another session');
-              const opened: WirePush = { ...push, body: body.text, sealed: undefined };
-              enqueue.raise({ type: 'HOLD', held: heldPush(opened, receivedAt, context.hookId) });
+              }
               return;
             }
-
             const to = { session: ref.session, deviceId, connection: ref.connection };
             if (ref.kind === 'watch') {
-              const refuse = (code: string, message?: string) => {
-                why(code, message);
-                enqueue.sendTo('relay', paneAnswer('pane.status', to, 'refused', code));
-              };
-              if (!outcome.accepted) return refuse(outcome.code, outcome.message);
-              const body = outcome.body as WatchBody;
-              if (body.session !== ref.session) return refuse('bad_seal', 'sealed for another session');
-              const record = context.sessions[ref.session];
-              const pane = record ? activePane(record) : undefined;
-              if (!record || !pane) return refuse('session_not_found');
-              const id = watchId(deviceId, ref.session);
-              if (context.watches[id]) {
-                enqueue.sendTo(id, { type: 'RENEW', leaseMs: body.leaseMs });
-                return;
+              const d = decideOpenedWatch(ref, deviceId, outcome as ContactOutcome<'pane.watch'>, context);
+              if (d.kind === 'renew') enqueue.sendTo(d.watchId, { type: 'RENEW', leaseMs: d.leaseMs });
+              if (d.kind === 'refuse') {
+                why(d.code, d.message);
+                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'refused', d.code)));
               }
-              if (Object.keys(context.watches).length >= MAX_WATCHES)
-                return refuse('rate_limited', 'too many live panes');
-              const input: PaneWatchInput = {
-                session: ref.session,
-                deviceId,
-                publicKey: outcome.publicKey,
-                connection: ref.connection,
-                paneId: pane.id,
-                leaseMs: body.leaseMs,
-              };
-              enqueue.spawnChild('paneWatch', { id, systemId: id, input });
-              enqueue.assign({
-                watches: { ...context.watches, [id]: { session: ref.session, deviceId, connection: ref.connection } },
-              });
-              enqueue.sendTo('relay', paneAnswer('pane.status', to, 'streaming'));
-              enqueue({
-                type: 'log',
-                params: {
-                  level: 'info',
-                  message: `live pane ${ref.session} for ${deviceId} (lease ${body.leaseMs} ms)`,
-                },
+              if (d.kind === 'watch') {
+                const input: PaneWatchInput = { ...to, publicKey: d.publicKey, paneId: d.paneId, leaseMs: d.leaseMs };
+                enqueue.spawnChild('paneWatch', { id: d.watchId, systemId: d.watchId, input });
+                enqueue.assign({ watches: { ...context.watches, [d.watchId]: to } });
+                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
+                enqueue(line('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
+              }
+              return;
+            }
+            const d = decideOpenedKeys(ref, deviceId, outcome as ContactOutcome<'pane.keys'>);
+            if (d.kind === 'hold') {
+              enqueue.raise({
+                type: 'HOLD',
+                held: { kind: 'keys', session: ref.session, event: { type: 'KEYS', keys: d.keys } },
               });
               return;
             }
-
-            // key input
-            const refuse = (code: string, seq: number | null, message?: string) => {
-              why(code, message);
-              enqueue.sendTo('relay', paneAnswer('keys.result', to, 'refused', code, seq));
-            };
-            if (!outcome.accepted) return refuse(outcome.code, null, outcome.message);
-            const body = outcome.body as KeysBody;
-            if (body.session !== ref.session) return refuse('bad_seal', body.seq, 'sealed for another session');
-            const keys = body.keys ?? [];
-            if (badKeyName(keys) !== undefined) return refuse('bad_key_name', body.seq);
-            const held: HeldInput = {
-              kind: 'keys',
-              session: ref.session,
-              event: {
-                type: 'KEYS',
-                keys: {
-                  kind: 'keys',
-                  ref: { deviceId, connection: ref.connection, seq: body.seq },
-                  keys,
-                  text: body.text ?? '',
-                  receivedAt: ref.receivedAt,
-                },
-              },
-            };
-            enqueue.raise({ type: 'HOLD', held });
+            why(d.code, d.message);
+            enqueue.sendTo('relay', toRelay(keysResultFrame(to, 'refused', d.code, d.seq)));
           }),
         },
         'SESSION.KEYS_RESULT': {
           actions: enqueueActions(({ event, enqueue }) => {
-            if (event.type !== 'SESSION.KEYS_RESULT') return;
             const to = { session: event.session, deviceId: event.ref.deviceId, connection: event.ref.connection };
-            enqueue.sendTo('relay', paneAnswer('keys.result', to, event.state, event.code, event.ref.seq));
+            enqueue.sendTo('relay', toRelay(keysResultFrame(to, event.state, event.code, event.ref.seq)));
             if (event.state === 'refused') {
-              enqueue({
-                type: 'log',
-                params: {
-                  level: 'warn',
-                  message: `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`,
-                },
-              });
+              enqueue(line('warn', `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`));
             }
           }),
         },
@@ -686,19 +510,12 @@ export const listenerMachine = setup({
             enqueue.assign({ watches: rest });
             if (!watch) return;
             const reason = output?.reason ?? 'requested';
-            enqueue.sendTo('relay', paneAnswer('pane.status', watch, 'stopped', reason));
-            enqueue({
-              type: 'log',
-              params: {
-                level: 'info',
-                message: `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`,
-              },
-            });
+            enqueue.sendTo('relay', toRelay(paneStatusFrame(watch, 'stopped', reason)));
+            enqueue(line('info', `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`));
           }),
         },
         'PINS.LOADED': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.type !== 'PINS.LOADED') return;
             enqueue.assign({ pins: event.pins, pinsUnreadable: event.unreadable === true });
             for (const deviceId of context.devices) {
               enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
@@ -711,7 +528,6 @@ export const listenerMachine = setup({
         },
         'SESSION.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.type !== 'SESSION.RESULT') return;
             const ledger = recordOutcome(
               context.ledger,
               event.id,
@@ -721,24 +537,12 @@ export const listenerMachine = setup({
             );
             enqueue.assign({ ledger });
             enqueue({ type: 'persistLedger', params: { ledger } });
-            enqueue.sendTo('relay', {
-              type: 'SEND',
-              frame: {
-                type: 'push.result',
-                id: event.id,
-                state: event.state,
-                ...(event.code ? { code: event.code } : {}),
-                ...(event.message ? { message: event.message } : {}),
-              },
-            });
+            enqueue.sendTo('relay', toRelay(pushResultFrame(event.id, event.state, event.code, event.message)));
             const how =
               event.state === 'injected'
                 ? `typed into ${event.session}${event.submitted === false ? ' (submit not confirmed)' : ''}`
                 : `refused ${event.code} for ${event.session}`;
-            enqueue({
-              type: 'log',
-              params: { level: event.state === 'injected' ? 'info' : 'warn', message: `push ${event.id}: ${how}` },
-            });
+            enqueue(line(event.state === 'injected' ? 'info' : 'warn', `push ${event.id}: ${how}`));
           }),
         },
         STOP: 'halted',
