@@ -20,7 +20,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes the relay link and the inventory, spawns session and worktree actors, routes pushes, keeps the delivery ledger.',
+      'The root of the daemon: invokes the relay link and the inventory; spawns session, worktree, device and watch actors; routes pushes, pane requests and opened contacts as core/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',
