@@ -130,6 +130,11 @@ const deviceChild = (deviceId: string, pins: PinsFile) => ({
   systemId: deviceActorId(deviceId),
   input: { deviceId, pin: pins.devices[deviceId] },
 });
+/** What a worktree actor is told after each reading: whether any session still holds it. */
+function liveness(sessions: Record<string, SessionRecord>, wt: WorktreeInput) {
+  const held = sessionsHolding(Object.values(sessions), wt.sessionName, wt.path).length > 0;
+  return { type: held ? 'SESSION.ALIVE' : 'SESSION.GONE' } as const;
+}
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
 const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
@@ -211,9 +216,7 @@ export const listenerMachine = setup({
                   };
                   next[id] = input;
                   enqueue.spawnChild('worktree', { id, systemId: id, input });
-                  const alive =
-                    sessionsHolding(Object.values(context.sessions), input.sessionName, input.path).length > 0;
-                  enqueue.sendTo(id, { type: alive ? 'SESSION.ALIVE' : 'SESSION.GONE' });
+                  enqueue.sendTo(id, liveness(context.sessions, input));
                 }
                 enqueue.assign({ worktrees: next });
               }),
@@ -372,10 +375,7 @@ export const listenerMachine = setup({
                   });
               }
               enqueue.assign({ sessions: next });
-              for (const [id, wt] of Object.entries(context.worktrees)) {
-                const alive = sessionsHolding(Object.values(next), wt.sessionName, wt.path).length > 0;
-                enqueue.sendTo(id, { type: alive ? 'SESSION.ALIVE' : 'SESSION.GONE' });
-              }
+              for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
             }),
             enqueueActions(({ context, event, enqueue }) => {
               if (context.held.length === 0) return;
