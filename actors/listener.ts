@@ -47,6 +47,7 @@ import { relaySocketLogic } from './relaySocket.js';
 import { appendShellAudit } from './shellAudit.js';
 import { createTmux } from './tmux.js';
 import { discoverTmuxSocket } from './tmuxSocket.js';
+import { createLeaseBook } from './watchLeases.js';
 import { checkWorktreeActor, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './worktrees.js';
 
 export interface ListenerOptions {
@@ -132,6 +133,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   }
   const directory = createDeviceDirectory({ fetchList: relayDeviceList(config.baseUrl.value, apiKey) });
 
+  // Live panes a listener before this one was streaming: resumed within their leases (docs/protocol.md).
+  const leases = createLeaseBook(join(paths.dir, 'watches.json'), { onError: (message) => log.error(message) });
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -162,7 +166,11 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       }),
       paneWatch: paneWatchMachine.provide({
         actors: { capturePane: capturePaneLogic(tmux), sealFrame: sealFrameLogic(me) },
-        actions: { log: logAction },
+        actions: {
+          log: logAction,
+          recordLease: (_, params) => leases.record(params),
+          forgetLease: (_, params) => leases.forget(params),
+        },
       }),
       pinsWatch: watchPins(paths.devicePins),
       inventory: inventoryMachine.provide({
@@ -244,6 +252,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       hostname: host,
       pins: pinsReading.pins,
       pinsUnreadable: pinsReading.unreadable,
+      resumeWatches: leases.left(),
     },
     inspect: inspector.inspect,
   });

@@ -23,6 +23,7 @@ import {
   pushResultFrame,
   releaseHeld,
 } from '../core/routing.js';
+import { type LeaseLeft, watchesToResume } from '../core/watchLeases.js';
 import { sessionsHolding } from '../core/worktree.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
@@ -50,6 +51,8 @@ export interface ListenerInput {
   pins?: PinsFile;
   /** devices.json exists but cannot be read: fail closed (plaintext refused) until it can. */
   pinsUnreadable?: boolean;
+  /** Live panes that were streaming when the listener last stopped, still inside their leases (~/.svc/watches.json). */
+  resumeWatches?: LeaseLeft[];
 }
 
 /**
@@ -86,6 +89,8 @@ export interface ListenerContext {
   devices: string[];
   /** Live panes by actor id (`watch.<deviceId>/<session>`, core/routing.ts watchId); each has a child. */
   watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
+  /** Live panes to start again once connected (core/watchLeases.ts); emptied then. */
+  resume: LeaseLeft[];
 }
 
 export type ListenerEvent =
@@ -184,6 +189,7 @@ export const listenerMachine = setup({
     pinsUnreadable: input.pinsUnreadable ?? false,
     devices: [],
     watches: {},
+    resume: input.resumeWatches ?? [],
   }),
   initial: 'running',
   states: {
@@ -262,6 +268,21 @@ export const listenerMachine = setup({
               replayWindowMs: ({ context, event }) => event.replayWindowMs ?? context.replayWindowMs,
             }),
             sendTo('inventory', { type: 'FORCE_REPORT' }),
+            enqueueActions(({ context, enqueue }) => {
+              if (context.resume.length === 0) return;
+              // Streams of the listener before this one, within their leases: started again once frames can go.
+              const watches = { ...context.watches };
+              for (const { watchId: id, input } of watchesToResume(context.resume, context.pins, context.watches)) {
+                const to = { session: input.session, deviceId: input.deviceId, connection: input.connection };
+                enqueue.spawnChild('paneWatch', { id, systemId: id, input });
+                watches[id] = to;
+                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
+                enqueue(
+                  line('info', `live pane ${to.session} for ${to.deviceId} resumed (lease ${input.leaseMs} ms left)`),
+                );
+              }
+              enqueue.assign({ watches, resume: [] });
+            }),
           ],
         },
         'LINK.OFFLINE': { actions: assign({ online: false }) },

@@ -3,7 +3,8 @@
  * `paneInterval`, sends what changed (core/paneFrames.ts) sealed for that device only, and a whole frame every
  * `fullFrame` and after each renewal. A frame that cannot be sealed is dropped and logged, never sent in the clear.
  * It stops when asked, when its `lease` lapses without a renewal (a phone that vanished stops the stream), or when
- * the session goes.
+ * the session goes. The lease is recorded (`recordLease`) so a listener that restarts within it resumes the stream
+ * (core/watchLeases.ts); a stream that stopped for good is forgotten (`forgetLease`).
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { frameRows, type PaneScreen } from '../core/paneFrames.js';
@@ -53,6 +54,9 @@ export interface PaneWatchOutput {
   reason: StopReason;
 }
 
+/** What `recordLease` keeps: enough to start the stream again after a restart, with the pinned key read then. */
+export type LeaseParams = Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection' | 'paneId' | 'leaseMs'>;
+
 export interface SealFrameInput {
   deviceId: string;
   publicKey: string;
@@ -85,6 +89,10 @@ export const paneWatchMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
+    /** The lease runs `leaseMs` from now (actors/ keep it under ~/.svc with a deadline). */
+    recordLease: (_, _params: LeaseParams) => {},
+    /** The stream ended for good: nothing to resume. */
+    forgetLease: (_, _params: Pick<PaneWatchInput, 'session' | 'deviceId'>) => {},
   },
   delays: {
     paneInterval: 300,
@@ -208,6 +216,16 @@ export const paneWatchMachine = setup({
           states: {
             active: {
               description: 'Renewed by each pane.watch from the device; lapses when the phone stops asking.',
+              entry: {
+                type: 'recordLease',
+                params: ({ context }) => ({
+                  session: context.session,
+                  deviceId: context.deviceId,
+                  connection: context.connection,
+                  paneId: context.paneId,
+                  leaseMs: context.leaseMs,
+                }),
+              },
               after: { lease: { target: '#paneWatch.stopped', actions: assign({ stopReason: 'lease_expired' }) } },
               on: {
                 RENEW: { target: 'active', reenter: true, actions: assign({ leaseMs: ({ event }) => event.leaseMs }) },
@@ -228,7 +246,14 @@ export const paneWatchMachine = setup({
         },
       },
     },
-    stopped: { type: 'final' },
+    stopped: {
+      type: 'final',
+      entry: enqueueActions(({ context, enqueue }) => {
+        // A listener that stops takes its streams along, to be resumed after its restart within their leases.
+        if (context.stopReason === 'listener_stopping') return;
+        enqueue({ type: 'forgetLease', params: { session: context.session, deviceId: context.deviceId } });
+      }),
+    },
   },
   output: ({ context }) => ({
     session: context.session,

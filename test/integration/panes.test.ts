@@ -234,7 +234,7 @@ describe('the pane’s size', () => {
 });
 
 describe('a computer that goes away while a pane is watched', () => {
-  it('tells the app computer_offline, and refuses keys meanwhile (never typed later)', async () => {
+  it('tells the app computer_offline; refuses keys meanwhile; streams again by itself when it is back', async () => {
     listener = await startListener();
     const sock = await appSocket();
     await watch(sock, 'svc-proj', 1);
@@ -258,14 +258,17 @@ describe('a computer that goes away while a pane is watched', () => {
     await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
     await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${meanwhile}`));
 
-    // Back: a watch the app asks for again streams the screen as it is now.
+    // Back within the watch's lease: the stream resumes with no new pane.watch from the app.
+    const framesBefore = sock.all('pane.frame').length;
     listener = await startListener();
-    await watch(sock, 'svc-proj', 2);
     await status(sock, 'streaming');
     await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes(`you said: ${meanwhile}`), {
       what: 'the screen as it is now, in the app',
     });
+    expect(sock.all('pane.frame').length).toBeGreaterThan(framesBefore);
+    expect((await appScreen(sock, 'svc-proj')).text).toBe(await tmux.capture('svc-proj'));
     expect(await tmux.capture('svc-proj')).not.toContain(away);
+    expect(listener.output()).toMatch(/live pane svc-proj for d_[0-9a-f]+ resumed/);
   });
 });
 

@@ -9,6 +9,7 @@ import { applyPinOps, type PinOp, type PinsFile } from '../../core/devices.js';
 import { emptyLedger } from '../../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../core/protocol.js';
 import type { Envelope } from '../../core/seal.js';
+import type { LeaseLeft } from '../../core/watchLeases.js';
 import { deviceMachine, type OpenSealedInput, type OpenSealedOutput } from '../../machines/device.js';
 import { inventoryMachine } from '../../machines/inventory.js';
 import { listenerMachine } from '../../machines/listener.js';
@@ -37,7 +38,9 @@ function session(name: string, extra: Partial<SessionRecord> = {}): SessionRecor
 /** A fake envelope: whatever the test puts in `text` is what "opens". `opens: false` is a damaged one. */
 const envelope = (from: string, text: unknown, opens = true) => ({ from, text: JSON.stringify(text), opens });
 
-function harness(opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: SessionRecord[] } = {}) {
+function harness(
+  opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: SessionRecord[]; resumeWatches?: LeaseLeft[] } = {},
+) {
   const clock = new SimulatedClock();
   const state = {
     file: opts.pins ?? ({ version: 1, devices: {} } as PinsFile),
@@ -122,6 +125,7 @@ function harness(opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: S
       random: () => 0.5,
       pins: opts.pins,
       pinsUnreadable: opts.pinsUnreadable,
+      resumeWatches: opts.resumeWatches,
     },
   });
   const frame = (f: RelayFrame) =>
@@ -298,6 +302,30 @@ describe('live panes and key input in the listener', () => {
         code: 'bad_seal',
       },
     ]);
+  });
+
+  it('resumes, once connected, the live panes the listener before it streamed, for devices still pinned', async () => {
+    const pin = { deviceId: 'd_phone', publicKey: 'K', fingerprint: 'f', pinnedAt: 1, verified: false, lastSeq: {} };
+    const lease = (deviceId: string) => ({
+      session: 'svc-proj',
+      deviceId,
+      connection: 'conn1',
+      paneId: '%8',
+      leaseMs: 20_000,
+    });
+    const h = harness({
+      pins: { version: 1, devices: { d_phone: pin } },
+      resumeWatches: [lease('d_phone'), lease('d_gone')],
+    });
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    await h.connect();
+    // No pane.watch came: the stream starts from the lease the listener kept, for the device still pinned only.
+    expect(h.sent().filter((f) => f.type === 'pane.status')).toEqual([
+      { type: 'pane.status', session: 'svc-proj', deviceId: 'd_phone', connection: 'conn1', state: 'streaming' },
+    ]);
+    expect(h.sent().filter((f) => f.type === 'pane.frame')[0]).toMatchObject({ deviceId: 'd_phone', frameSeq: 0 });
+    expect(h.actor.getSnapshot().children['watch.d_gone/svc-proj']).toBeUndefined();
   });
 
   it('stops a device’s watch when devices.json no longer has it', async () => {

@@ -24,6 +24,7 @@ function harness(leaseMs = 30_000) {
   const state = {
     screen: ['› ', 'line 1'] as string[],
     width: 80,
+    leases: [] as string[],
     captureFails: false,
     sealFails: false,
     frames: [] as FrameBody[],
@@ -41,7 +42,11 @@ function harness(leaseMs = 30_000) {
         return { sealedFor: input.deviceId, body: input.body } as unknown as Envelope;
       }),
     },
-    actions: { log: (_, p) => void state.logs.push(p) },
+    actions: {
+      log: (_, p) => void state.logs.push(p),
+      recordLease: (_, p) => void state.leases.push(`keep ${p.deviceId}/${p.session} ${p.paneId} ${p.leaseMs}`),
+      forgetLease: (_, p) => void state.leases.push(`forget ${p.deviceId}/${p.session}`),
+    },
   });
   const parent = setup({ actors: { watch } }).createMachine({
     invoke: {
@@ -128,6 +133,33 @@ describe('pane watch machine', () => {
     await h.advance(300);
     expect(h.state.frames).toHaveLength(2);
     expect(h.state.frames[1]).toMatchObject({ frameSeq: 1, full: true });
+  });
+
+  it('records its lease at the start and at each renewal, and forgets it when it stops', async () => {
+    const h = harness();
+    await h.advance(0);
+    h.child()!.send({ type: 'RENEW', leaseMs: 20_000 });
+    await h.advance(0);
+    h.child()!.send({ type: 'STOP' });
+    await h.advance(0);
+    expect(h.state.leases).toEqual(['keep d_1/s %1 30000', 'keep d_1/s %1 20000', 'forget d_1/s']);
+  });
+
+  it('keeps its lease when the listener stops (resumed after a restart within it)', async () => {
+    const h = harness();
+    await h.advance(0);
+    h.child()!.send({ type: 'LISTENER.STOPPING' });
+    await h.advance(0);
+    expect(h.state.leases).toEqual(['keep d_1/s %1 30000']);
+  });
+
+  it('sends a whole frame again every fullFrame, even when nothing changed', async () => {
+    const h = harness();
+    await h.advance(9_900);
+    expect(h.state.frames).toHaveLength(1);
+    await h.advance(400);
+    expect(h.state.frames).toHaveLength(2);
+    expect(h.state.frames[1]).toMatchObject({ full: true, frameSeq: 1, height: 2 });
   });
 
   it('stops when the lease lapses, and keeps streaming while it is renewed', async () => {
