@@ -7,6 +7,8 @@ import type { RelayFrame } from '../core/protocol.js';
 import { type BucketConfig, type BucketState, fullBucket } from '../core/tokenBucket.js';
 import type { KeyRecord, PushRecord } from './store.js';
 
+/** Panes one app connection is counted as watching; beyond, the oldest is forgotten (it is told nothing more). */
+export const MAX_WATCHING = 64;
 /** A client that has not read this much of what we sent is too slow to keep. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const OPEN = 1;
@@ -63,6 +65,14 @@ export class Connection {
   get label(): string {
     const who = this.hookId ? `listener ${this.hookId}` : (this.role ?? 'connection');
     return `${who} [${this.key.keyId} ${this.id}]`;
+  }
+
+  /** Count this connection as watching a pane (the newest last; at most MAX_WATCHING). */
+  watch(computer: string, session: string): void {
+    const key = watchKey(computer, session);
+    this.watching.delete(key);
+    this.watching.set(key, { computer, session });
+    if (this.watching.size > MAX_WATCHING) this.watching.delete(this.watching.keys().next().value!);
   }
 
   /** Send a frame if the socket is open; returns false if it was not sent. A client far behind is cut off. */

@@ -230,9 +230,8 @@ async function paneRequest(ctx: FrameContext, conn: Connection, frame: AppPaneRe
     conn.send({ type: 'error', code: 'unknown_computer', message: 'computer is not a computer of this account' });
     return;
   }
-  const key = watchKey(frame.computer, frame.session);
-  if (frame.type === 'pane.watch') conn.watching.set(key, { computer: frame.computer, session: frame.session });
-  if (frame.type === 'pane.stop') conn.watching.delete(key);
+  if (frame.type === 'pane.watch') conn.watch(frame.computer, frame.session);
+  if (frame.type === 'pane.stop') conn.watching.delete(watchKey(frame.computer, frame.session));
   if (!ctx.isOnline(frame.computer)) {
     // Answered at once and in kind, so the app can say which screen is not live and which key was not typed. Keys
     // are not kept for later: typed after the computer is back, they would land on a screen nobody saw.

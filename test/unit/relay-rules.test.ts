@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ClientFrame, computerAway, parseFrame } from '../../core/protocol.js';
 import { bearerKey, generateApiKey, hashApiKey, parseScopeList } from '../../relay-server/auth.js';
 import { type BusEvent, InProcessBus } from '../../relay-server/bus.js';
-import { Connection, type MinimalSocket } from '../../relay-server/connection.js';
+import { Connection, MAX_WATCHING, type MinimalSocket } from '../../relay-server/connection.js';
 import { resultConditions, toWirePush } from '../../relay-server/pushes.js';
 import { KeyedBuckets } from '../../relay-server/rateLimit.js';
 import type { PushRecord } from '../../relay-server/store.js';
@@ -150,6 +150,22 @@ describe('connection', () => {
     socket.readyState = 3;
     expect(conn.send({ type: 'computers.changed', computer: 'c' })).toBe(false);
     expect(sent).toHaveLength(1);
+  });
+
+  it('counts at most MAX_WATCHING panes as watched per connection, forgetting the oldest first', () => {
+    const socket = { readyState: 1, bufferedAmount: 0, send() {}, close() {}, terminate() {} };
+    const conn = new Connection(
+      socket,
+      { keyId: 'k', accountId: 'a', scopes: [] },
+      { capacity: 1, refillPerSecond: 1 },
+      0,
+    );
+    for (let i = 0; i < MAX_WATCHING; i++) conn.watch('c_1', `s${i}`);
+    conn.watch('c_1', 's0'); // asked again: the newest now
+    conn.watch('c_1', 'one more');
+    expect(conn.watching.size).toBe(MAX_WATCHING);
+    expect([...conn.watching.values()].map((w) => w.session).slice(0, 2)).toEqual(['s2', 's3']);
+    expect([...conn.watching.values()].map((w) => w.session).slice(-2)).toEqual(['s0', 'one more']);
   });
 });
 
