@@ -12,6 +12,8 @@
  *
  * What it answers is scripted by the last user turn (see `pickScript`):
  * - a turn whose last item is a tool result → the short text `Done.` (the agent goes back to idle);
+ * - the agent's own request for a next-prompt suggestion (`[SUGGESTION MODE: …`, Qwen Code after its second reply)
+ *   → the short suggestion `run the tests`, which the agent shows in its empty input line;
  * - a prompt containing `svc-slow` → a text reply streamed one word per `slowChunkMs` for `slowMs` (working);
  * - a prompt containing `svc-wait` → a reply that stays silent (empty deltas) for `slowMs`, then one line: the
  *   "thinking" phase of a real model, when agents show their busy status line (working);
@@ -26,8 +28,10 @@ import type { AddressInfo } from 'node:net';
 export const PLAIN_REPLY = 'Hello from the fake model. Nothing to do.';
 export const DONE_REPLY = 'Done.';
 export const APPROVAL_COMMAND = 'touch svc-approval-probe.txt';
+/** What a next-prompt suggestion request gets: short enough that agents filtering suggestions keep it. */
+export const SUGGESTION_REPLY = 'run the tests';
 
-export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'done' | 'json';
+export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'done' | 'json' | 'suggest';
 
 /** What a structured-output request (Claude Code's session title, Gemini's side checks) gets for a string field. */
 export const JSON_TITLE = 'Svc fixture session';
@@ -78,12 +82,25 @@ function textOf(content: unknown): string {
   return '';
 }
 
+/** The text of every user turn of a request (Messages, Chat Completions, Responses or Gemini), oldest first; tool
+ * results and turns with no text are left out. */
+export function userTexts(body: unknown): string[] {
+  if (!isObj(body)) return [];
+  const turns = [body.messages, body.input, body.contents].find(Array.isArray) ?? [];
+  return (turns as unknown[])
+    .filter((t): t is Json => isObj(t) && t.role === 'user')
+    .map((t) => textOf('parts' in t ? t.parts : t.content))
+    .filter((t) => t !== '');
+}
+
 const hasToolResult = (content: unknown): boolean =>
   Array.isArray(content) &&
   content.some((p) => isObj(p) && (p.type === 'tool_result' || p.type === 'toolResult' || 'functionResponse' in p));
 
 /** The script for a request, from its last turn. */
 export function pickScript(lastUserText: string, lastIsToolResult: boolean): ScriptKind {
+  // The agent asking what the user might type next: never a tool call, whatever the keywords of the conversation.
+  if (lastUserText.includes('[SUGGESTION MODE')) return 'suggest';
   // A keyword wins over a tool result: Claude Code sends a prompt typed after an interrupted tool call together
   // with that call's result, in one message.
   if (lastUserText.includes('svc-approve')) return 'tool';
@@ -191,6 +208,10 @@ function slowWords(
   return { words, gapMs: opts.slowChunkMs };
 }
 
+/** The one-piece text reply of a script that is not streamed word by word and calls no tool. */
+const replyText = (script: ScriptKind): string =>
+  script === 'done' ? DONE_REPLY : script === 'suggest' ? SUGGESTION_REPLY : PLAIN_REPLY;
+
 /** Stream `words` through `emit` with gaps; stops early when the client goes away. */
 async function streamWords(res: ServerResponse, words: readonly string[], gapMs: number, emit: (w: string) => void) {
   for (const w of words) {
@@ -227,7 +248,7 @@ async function anthropic(
   const model = typeof body.model === 'string' ? body.model : 'claude-fake';
   const id = nextId('msg');
   const usage = { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const text = script === 'json' ? JSON.stringify(jsonForSchema(schema)) : script === 'done' ? DONE_REPLY : PLAIN_REPLY;
+  const text = script === 'json' ? JSON.stringify(jsonForSchema(schema)) : replyText(script);
 
   if (body.stream !== true) {
     const content = tool
@@ -379,8 +400,7 @@ async function responses(
     if (script === 'slow' || script === 'wait') {
       const { words, gapMs } = slowWords(opts, script);
       await streamWords(res, words, gapMs, delta);
-    } else
-      delta(script === 'json' ? JSON.stringify(jsonForSchema(schema)) : script === 'done' ? DONE_REPLY : PLAIN_REPLY);
+    } else delta(script === 'json' ? JSON.stringify(jsonForSchema(schema)) : replyText(script));
     ev('response.output_text.done', { item_id: msgId, output_index: 0, content_index: 0, text });
     const part = { type: 'output_text', text, annotations: [] };
     ev('response.content_part.done', { item_id: msgId, output_index: 0, content_index: 0, part });
@@ -422,7 +442,7 @@ async function chat(
     type: 'function',
     function: { name: tool.name, arguments: JSON.stringify(shellArguments(tool.schema)) },
   };
-  const text = script === 'done' ? DONE_REPLY : PLAIN_REPLY;
+  const text = replyText(script);
   if (body.stream !== true) {
     sendJson(res, 200, {
       id,
@@ -502,7 +522,7 @@ async function gemini(
   });
   const parts: Json[] = tool
     ? [{ functionCall: { name: tool.name, args: shellArguments(tool.schema) } }]
-    : [{ text: script === 'json' ? json : script === 'done' ? DONE_REPLY : PLAIN_REPLY }];
+    : [{ text: script === 'json' ? json : replyText(script) }];
   if (!stream) {
     sendJson(res, 200, candidate(parts, 'STOP'));
     return;
