@@ -233,7 +233,25 @@ export const AGENTS: readonly AgentSpec[] = [
     namesOwnSession: { from: 'pane_title', pattern: new RegExp(`^${TITLE_GLYPHS}(\\S.*?)\\s*$`), verified: false },
   },
   { id: 'A8', name: 'Copilot CLI', subcommand: 'copilot', command: 'copilot', processNames: ['copilot'], ...PLAIN },
-  { id: 'A9', name: 'Qwen Code', subcommand: 'qwen', command: 'qwen', processNames: ['qwen'], ...PLAIN },
+  {
+    id: 'A9',
+    name: 'Qwen Code',
+    subcommand: 'qwen',
+    command: 'qwen',
+    // node script: tmux shows `node`
+    processNames: ['qwen'],
+    ...PLAIN,
+    // its title is its state and folder (`◐︎ Qwen - proj`), not a session name
+    approvalReading: 'screen',
+    screenRules: SCREEN_RULES.A9 ?? null,
+    // One paste, one Enter, no check: the Enter, 0-200 ms after the paste, always submitted the real 0.24.4 (it drops
+    // one only on Windows or Node < 20, by its source), and while it works the text is queued and sent after the
+    // turn (meta.json `submitCheck`). A check + retry Enter does harm here: its input line (`> …` at the left edge)
+    // shows a suggested next prompt after a reply, and while it is slow to redraw the check reads that as our text
+    // not sent; the retry Enter then accepted the suggestion into the input, and the next message went out as
+    // `run the testssvc …` (seen with its process stopped for 0.5-1.2 s, as a loaded machine does). Unverified.
+    submit: { kind: 'paste', enterDelayMs: 200 },
+  },
   { id: 'A10', name: 'Cline', subcommand: 'cline', command: 'cline', processNames: ['cline'], ...PLAIN },
   { id: 'A11', name: 'Crush', subcommand: 'crush', command: 'crush', processNames: ['crush'], ...PLAIN },
   { id: 'A12', name: 'Droid', subcommand: 'droid', command: 'droid', processNames: ['droid'], ...PLAIN },

@@ -157,6 +157,38 @@ const OPENCODE: ScreenRules = {
   ],
 };
 
+/**
+ * A9 Qwen Code 0.24.4 (fixtures test/fixtures/screens/A9), a fork of Gemini CLI with its own screens. It writes its
+ * state before the title: `◐︎ Qwen - proj` while it works, `✳︎ Qwen - proj` while a dialog waits, nothing at idle.
+ */
+const QWEN_CODE: ScreenRules = {
+  trusted: true,
+  source: 'qwen 0.24.4',
+  lines: 14,
+  rules: [
+    {
+      state: 'awaiting_approval',
+      any: [
+        /Allow execution of/,
+        /Waiting for user confirmation/,
+        /Yes, allow once/,
+        // the edit dialog's question in its strings, not in a fixture
+        /Apply this change\?/,
+      ],
+      title: [/^✳/],
+    },
+    {
+      state: 'working',
+      // `⠋ Crafting a response… (3s · ↓ 13 tokens · esc to cancel)`, and the hint under the input line
+      any: [/\besc to cancel\)/, /Enter to steer · Ctrl\+Q to queue/],
+      title: [/^◐/],
+    },
+    // the approval-mode line under the input (`⏸ Ask permissions (shift + tab to cycle)`, `YOLO mode …`), on every
+    // screen but a dialog's; `(tab to cycle)` on Windows (its strings)
+    { state: 'idle', any: [/\((?:shift \+ )?tab to cycle\)/] },
+  ],
+};
+
 /** Rules by agent id. An agent missing here has no rules: `unknown`. */
 export const SCREEN_RULES: Readonly<Record<string, ScreenRules>> = {
   A1: CLAUDE_CODE,
@@ -164,6 +196,7 @@ export const SCREEN_RULES: Readonly<Record<string, ScreenRules>> = {
   A3: GEMINI,
   A4: PI,
   A5: OPENCODE,
+  A9: QWEN_CODE,
 };
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -143,6 +143,12 @@ describe('submit strategies in the registry (field notes)', () => {
     expect(read?.trim()).toBe(content);
   });
 
+  it('A9 Qwen Code: one paste, one Enter, no check (a retry Enter could take the suggestion its input line shows)', () => {
+    expect(agentById('A9')!.submit).toEqual({ kind: 'paste', enterDelayMs: 200 });
+    // the suggestion it shows after a reply looks exactly like typed text on the captured screen
+    expect(fixture('A9', 'idle-3.txt')).toMatch(/^> run the tests$/m);
+  });
+
   it("Codex's Enter comes well after its 120 ms paste window", () => {
     expect(agentById('A2')!.submit.enterDelayMs).toBeGreaterThanOrEqual(2 * 120);
   });
@@ -194,11 +200,17 @@ describe('capabilities (spec 2.2, 4.8.6, 4.11.2, 4.12, 4.13)', () => {
       A5: 'database',
     });
   });
-  it('approval reading: A1, A3, A5 from the screen, A4 by extension, A2 not read', () => {
-    expect(pick('approvalReading')).toEqual({ A1: 'screen', A3: 'screen', A4: 'extension', A5: 'screen' });
+  it('approval reading: A1, A3, A5, A9 from the screen, A4 by extension, A2 not read', () => {
+    expect(pick('approvalReading')).toEqual({
+      A1: 'screen',
+      A3: 'screen',
+      A4: 'extension',
+      A5: 'screen',
+      A9: 'screen',
+    });
   });
   it('screen rules only for agents captured here', () => {
-    expect(Object.keys(pick('screenRules'))).toEqual(['A1', 'A2', 'A3', 'A4', 'A5']);
+    expect(Object.keys(pick('screenRules'))).toEqual(['A1', 'A2', 'A3', 'A4', 'A5', 'A9']);
   });
 });
 

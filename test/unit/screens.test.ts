@@ -145,6 +145,36 @@ describe('readScreen', () => {
   });
 });
 
+describe('A9 Qwen Code cues beyond the fixtures', () => {
+  const footer = '  ⏸ Ask permissions (shift + tab to cycle)';
+  it.each<[string, string, string | undefined, ScreenReading]>([
+    ['its state glyph in the title alone: working', '', '◐︎ Qwen - proj', 'working'],
+    ['its state glyph in the title alone: a dialog', '', '✳︎ Qwen - proj', 'awaiting_approval'],
+    ['the plain title says nothing', '', 'Qwen - proj', 'unknown'],
+    [
+      'another approval mode',
+      '>   Type your message or @path/to/file\n  YOLO mode (shift + tab to cycle)',
+      'Qwen - proj',
+      'idle',
+    ],
+    [
+      'Windows says tab',
+      '>   Type your message or @path/to/file\n  ⏸ Ask permissions (tab to cycle)',
+      undefined,
+      'idle',
+    ],
+    [
+      'a message queued while it works',
+      `  steer me\n>   Type your message\n  Enter to steer · Ctrl+Q to queue · ${footer.trim()}`,
+      undefined,
+      'working',
+    ],
+    ['the edit dialog', '   Apply this change?\n   › 1. Yes, allow once', undefined, 'awaiting_approval'],
+  ])('%s', (_name, text, title, want) => {
+    expect(readScreen(SCREEN_RULES.A9, { text, title })).toBe(want);
+  });
+});
+
 describe('nextAgentState (debounce)', () => {
   type Poll = [t: number, reading: ScreenReading, hash: string];
   const run = (polls: readonly Poll[], start: DebounceState = initialDebounce(0)): AgentState[] => {
