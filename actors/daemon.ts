@@ -13,7 +13,7 @@ import { closeSync, openSync, readFileSync, realpathSync, rmSync } from 'node:fs
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../core/config.js';
-import { type DaemonAge, daemonAge, listenerPidsFromPs, staleLine } from '../core/daemon.js';
+import { type DaemonAge, daemonAge, listenerPidsFromPs, PS_COLUMNS, staleLine } from '../core/daemon.js';
 import type { SvcPaths } from '../core/paths.js';
 import { readConfigFile } from './configFile.js';
 import { hasExited, isListenerProcess, readPid } from './daemonFiles.js';
@@ -98,7 +98,7 @@ function psOutput(): Promise<string> {
   return new Promise((res) => {
     execFile(
       'ps',
-      ['-ww', '-eo', 'pid=,args='],
+      ['-ww', '-eo', PS_COLUMNS],
       { encoding: 'utf8', maxBuffer: 32 * 1024 * 1024, timeout: 10_000 },
       (_e, out) => res(String(out ?? '')),
     );

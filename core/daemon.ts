@@ -29,17 +29,21 @@ const NOT_THE_DAEMON = new Set([
   '-h',
 ]);
 
+/** The `ps` columns `listenerPidsFromPs` reads. */
+export const PS_COLUMNS = 'pid=,ppid=,args=';
+
 /**
- * Pids of `svc listener` daemons in `ps -ww -eo pid=,args=` output (spec 9.4): a command line holding one of the
- * entry scripts immediately followed by the word `listener`. `excludePid` (the caller) is left out.
+ * Pids of `svc listener` daemons in `ps -ww -eo pid=,ppid=,args=` output (spec 9.4): a command line holding one of
+ * the entry scripts immediately followed by the word `listener`. `excludePid` (the caller) is left out, and so is a
+ * daemon's own child: between fork and exec (a tmux call) it shows its parent's command line for a moment.
  */
 export function listenerPidsFromPs(output: string, entryScripts: readonly string[], excludePid: number): number[] {
-  const pids: number[] = [];
+  const found: { pid: number; ppid: number }[] = [];
   for (const line of output.split('\n')) {
-    const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
     if (!m) continue;
     const pid = Number(m[1]);
-    const args = m[2]!;
+    const args = m[3]!;
     if (pid === excludePid) continue;
     for (const entry of entryScripts) {
       if (!entry) continue;
@@ -48,9 +52,10 @@ export function listenerPidsFromPs(output: string, entryScripts: readonly string
       const rest = args.slice(at + entry.length + ' listener'.length);
       if (rest !== '' && !rest.startsWith(' ')) continue;
       if (rest.split(/\s+/).some((word) => NOT_THE_DAEMON.has(word))) continue;
-      pids.push(pid);
+      found.push({ pid, ppid: Number(m[2]) });
       break;
     }
   }
-  return pids;
+  const pids = new Set(found.map((f) => f.pid));
+  return found.filter((f) => !pids.has(f.ppid)).map((f) => f.pid);
 }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryScripts } from '../../actors/daemon.js';
 import { hasExited } from '../../actors/daemonFiles.js';
-import { listenerPidsFromPs } from '../../core/daemon.js';
+import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon.js';
 import { VERSION } from '../../core/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import { fakeAgentBin, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
@@ -45,7 +45,7 @@ const alive = (pid: number) => !hasExited(pid);
 
 /** Every `svc listener` daemon whose HOME is this test's (read from /proc, Linux). */
 function daemons(): number[] {
-  const ps = execFileSync('ps', ['-ww', '-eo', 'pid=,args='], { encoding: 'utf8' });
+  const ps = execFileSync('ps', ['-ww', '-eo', PS_COLUMNS], { encoding: 'utf8' });
   return listenerPidsFromPs(ps, entryScripts(SVC_BIN), process.pid).filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOME=${home.home}`);

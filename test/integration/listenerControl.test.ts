@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { entryScripts } from '../../actors/daemon.js';
 import { hasExited } from '../../actors/daemonFiles.js';
-import { listenerPidsFromPs } from '../../core/daemon.js';
+import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -24,7 +24,7 @@ const sock = () => join(home.home, '.svc', 'listener.sock');
 
 /** Every `svc listener` daemon whose HOME is this test's (read from /proc, Linux). */
 function daemons(): number[] {
-  const ps = execFileSync('ps', ['-ww', '-eo', 'pid=,args='], { encoding: 'utf8' });
+  const ps = execFileSync('ps', ['-ww', '-eo', PS_COLUMNS], { encoding: 'utf8' });
   return listenerPidsFromPs(ps, entryScripts(SVC_BIN), process.pid).filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOME=${home.home}`);

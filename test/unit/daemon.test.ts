@@ -47,17 +47,17 @@ describe('daemonAge', () => {
 describe('listenerPidsFromPs', () => {
   const entry = '/opt/svc/bin/svc.js';
   const ps = [
-    '    1 /sbin/init',
-    '  100 /usr/bin/node /opt/svc/bin/svc.js listener',
-    '  101 /usr/bin/node /opt/svc/bin/svc.js listener --debug',
-    '  102 /usr/bin/node /opt/svc/bin/svc.js listener --stop',
-    '  103 /usr/bin/node /opt/svc/bin/svc.js listener --restart',
-    '  104 /usr/bin/node /opt/svc/bin/svc.js cc --detach',
-    '  105 /usr/bin/node /opt/svc/bin/svc.js listenerx',
-    '  106 /usr/bin/node /other/svc.js listener',
-    '  107 vim /opt/svc/bin/svc.js listener.md',
-    '  108 /usr/bin/node /opt/svc/bin/svc.js listener',
-    '  109 grep /xopt/svc/bin/svc.js listener',
+    '    1     1 /sbin/init',
+    '  100     1 /usr/bin/node /opt/svc/bin/svc.js listener',
+    '  101     1 /usr/bin/node /opt/svc/bin/svc.js listener --debug',
+    '  102     1 /usr/bin/node /opt/svc/bin/svc.js listener --stop',
+    '  103     1 /usr/bin/node /opt/svc/bin/svc.js listener --restart',
+    '  104     1 /usr/bin/node /opt/svc/bin/svc.js cc --detach',
+    '  105     1 /usr/bin/node /opt/svc/bin/svc.js listenerx',
+    '  106     1 /usr/bin/node /other/svc.js listener',
+    '  107     1 vim /opt/svc/bin/svc.js listener.md',
+    '  108     1 /usr/bin/node /opt/svc/bin/svc.js listener',
+    '  109     1 grep /xopt/svc/bin/svc.js listener',
     '',
   ].join('\n');
 
@@ -73,7 +73,13 @@ describe('listenerPidsFromPs', () => {
     expect(listenerPidsFromPs(ps, [entry, '/other/svc.js'], 0)).toEqual([100, 101, 106, 108]);
   });
 
+  it("leaves out a daemon's child caught between fork and exec, which still shows its parent's command line", () => {
+    const forking =
+      '  200     1 /usr/bin/node /opt/svc/bin/svc.js listener\n  201   200 /usr/bin/node /opt/svc/bin/svc.js listener\n';
+    expect(listenerPidsFromPs(forking, [entry], 0)).toEqual([200]);
+  });
+
   it('a path with spaces', () => {
-    expect(listenerPidsFromPs('  7 node /my dir/svc.js listener\n', ['/my dir/svc.js'], 0)).toEqual([7]);
+    expect(listenerPidsFromPs('  7     1 node /my dir/svc.js listener\n', ['/my dir/svc.js'], 0)).toEqual([7]);
   });
 });
