@@ -28,7 +28,7 @@ export default defineCommand({
         const state = actor.machine ? formatStateValue(actor.value) : '';
         const summary = formatSummary(actor.summary);
         const line = `${name}${' '.repeat(width - [...name].length)}${machine.padEnd(machineWidth)}${state}`;
-        process.stdout.write(`${summary ? `${line}  ${summary}` : line}`.trimEnd() + '\n');
+        process.stdout.write(`${(summary ? `${line}  ${summary}` : line).trimEnd()}\n`);
       });
     } catch (err) {
       failControl(err);
