@@ -134,14 +134,17 @@ export function panesToRead(described: readonly SessionRecord[]): string[] {
 /**
  * Each agent's state from its pane (spec 3's "names of agent states": idle, working, awaiting_approval, unknown),
  * debounced per session: a new state counts once read on two polls in a row, idle once the screen is quiet.
+ * `approvalOnScreen` names the sessions whose screen shows an approval prompt in this very reading, debounced or
+ * not: the picker waits for a second reading, typing must not (text and an Enter could answer the prompt).
  */
 export function applyScreens(
   described: readonly SessionRecord[],
   screens: Readonly<Record<string, string>>,
   debounce: Readonly<Record<string, DebounceState>>,
   now: number,
-): { sessions: SessionRecord[]; debounce: Record<string, DebounceState> } {
+): { sessions: SessionRecord[]; debounce: Record<string, DebounceState>; approvalOnScreen: string[] } {
   const next: Record<string, DebounceState> = {};
+  const approvalOnScreen: string[] = [];
   const sessions = described.map((record) => {
     if (!record.agent || record.shell) return record;
     const agent = record.parent ? agentForPane(agentPane(record)!) : sessionAgent(record);
@@ -150,9 +153,10 @@ export function applyScreens(
     const rules = agent ? SCREEN_RULES[agent.id] : undefined;
     if (!pane || text === undefined || !rules?.trusted) return { ...record, state: 'unknown' as const };
     const reading = readScreen(rules, { text, title: pane.title });
+    if (reading === 'awaiting_approval') approvalOnScreen.push(record.name);
     const state = nextAgentState(debounce[record.name] ?? initialDebounce(now), reading, now, screenHash(text));
     next[record.name] = state;
     return { ...record, state: state.state };
   });
-  return { sessions, debounce: next };
+  return { sessions, debounce: next, approvalOnScreen };
 }

@@ -50,8 +50,11 @@ export type InventoryEvent =
 
 /** Events the inventory sends its parent. */
 export type InventoryOutEvent =
-  /** `answers`: how many REFRESH requests had come when this reading began; it is newer than each of them. */
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number }
+  /**
+   * `answers`: how many REFRESH requests had come when this reading began; it is newer than each of them.
+   * `approvalOnScreen`: the sessions showing an approval prompt in this reading (before any debounce).
+   */
+  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number; approvalOnScreen: string[] }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
 export const inventoryMachine = setup({
@@ -110,7 +113,12 @@ export const inventoryMachine = setup({
                     enqueue({ type: 'log', params: { level: 'warn', message: `${record.name}: ${line}` } });
                 }
                 enqueue.assign({ missing });
-                enqueue.sendParent({ type: 'INVENTORY.SNAPSHOT', sessions, answers: context.answering });
+                enqueue.sendParent({
+                  type: 'INVENTORY.SNAPSHOT',
+                  sessions,
+                  answers: context.answering,
+                  approvalOnScreen: read.approvalOnScreen,
+                });
                 const changed = inventoryChanged(context.reported, sessions);
                 if (changed || context.owed) {
                   const seq = context.seq + 1;

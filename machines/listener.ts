@@ -98,7 +98,7 @@ export type ListenerEvent =
   | { type: 'LINK.ONLINE'; replayWindowMs?: number | null }
   | { type: 'LINK.OFFLINE'; reason: string }
   | { type: 'LINK.STOPPED'; reason: string }
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number }
+  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number; approvalOnScreen: string[] }
   | { type: 'HOLD'; held: HeldInput }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
@@ -387,12 +387,14 @@ export const listenerMachine = setup({
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
               for (const [name, record] of Object.entries(next)) {
-                if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record });
+                const approvalOnScreen = event.approvalOnScreen.includes(name);
+                if (context.sessions[name])
+                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, approvalOnScreen });
                 else
                   enqueue.spawnChild('session', {
                     id: sessionId(name),
                     systemId: sessionId(name),
-                    input: { name, record },
+                    input: { name, record, approvalOnScreen },
                   });
               }
               enqueue.assign({ sessions: next });

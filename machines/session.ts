@@ -64,11 +64,14 @@ export interface InjectOutput {
 export interface SessionInput {
   name: string;
   record: SessionRecord;
+  approvalOnScreen?: boolean;
 }
 
 export interface SessionContext {
   name: string;
   record: SessionRecord;
+  /** The last reading showed an approval prompt, even if the picker's (debounced) state does not say so yet. */
+  approvalOnScreen: boolean;
   queue: QueueItem[];
   current: SessionPush | null;
   /** Key input being typed. */
@@ -78,7 +81,7 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'UPDATE'; record: SessionRecord }
+  | { type: 'UPDATE'; record: SessionRecord; approvalOnScreen?: boolean }
   | { type: 'PUSH'; push: SessionPush }
   | { type: 'KEYS'; keys: SessionKeys }
   | { type: 'REMOTE.ON' }
@@ -164,7 +167,7 @@ export function decideHead(context: SessionContext): { code: RefusalCode | null;
     pane: activePane(context.record),
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
-    approvalPending: context.record.state === 'awaiting_approval',
+    approvalPending: context.record.state === 'awaiting_approval' || context.approvalOnScreen,
   };
   const code =
     head.kind === 'keys'
@@ -193,7 +196,9 @@ export const sessionMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
-    storeRecord: assign(({ event }) => (event.type === 'UPDATE' ? { record: event.record } : {})),
+    storeRecord: assign(({ event }) =>
+      event.type === 'UPDATE' ? { record: event.record, approvalOnScreen: event.approvalOnScreen === true } : {},
+    ),
     /** Spec 8: every input into a `svc sh` session is audited (actors/shellAudit.ts). */
     auditShellInput: (
       _,
@@ -221,6 +226,7 @@ export const sessionMachine = setup({
   context: ({ input }) => ({
     name: input.name,
     record: input.record,
+    approvalOnScreen: input.approvalOnScreen === true,
     queue: [],
     current: null,
     currentKeys: null,
@@ -274,7 +280,7 @@ export const sessionMachine = setup({
     },
     approval: {
       description:
-        'An approval prompt on screen: messages are refused (approval_pending) until it is answered; answers from the app are typed only for the exact prompt (later issue).',
+        'An approval prompt on screen (debounced, as the picker shows it): messages are refused (approval_pending) until it is answered, and already from the first reading that shows it; answers from the app are typed only for the exact prompt (later issue).',
       initial: 'sorting',
       states: {
         sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },

@@ -2,7 +2,7 @@
  * The delivery path end to end: the real relay on a loopback port, the real `svc listener` process, real tmux on a
  * private socket, and the fake agent standing in for a real one.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
@@ -88,6 +88,40 @@ describe('svc listener', () => {
     expect(listener.output()).toMatch(
       new RegExp(`svc-proj: pane %\\d+ was in a tmux mode .*; leaving it to type push ${id}`),
     );
+  });
+
+  it('refuses a message into an approval prompt from the first reading that shows it', async () => {
+    // A stand-in for Claude Code that draws screens captured from the real one: idle, then (on SIGUSR1) its
+    // approval prompt; it records every byte typed into it.
+    const screens = new URL('../fixtures/screens/A1/', import.meta.url);
+    const typed = join(home.home, 'typed.log');
+    const script = join(home.home, 'asking.mjs');
+    writeFileSync(
+      script,
+      `import { appendFileSync, readFileSync } from 'node:fs';
+process.title = 'claude';
+const draw = (name) => process.stdout.write('\\x1b[2J\\x1b[H' + readFileSync(new URL(name + '.txt', ${JSON.stringify(screens.href)}), 'utf8').replace(/\\n/g, '\\r\\n'));
+process.stdin.setRawMode(true);
+process.stdin.on('data', (d) => appendFileSync(${JSON.stringify(typed)}, d));
+process.on('SIGUSR1', () => draw('awaiting_approval-1'));
+draw('idle-1');
+`,
+    );
+    await tmux.newSession('svc-ask', `node ${script}`);
+    const paneCommand = async () =>
+      (await tmux.run(['display-message', '-p', '-t', '=svc-ask:', '#{pane_current_command}'])).trim();
+    await waitFor(async () => (await paneCommand()) === 'claude', { what: 'the stand-in to name itself claude' });
+    listener = await startListener();
+    // Read idle on the picker's terms first (two readings, a quiet screen), so the prompt below is new to it.
+    const idle = await send('first, while idle', 'svc-ask');
+    expect(await finalState(idle)).toMatchObject({ state: 'injected' });
+    const pid = Number((await tmux.run(['display-message', '-p', '-t', '=svc-ask:', '#{pane_pid}'])).trim());
+    process.kill(pid, 'SIGUSR1');
+    await waitFor(async () => /Do you want/.test(await screen('svc-ask')), { what: 'the approval prompt' });
+    const before = readFileSync(typed, 'utf8');
+    const id = await send('yes, go on', 'svc-ask');
+    expect(await finalState(id)).toMatchObject({ state: 'refused', code: 'approval_pending' });
+    expect(readFileSync(typed, 'utf8')).toBe(before);
   });
 
   it('writes its files with the right modes, and the first log line names version and socket', async () => {

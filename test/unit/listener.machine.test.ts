@@ -467,13 +467,13 @@ describe('listener machine', () => {
 });
 
 describe('session actor', () => {
+  /** A screen captured from the real Claude Code (test/fixtures/screens/A1). */
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
   const sessionState = (h: ReturnType<typeof harness>, name: string) =>
     (h.actor.system as { get(id: string): AnyActorRef | undefined }).get(`session.${name}`)?.getSnapshot().value;
 
   it('reads the agent state from the screen, and refuses messages while an approval prompt is up', async () => {
-    // Screens captured from the real Claude Code (test/fixtures/screens/A1).
-    const fixture = (name: string) =>
-      readFileSync(new URL(`../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
     const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
     const pane = claude.panes[0]!.id;
     const h = harness({ sessions: [claude] });
@@ -512,6 +512,26 @@ describe('session actor', () => {
     h.push({ id: 2, body: 'now go on' });
     await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['now go on']);
+  });
+
+  it('refuses a message into an approval prompt that came up since the last tick, before the picker shows it', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('working-1');
+    await flush();
+    await h.connect();
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
+    // Claude Code now asks; "yes, go on" and an Enter would pick its highlighted option.
+    h.state.screens[pane] = fixture('awaiting_approval-1');
+    h.push({ id: 1, body: 'yes, go on' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    // The picker still waits for a second reading to say so.
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working' });
   });
 
   it('logs once when the agent the wrapper started is no longer in its pane', async () => {
