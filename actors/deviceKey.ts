@@ -13,7 +13,7 @@ import {
   importPrivateKey,
   importPublicKey,
   publicKeyOfJwk,
-} from '../core/seal.js';
+} from '../core/sealKeys.js';
 import { writeFileAtomic } from './files.js';
 import { relayRequest } from './relayHttp.js';
 

@@ -6,7 +6,9 @@
 import { fromPromise } from 'xstate';
 import { type PaneScreen, paneScreen } from '../core/paneFrames.js';
 import type { DeviceListResponse } from '../core/protocol.js';
-import { type Envelope, fingerprint, importPublicKey, openText, SealError, seal } from '../core/seal.js';
+import { type Envelope, openText, seal } from '../core/seal.js';
+import { SealError } from '../core/sealError.js';
+import { fingerprint, importPublicKey } from '../core/sealKeys.js';
 import type { OpenSealedInput, OpenSealedOutput } from '../machines/device.js';
 import type { SealFrameInput } from '../machines/paneWatch.js';
 import type { TypeKeysInput } from '../machines/session.js';

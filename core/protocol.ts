@@ -138,7 +138,7 @@ export const DeviceId = z.string().max(128).regex(DEVICE_ID_RE);
 export const DEVICE_KINDS = ['app', 'computer', 'cli'] as const;
 export const DeviceKind = z.enum(DEVICE_KINDS);
 export type DeviceKind = z.infer<typeof DeviceKind>;
-/** base64url of a raw uncompressed P-256 point (65 bytes → 87 characters); core/seal.ts checks the point. */
+/** base64url of a raw uncompressed P-256 point (65 bytes → 87 characters); core/sealKeys.ts checks the point. */
 export const PublicKeyText = z
   .string()
   .length(87)

@@ -19,7 +19,7 @@ import {
   type PushStatusResponse,
   type Scope,
 } from '../core/protocol.js';
-import { importPublicKey } from '../core/seal.js';
+import { importPublicKey } from '../core/sealKeys.js';
 import {
   authenticate,
   generateApiKey,

@@ -14,8 +14,9 @@ import { type ComputerEntry, explainCode, pickComputer, pickSession } from '../.
 import { decideTrust } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
 import type { DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
-import { fingerprint, importPublicKey, seal } from '../../core/seal.js';
+import { seal } from '../../core/seal.js';
 import type { CommandBody } from '../../core/sealedBodies.js';
+import { fingerprint, importPublicKey } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
 export interface AgentSendResult {

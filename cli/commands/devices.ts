@@ -16,7 +16,7 @@ import { RelayHttpError, relayRequest } from '../../actors/relayHttp.js';
 import { type DevicePin, trustOf } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
 import type { DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
-import { fingerprint, safetyCode } from '../../core/seal.js';
+import { fingerprint, safetyCode } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
 const jsonArg = { type: 'boolean', description: 'Print JSON for scripts' } as const;

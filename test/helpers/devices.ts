@@ -4,15 +4,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  type Envelope,
-  exportPublicKey,
-  generateDeviceKeys,
-  importPublicKey,
-  openText,
-  type SealPurpose,
-  seal,
-} from '../../core/seal.js';
+import { type Envelope, openText, type SealPurpose, seal } from '../../core/seal.js';
+import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../core/sealKeys.js';
 import { api, type TestRelay, waitFor } from './relay.js';
 
 export interface TestDevice {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { exportPublicKey, generateDeviceKeys } from '../../core/seal.js';
+import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, finalPush, registerTestDevice, type TestDevice } from '../helpers/devices.js';
@@ -271,7 +271,8 @@ describe('sealed pushes', () => {
     const db = new Database(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(evilKey, app.deviceId);
     db.close();
-    const { seal, importPublicKey } = await import('../../core/seal.js');
+    const { seal } = await import('../../core/seal.js');
+    const { importPublicKey } = await import('../../core/sealKeys.js');
     const forged = token('forged');
     const forgedEnvelope = await seal({
       purpose: 'agent.command',
@@ -298,7 +299,7 @@ describe('sealed pushes', () => {
     expect(list.stderr).toMatch(/a device key changed on the relay/);
     const json = JSON.parse((await runSvc(['devices', '--json'], env)).stdout);
     const row = json.devices.find((d: { deviceId: string }) => d.deviceId === app.deviceId);
-    const { safetyCode } = await import('../../core/seal.js');
+    const { safetyCode } = await import('../../core/sealKeys.js');
     expect(row.safetyCode).toBe(await safetyCode(computer.publicKey, evilKey));
     expect(row.safetyCode).not.toBe(await safetyCode(computer.publicKey, app.publicKey));
   });
@@ -312,7 +313,8 @@ describe('sealed pushes', () => {
     const db = new Database(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(freshKey, app.deviceId);
     db.close();
-    const { seal, importPublicKey, safetyCode } = await import('../../core/seal.js');
+    const { seal } = await import('../../core/seal.js');
+    const { importPublicKey, safetyCode } = await import('../../core/sealKeys.js');
     const sealFresh = async (text: string, seq: number) =>
       seal({
         purpose: 'agent.command',

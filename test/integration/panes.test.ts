@@ -179,7 +179,8 @@ describe('live panes', () => {
     await status(sock, 'stopped');
     // The relay lists a key of its own for the phone, and asks for the screen in the phone's name.
     const frames = sock.all('pane.frame').length;
-    const { seal, importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/seal.js');
+    const { seal } = await import('../../core/seal.js');
+    const { importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/sealKeys.js');
     const evil = await generateDeviceKeys(false);
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(`${relay.dataDir}/relay.db`);

@@ -387,7 +387,8 @@ describe('heartbeat', () => {
 describe('a computer going away while its panes are watched', () => {
   /** Any well-formed envelope: the relay routes it without opening it. */
   async function someEnvelope() {
-    const { exportPublicKey, generateDeviceKeys, importPublicKey, seal } = await import('../../core/seal.js');
+    const { seal } = await import('../../core/seal.js');
+    const { exportPublicKey, generateDeviceKeys, importPublicKey } = await import('../../core/sealKeys.js');
     const keys = await generateDeviceKeys(false);
     return seal({
       purpose: 'pane.watch',

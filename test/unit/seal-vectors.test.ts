@@ -7,19 +7,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeBase64url } from '../../core/base64url.js';
+import { Envelope, open, SEAL_VERSION, type SealPurpose } from '../../core/seal.js';
+import type { SealErrorCode } from '../../core/sealError.js';
 import {
-  Envelope,
   fingerprint,
   importPrivateKey,
   importPublicKey,
-  open,
   publicKeyOfJwk,
   SAFETY_CODE_ITERATIONS,
-  SEAL_VERSION,
-  type SealErrorCode,
-  type SealPurpose,
   safetyCode,
-} from '../../core/seal.js';
+} from '../../core/sealKeys.js';
 
 type Name = 'laptop' | 'phone' | 'tablet';
 interface Vectors {

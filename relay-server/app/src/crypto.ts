@@ -1,21 +1,15 @@
 /**
- * Everything that needs core/seal.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
+ * Everything that needs core/seal.ts and core/sealKeys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
  * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
  */
 import type { PairingClaimResponse } from '../../../core/protocol.js';
-import {
-  exportPublicKey,
-  generateDeviceKeys,
-  importPublicKey,
-  openText,
-  type SealPurpose,
-  seal,
-} from '../../../core/seal.js';
+import { openText, type SealPurpose, seal } from '../../../core/seal.js';
+import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/sealKeys.js';
 import { type ApiError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
-export { fingerprint, safetyCode } from '../../../core/seal.js';
+export { fingerprint, safetyCode } from '../../../core/sealKeys.js';
 
 export type PairOutcome =
   | { ok: true; device: DeviceRecord }
