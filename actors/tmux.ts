@@ -1,25 +1,14 @@
 /**
  * The tmux adapter: every tmux call the product makes goes through the `Tmux` interface.
  * `createTmux` runs `tmux -u -S <socket> …` with `execFile` (argument arrays, never a shell string).
- * `test/fakes/fakeTmux.ts` is the in-memory fake of the same interface.
+ * `test/fakes/fakeTmux.ts` is the in-memory fake of the same interface. The pure parts (arguments, the inventory
+ * format and the other output it parses, error codes from stderr) are in `core/tmux.ts`, with what tmux does to
+ * arguments and output.
  *
- * What tmux 3.3a does with the arguments it is given, and how this file copes (all checked by hand and in
+ * What tmux 3.3a does when it runs, and how this file copes (checked by hand and in
  * `test/integration/tmux.test.ts`):
- * - An argument that ENDS in `;` is taken as a command separator (the `;` is stripped), even inside
- *   `send-keys -l`: `send-keys -l 'hi;'` types `hi` and `new-session -s 'x;'` breaks the command line.
- *   `tmuxArg` rewrites a trailing `;` as `\;`, which tmux turns back into `;`.
- * - `new-session -s` and `-c` are format-expanded: `#{…}` is substituted and `#(cmd)` RUNS `cmd`. `-t` targets,
- *   `-e` values, commands and `send-keys` text are not. `formatLiteral` doubles `#` in expanded arguments.
- * - `-t =name` is an exact session match (`proj` never matches `proj-2`; `%1`, `@1` stay names); pane and
- *   window commands need the `=name:` form (`send-keys -t =name` fails with "can't find pane"). But `=$1` is still
- *   read as the session id `$1`, so names starting with `$` are refused (protocol names never start with `$`).
- * - tmux renames sessions: `.` and `:` become `_`, control characters and `\` are stored escaped (`\t`, `\\`), so
- *   `newSession` returns the name tmux really used (protocol names, `[A-Za-z0-9._-]+` minus `.`, are never changed).
  * - A client that does not believe its locale is UTF-8 prints `_` for every non-ASCII or control character in
  *   format output; `-u` on every call avoids that (the daemon may run with no `LANG`).
- * - Paths in `#{pane_current_path}` may hold tabs and newlines and titles may hold any printable text, so the
- *   inventory uses separators with a per-call random nonce (tmux prints control characters in the format
- *   itself as `_`, so they cannot be used).
  * - tmux refuses a command line of about 16 KiB or more ("command too long"); long text goes through
  *   `paste` (stdin to `load-buffer`), which has no such limit.
  * - `new-session` runs the command with the *client's* PATH, not the one given with `-e PATH=…`; when `env`
@@ -27,31 +16,35 @@
  * - A pane in a mode (copy mode after scrolling back, view, clock, choose-tree, customize) takes `send-keys` as
  *   that mode's keys: `q` or Escape ends it, Space pages, vi's Enter copies; the text never reaches the program.
  *   `paste-buffer` still writes to the program, but `-p` asks the MODE's screen whether bracketed paste is on, so
- *   the markers are dropped and each line break submits. `send-keys -X cancel` ends copy and view mode only and
- *   fails ("not in a mode") otherwise, which stops the rest of a command list; `copy-mode -q` ends any mode and
- *   does nothing when there is none, so `leaveMode` chains that.
+ *   the markers are dropped and each line break submits. So `leaveMode` chains `copy-mode -q` before typing.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { PaneInfo, SessionMeta, SessionRecord } from '../core/protocol.js';
+import type { SessionRecord } from '../core/protocol.js';
+import {
+  chain,
+  classifyTmuxError,
+  formatLiteral,
+  inventoryFormat,
+  lastScreenLines,
+  leaveModeCommands,
+  newSessionFormat,
+  type PaneTarget,
+  paneTargetArg,
+  parseInventory,
+  parseNewSession,
+  parseScreens,
+  parseSizedScreen,
+  screensCommands,
+  sessionTargetArg,
+  shellQuote,
+  sizedScreenCommands,
+  TmuxError,
+} from '../core/tmux.js';
 
-export type TmuxErrorCode = 'no_server' | 'no_session' | 'duplicate_session' | 'no_tmux' | 'failed';
-
-/** A tmux call that failed; `code` says why in terms callers act on. */
-export class TmuxError extends Error {
-  override readonly name = 'TmuxError';
-  constructor(
-    readonly code: TmuxErrorCode,
-    message: string,
-    readonly stderr = '',
-  ) {
-    super(message);
-  }
-}
-
-/** A session name (its active pane is meant) or an explicit pane id such as `%3`. */
-export type PaneTarget = string | { pane: string };
+// Part of this adapter's interface: its calls take these targets and fail with these errors.
+export { type PaneTarget, TmuxError, type TmuxErrorCode } from '../core/tmux.js';
 
 /** For the calls that type into a pane. */
 export interface TypingOptions {
@@ -123,159 +116,6 @@ export interface CreateTmuxOptions {
   timeoutMs?: number;
   /** Environment of the tmux client process. Default: `process.env`. */
   env?: NodeJS.ProcessEnv;
-}
-
-// ---------------------------------------------------------------------------
-// Argument helpers (exported for tests)
-
-/** Protect an argument from tmux's "ends with `;` = separator" rule. */
-export function tmuxArg(arg: string): string {
-  return arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg;
-}
-
-/** For arguments tmux format-expands (`new-session -s`, `-c`): `#` must be `##`. */
-export function formatLiteral(arg: string): string {
-  return arg.replaceAll('#', '##');
-}
-
-/** Join commands into one tmux argv with `;` separators; every argument protected. */
-export function chain(commands: readonly (readonly string[])[]): string[] {
-  const out: string[] = [];
-  for (const [i, cmd] of commands.entries()) {
-    if (i > 0) out.push(';');
-    for (const arg of cmd) out.push(tmuxArg(arg));
-  }
-  return out;
-}
-
-/**
- * `=name` matches exactly that session name. tmux 3.3a reads `$…` as a session id even after `=`, so a session
- * whose name starts with `$` cannot be addressed exactly (it could hit another session): refused.
- */
-export function sessionTargetArg(name: string): string {
-  if (name === '' || name.startsWith('$'))
-    throw new TmuxError('failed', `cannot target a session named ${JSON.stringify(name)}`);
-  return `=${name}`;
-}
-
-/** `=name:` addresses the active pane of exactly that session; `%N` is a pane id. */
-export function paneTargetArg(target: PaneTarget): string {
-  if (typeof target === 'string') return `${sessionTargetArg(target)}:`;
-  if (!/^%\d+$/.test(target.pane)) throw new TmuxError('failed', `not a pane id: ${target.pane}`);
-  return target.pane;
-}
-
-/** Quote one word for `sh -c`, so a one-element argv runs exactly that program. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** The commands that end any mode the pane is in, to run before typing when `leaveMode` is set. */
-export function leaveModeCommands(target: string, opts: TypingOptions = {}): string[][] {
-  return opts.leaveMode ? [['copy-mode', '-q', '-t', target]] : [];
-}
-
-export function classifyTmuxError(stderr: string): TmuxErrorCode {
-  if (/no server running|error connecting to|server exited unexpectedly|lost server/i.test(stderr)) return 'no_server';
-  if (/can't find (session|window|pane)|no current (session|target|client)/i.test(stderr)) return 'no_session';
-  if (/duplicate session/i.test(stderr)) return 'duplicate_session';
-  return 'failed';
-}
-
-// ---------------------------------------------------------------------------
-// Inventory parsing (exported for tests)
-
-const PANE_FIELDS = [
-  'session_name',
-  'session_attached',
-  'session_created',
-  'session_activity',
-  'pane_id',
-  'pane_current_command',
-  'pane_start_command',
-  'pane_current_path',
-  'pane_title',
-  '@svc-kind',
-  '@svc-agent',
-  '@svc-project',
-  '@svc-label',
-  '@svc-worktree',
-  'pane_in_mode',
-  'window_index',
-  'pane_index',
-] as const;
-
-/** The `-F` format for the inventory; records start with `recordMark`, fields are split by `fieldMark`. */
-export function inventoryFormat(nonce: string): { format: string; recordMark: string; fieldMark: string } {
-  const recordMark = `<svc:${nonce}>`;
-  const fieldMark = `<|${nonce}|>`;
-  const fields = [...PANE_FIELDS.map((f) => `#{${f}}`), '#{&&:#{pane_active},#{window_active}}'];
-  return { format: recordMark + fields.join(fieldMark), recordMark, fieldMark };
-}
-
-const clip = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s);
-const toInt = (s: string): number => {
-  const n = Number.parseInt(s, 10);
-  return Number.isFinite(n) ? n : 0;
-};
-
-/** Group `list-panes -a` output into session records. Lines that do not parse are skipped. */
-export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
-  const { recordMark, fieldMark } = inventoryFormat(nonce);
-  const sessions = new Map<string, SessionRecord>();
-  for (const chunk of stdout.split(recordMark).slice(1)) {
-    const record = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
-    const f = record.split(fieldMark);
-    if (f.length !== PANE_FIELDS.length + 1) continue;
-    const [name, attached, created, activity, id, command, startCommand, path, title, ...rest] = f as string[] as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      ...string[],
-    ];
-    const [kind, agent, project, label, worktree, inMode, windowIndex, paneIndex, active] = rest as string[];
-    let session = sessions.get(name);
-    if (!session) {
-      session = {
-        name,
-        attached: toInt(attached) > 0,
-        createdAt: toInt(created),
-        activityAt: toInt(activity),
-        panes: [],
-      };
-      const meta: SessionMeta = {};
-      if (kind === 'agent' || kind === 'shell') meta.kind = kind;
-      if (agent) meta.agent = clip(agent, 16);
-      if (project) meta.project = clip(project, 128);
-      if (label) meta.label = clip(label, 128);
-      if (worktree) meta.worktree = clip(worktree, 4096);
-      if (Object.keys(meta).length > 0) session.meta = meta;
-      sessions.set(name, session);
-    }
-    if (session.panes.length >= 64) continue; // the wire schema's cap
-    const pane: PaneInfo = { id: clip(id, 32), command: clip(command, 256), active: active === '1' };
-    if (startCommand) pane.startCommand = clip(startCommand, 1024);
-    if (path) pane.path = clip(path, 4096);
-    if (title) pane.title = clip(title, 256);
-    if (windowIndex && paneIndex) pane.index = `${windowIndex}.${paneIndex}`;
-    if (inMode === '1') pane.inMode = true;
-    session.panes.push(pane);
-  }
-  return [...sessions.values()];
-}
-
-/** Trailing blank lines dropped, then the last `lines` lines. */
-export function lastScreenLines(captured: string, lines: number): string {
-  const rows = captured.split('\n');
-  if (rows.at(-1) === '') rows.pop();
-  while (rows.length > 0 && rows.at(-1)?.trim() === '') rows.pop();
-  return rows.slice(Math.max(0, rows.length - Math.max(0, Math.floor(lines)))).join('\n');
 }
 
 // ---------------------------------------------------------------------------
@@ -355,29 +195,16 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     },
 
     async captureScreen(target) {
-      const t = paneTargetArg(target);
-      const out = await run(
-        chain([
-          ['display-message', '-p', '-t', t, '#{pane_width} #{pane_height}'],
-          ['capture-pane', '-p', '-t', t],
-        ]),
-      );
-      const newline = out.indexOf('\n');
-      const [width = 0, height = 0] = out.slice(0, newline).split(' ').map(Number);
-      return { text: lastScreenLines(out.slice(newline + 1), height), width, height };
+      return parseSizedScreen(await run(chain(sizedScreenCommands(paneTargetArg(target)))));
     },
 
     async captureMany(paneIds, lines) {
       const ids = paneIds.filter((id) => /^%\d+$/.test(id));
       if (ids.length === 0) return {};
-      const mark = `<svc-screen:${randomBytes(6).toString('hex')}>`;
-      const commands = ids.flatMap((id) => [
-        ['display-message', '-p', `${mark}${id}`],
-        ['capture-pane', '-p', '-t', id],
-      ]);
+      const nonce = randomBytes(6).toString('hex');
       let out: string;
       try {
-        out = await run(chain(commands));
+        out = await run(chain(screensCommands(ids, nonce)));
       } catch (e) {
         // A pane that went away between the inventory and this call stops tmux's command list: ask one by one.
         if (!(e instanceof TmuxError) || e.code === 'no_server') throw e;
@@ -386,13 +213,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
         );
         return Object.fromEntries(each.filter((pair): pair is readonly [string, string] => pair[1] !== null));
       }
-      const screens: Record<string, string> = {};
-      for (const part of out.split(mark).slice(1)) {
-        const newline = part.indexOf('\n');
-        if (newline < 0) continue;
-        screens[part.slice(0, newline)] = lastScreenLines(part.slice(newline + 1), lines);
-      }
-      return screens;
+      return parseScreens(out, nonce, lines);
     },
 
     async sendLiteral(target, text, opts = {}) {
@@ -432,8 +253,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
 
     async newSession(opts) {
       const nonce = randomBytes(6).toString('hex');
-      const sep = `<|${nonce}|>`;
-      const args = ['new-session', '-d', '-P', '-F', `#{session_name}${sep}#{pane_id}`, '-s', formatLiteral(opts.name)];
+      const args = ['new-session', '-d', '-P', '-F', newSessionFormat(nonce), '-s', formatLiteral(opts.name)];
       if (opts.cwd !== undefined) args.push('-c', formatLiteral(opts.cwd));
       if (opts.width !== undefined) args.push('-x', String(opts.width));
       if (opts.height !== undefined) args.push('-y', String(opts.height));
@@ -451,10 +271,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
         path === undefined ? {} : { env: { ...baseEnv, PATH: path } },
         path !== undefined,
       );
-      const line = out.replace(/\n$/, '');
-      const at = line.lastIndexOf(sep);
-      if (at < 0) throw new TmuxError('failed', `unexpected new-session output: ${JSON.stringify(line)}`);
-      return { name: line.slice(0, at), paneId: line.slice(at + sep.length) };
+      return parseNewSession(out, nonce);
     },
 
     async killSession(name) {

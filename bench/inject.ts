@@ -20,9 +20,10 @@ import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../actors/files.js';
-import { createTmux, shellQuote } from '../actors/tmux.js';
+import { createTmux } from '../actors/tmux.js';
 import { agentById } from '../core/agents.js';
 import { DEFAULT_VERIFY_DELAY_MS } from '../core/submit.js';
+import { shellQuote } from '../core/tmux.js';
 import {
   type BucketConfig,
   type BucketState,

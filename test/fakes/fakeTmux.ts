@@ -10,7 +10,6 @@
  */
 
 import {
-  lastScreenLines,
   type NewSessionOptions,
   type PaneTarget,
   type PasteOptions,
@@ -19,6 +18,7 @@ import {
   type TypingOptions,
 } from '../../actors/tmux.js';
 import type { SessionRecord } from '../../core/protocol.js';
+import { lastScreenLines } from '../../core/tmux.js';
 
 export interface FakePane {
   id: string;
