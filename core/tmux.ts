@@ -208,7 +208,8 @@ export function sizedScreenCommands(target: string): string[][] {
 
 /** The output of `sizedScreenCommands`: the screen (trailing blank lines dropped, at most `height` rows) and size. */
 export function parseSizedScreen(out: string): { text: string; width: number; height: number } {
-  const newline = out.indexOf('\n');
+  // Output cut short after the size line has no screen (not the size line read as one).
+  const newline = out.includes('\n') ? out.indexOf('\n') : out.length;
   const [width = 0, height = 0] = out.slice(0, newline).split(' ').map(Number);
   return { text: lastScreenLines(out.slice(newline + 1), height), width, height };
 }

@@ -360,6 +360,7 @@ describe('screens', () => {
     ['80 3\na\nb\nc\nd\n\n', { text: 'b\nc\nd', width: 80, height: 3 }],
     ['120 40\nhello\n\n\n', { text: 'hello', width: 120, height: 40 }],
     ['80 24\n', { text: '', width: 80, height: 24 }],
+    ['80 24', { text: '', width: 80, height: 24 }], // cut before the screen
     ['', { text: '', width: 0, height: 0 }],
   ])('parseSizedScreen(%j)', (out, screen) => {
     expect(parseSizedScreen(out)).toEqual(screen);
