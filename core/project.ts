@@ -25,7 +25,7 @@ export interface Project {
 
 /** Longest project slug, so `svc-<project>-<label>` stays well under the protocol's 128-character names. */
 export const PROJECT_SLUG_MAX = 40;
-/** `@svc-project` is read back clipped to this (core/protocol.ts `SessionMeta`). */
+/** `@svc-project` is read back clipped to this (core/protocolFrames.ts `SessionMeta`). */
 export const PROJECT_NAME_MAX = 128;
 
 /**

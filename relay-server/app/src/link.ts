@@ -7,7 +7,7 @@
 import { backoffDelay, RELAY_BACKOFF } from '../../../core/backoff.js';
 import type { ClientFrame, RelayFrame } from '../../../core/protocol.js';
 
-/** CLOSE.unauthorized / forbidden in core/protocol.ts (not imported: that module brings zod into the first load). */
+/** CLOSE.unauthorized / forbidden in core/protocolFrames.ts (not imported: that module brings zod into the first load). */
 const AUTH_CLOSE_CODES = new Set([4401, 4403]);
 
 /**
