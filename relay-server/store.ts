@@ -91,6 +91,36 @@ export interface ReplayQuery {
   states: readonly PushState[];
 }
 
+/** A computer as its listener registers it (`registerComputer`). */
+export interface ComputerRegistration {
+  accountId: string;
+  name: string;
+  platform: string | null;
+  hookId: string;
+  deviceId?: string | null;
+  now: number;
+}
+
+/** A one-time pairing code (its hash) for the account, claimable until `expiresAt`. */
+export interface NewPairing {
+  codeHash: string;
+  accountId: string;
+  now: number;
+  expiresAt: number;
+}
+
+/** A phone claiming a pairing code with its device and the key it will hold. */
+export interface PairingClaim {
+  codeHash: string;
+  now: number;
+  device: { deviceId: string; name: string; publicKey: string };
+  key: { keyId: string; keyHash: string; scopes: Scope[] };
+}
+
+export type PairingClaimResult =
+  | { ok: true; accountId: string; device: DeviceRecord }
+  | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
 export interface Store {
   createAccount(accountId: string, now: number): Promise<void>;
   accountExists(accountId: string): Promise<boolean>;
@@ -111,14 +141,7 @@ export interface Store {
   listOlderThan(states: readonly PushState[], createdBefore: number, limit: number): Promise<PushRecord[]>;
 
   /** The computer of this account with this name, or a new one with `hookId`; `deviceId` (when given) is recorded. */
-  registerComputer(c: {
-    accountId: string;
-    name: string;
-    platform: string | null;
-    hookId: string;
-    deviceId?: string | null;
-    now: number;
-  }): Promise<ComputerRecord>;
+  registerComputer(c: ComputerRegistration): Promise<ComputerRecord>;
   getComputer(hookId: string): Promise<ComputerRecord | null>;
   listComputers(accountId: string): Promise<ComputerRecord[]>;
   saveSessions(hookId: string, sessions: SessionRecord[], now: number): Promise<void>;
@@ -133,20 +156,12 @@ export interface Store {
   /** Remove a device of the account (and unlink it from its computer); false when there was none. */
   deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
 
-  /** A one-time pairing code (its hash) for the account, claimable until `expiresAt`. */
-  createPairing(p: { codeHash: string; accountId: string; now: number; expiresAt: number }): Promise<void>;
+  createPairing(p: NewPairing): Promise<void>;
   /**
    * Claim a pairing code once, atomically: mark it used, add the app device (or find it by its public key) and a
    * key bound to that device. Fails without changing anything for an unknown, used or expired code.
    */
-  claimPairing(c: {
-    codeHash: string;
-    now: number;
-    device: { deviceId: string; name: string; publicKey: string };
-    key: { keyId: string; keyHash: string; scopes: Scope[] };
-  }): Promise<
-    { ok: true; accountId: string; device: DeviceRecord } | { ok: false; reason: 'unknown' | 'used' | 'expired' }
-  >;
+  claimPairing(c: PairingClaim): Promise<PairingClaimResult>;
 
   close(): Promise<void>;
 }

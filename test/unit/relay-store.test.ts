@@ -198,6 +198,28 @@ describe('the file', () => {
     raw.close();
   });
 
+  it('gives a version 1 database the columns added since', async () => {
+    const account = await createAccount(store);
+    await store.close();
+    const raw = new Database(join(dataDir, 'relay.db'));
+    raw.exec('ALTER TABLE pushes DROP COLUMN sealed');
+    raw.exec('ALTER TABLE computers DROP COLUMN device_id');
+    raw.exec('ALTER TABLE api_keys DROP COLUMN device_id');
+    raw.pragma('user_version = 1');
+    raw.close();
+    store = openSqliteStore(dataDir);
+    expect(await store.findKeyByHash(hashApiKey(account.apiKey))).toMatchObject({ keyId: account.keyId });
+    const { push: sealed } = await store.insertPush(push(account.accountId, { sealed: '{"v":1}' }));
+    expect((await store.getPush(account.accountId, sealed.id))?.sealed).toBe('{"v":1}');
+    const device = { deviceId: 'dev_1', accountId: account.accountId, name: 'mac', kind: 'computer' as const };
+    await store.registerDevice({ ...device, publicKey: 'pk', now: 1 });
+    const computer = { accountId: account.accountId, name: 'mac', platform: null, hookId: 'hook_1', now: 1 };
+    expect((await store.registerComputer({ ...computer, deviceId: 'dev_1' })).deviceId).toBe('dev_1');
+    const check = new Database(join(dataDir, 'relay.db'), { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(2);
+    check.close();
+  });
+
   it('refuses a database from a newer relay', async () => {
     await store.close();
     const raw = new Database(join(dataDir, 'relay.db'));

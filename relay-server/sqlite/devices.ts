@@ -1,0 +1,111 @@
+/**
+ * Devices (a public key and what it is) and pairing codes, which add an app device and a key bound to it in one
+ * transaction. Removing a device removes its keys and unlinks it from its computer.
+ */
+import type Database from 'better-sqlite3';
+import type { DeviceKind } from '../../core/protocol.js';
+import type { DeviceRecord, NewPairing, PairingClaim, PairingClaimResult } from '../store.js';
+
+/** Used or expired pairing codes are kept this long (so a second click can say "already used"), then dropped. */
+const PAIRING_KEEP_MS = 24 * 60 * 60_000;
+
+interface DeviceRow {
+  id: string;
+  account_id: string;
+  name: string;
+  kind: string;
+  public_key: string;
+  created_at: number;
+}
+
+function toDevice(row: DeviceRow): DeviceRecord {
+  return {
+    deviceId: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    kind: row.kind as DeviceKind,
+    publicKey: row.public_key,
+    createdAt: row.created_at,
+  };
+}
+
+export function registerDevice(
+  db: Database.Database,
+  d: Omit<DeviceRecord, 'createdAt'> & { now: number },
+): DeviceRecord {
+  const register = db.transaction((): DeviceRow => {
+    const existing = db
+      .prepare('SELECT * FROM devices WHERE account_id = ? AND public_key = ?')
+      .get(d.accountId, d.publicKey) as DeviceRow | undefined;
+    if (existing) return existing;
+    return db
+      .prepare(
+        `INSERT INTO devices (id, account_id, name, kind, public_key, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         RETURNING *`,
+      )
+      .get(d.deviceId, d.accountId, d.name, d.kind, d.publicKey, d.now) as DeviceRow;
+  });
+  return toDevice(register.immediate());
+}
+
+export function listDevices(db: Database.Database, accountId: string): DeviceRecord[] {
+  const rows = db
+    .prepare('SELECT * FROM devices WHERE account_id = ? ORDER BY created_at, id')
+    .all(accountId) as DeviceRow[];
+  return rows.map(toDevice);
+}
+
+export function getDevice(db: Database.Database, deviceId: string): DeviceRecord | null {
+  const row = db.prepare('SELECT * FROM devices WHERE id = ?').get(deviceId) as DeviceRow | undefined;
+  return row ? toDevice(row) : null;
+}
+
+export function deleteDevice(db: Database.Database, accountId: string, deviceId: string): boolean {
+  const remove = db.transaction((): boolean => {
+    const gone = db.prepare('DELETE FROM devices WHERE account_id = ? AND id = ?').run(accountId, deviceId);
+    if (gone.changes === 0) return false;
+    db.prepare('DELETE FROM api_keys WHERE account_id = ? AND device_id = ?').run(accountId, deviceId);
+    db.prepare('UPDATE computers SET device_id = NULL WHERE account_id = ? AND device_id = ?').run(accountId, deviceId);
+    return true;
+  });
+  return remove.immediate();
+}
+
+export function createPairing(db: Database.Database, p: NewPairing): void {
+  db.prepare('DELETE FROM pairings WHERE expires_at < ?').run(p.now - PAIRING_KEEP_MS);
+  db.prepare('INSERT INTO pairings (code_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)').run(
+    p.codeHash,
+    p.accountId,
+    p.now,
+    p.expiresAt,
+  );
+}
+
+export function claimPairing(db: Database.Database, c: PairingClaim): PairingClaimResult {
+  const claim = db.transaction((): PairingClaimResult => {
+    const pairing = db.prepare('SELECT * FROM pairings WHERE code_hash = ?').get(c.codeHash) as
+      | { account_id: string; expires_at: number; used_at: number | null }
+      | undefined;
+    if (!pairing) return { ok: false, reason: 'unknown' };
+    if (pairing.used_at !== null) return { ok: false, reason: 'used' };
+    if (pairing.expires_at <= c.now) return { ok: false, reason: 'expired' };
+    const accountId = pairing.account_id;
+    const existing = db
+      .prepare('SELECT * FROM devices WHERE account_id = ? AND public_key = ?')
+      .get(accountId, c.device.publicKey) as DeviceRow | undefined;
+    const row =
+      existing ??
+      (db
+        .prepare(
+          `INSERT INTO devices (id, account_id, name, kind, public_key, created_at) VALUES (?, ?, ?, 'app', ?, ?)
+           RETURNING *`,
+        )
+        .get(c.device.deviceId, accountId, c.device.name, c.device.publicKey, c.now) as DeviceRow);
+    db.prepare(
+      'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id);
+    db.prepare('UPDATE pairings SET used_at = ?, device_id = ? WHERE code_hash = ?').run(c.now, row.id, c.codeHash);
+    return { ok: true, accountId, device: toDevice(row) };
+  });
+  return claim.immediate();
+}

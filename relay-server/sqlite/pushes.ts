@@ -1,0 +1,156 @@
+/**
+ * Pushes: numbered per account (`accounts.next_push_id`), deduplicated by clientId, moved between states by
+ * compare-and-set, and emptied of their text at a final state.
+ */
+import type Database from 'better-sqlite3';
+import type { PushState } from '../../core/protocol.js';
+import type { NewPush, PushCondition, PushRecord, PushUpdate, ReplayQuery } from '../store.js';
+
+interface PushRow {
+  account_id: string;
+  id: number;
+  type: string;
+  agent_session_name: string;
+  body: string;
+  target_computer: string | null;
+  client_id: string | null;
+  sealed: string | null;
+  state: string;
+  code: string | null;
+  result_computer: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const FINAL_STATES: ReadonlySet<PushState> = new Set(['injected', 'refused', 'expired']);
+
+function toPush(row: PushRow): PushRecord {
+  return {
+    accountId: row.account_id,
+    id: row.id,
+    type: row.type,
+    agentSessionName: row.agent_session_name,
+    body: row.body,
+    targetComputer: row.target_computer,
+    clientId: row.client_id,
+    sealed: row.sealed,
+    state: row.state as PushState,
+    code: row.code,
+    resultComputer: row.result_computer,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function insertPush(db: Database.Database, p: NewPush): { push: PushRecord; duplicate: boolean } {
+  const insert = db.transaction((): { push: PushRecord; duplicate: boolean } => {
+    if (p.clientId !== null) {
+      const existing = db
+        .prepare('SELECT * FROM pushes WHERE account_id = ? AND client_id = ?')
+        .get(p.accountId, p.clientId) as PushRow | undefined;
+      if (existing) return { push: toPush(existing), duplicate: true };
+    }
+    const account = db
+      .prepare('UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = ? RETURNING next_push_id - 1 AS id')
+      .get(p.accountId) as { id: number } | undefined;
+    if (!account) throw new Error(`no account ${p.accountId}`);
+    const row = db
+      .prepare(
+        `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
+           state, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
+      )
+      .get(
+        p.accountId,
+        account.id,
+        p.type,
+        p.agentSessionName,
+        p.body,
+        p.targetComputer,
+        p.clientId,
+        p.sealed ?? null,
+        p.now,
+        p.now,
+      ) as PushRow;
+    return { push: toPush(row), duplicate: false };
+  });
+  return insert.immediate();
+}
+
+export function getPush(db: Database.Database, accountId: string, id: number): PushRecord | null {
+  const row = db.prepare('SELECT * FROM pushes WHERE account_id = ? AND id = ?').get(accountId, id) as
+    | PushRow
+    | undefined;
+  return row ? toPush(row) : null;
+}
+
+export function updatePush(
+  db: Database.Database,
+  accountId: string,
+  id: number,
+  when: PushCondition,
+  to: PushUpdate,
+): PushRecord | null {
+  if (when.states.length === 0) return null;
+  const clauses = [`state IN (${when.states.map(() => '?').join(', ')})`];
+  const params: (string | number | null)[] = [...when.states];
+  if (when.code !== undefined) {
+    clauses.push('code = ?');
+    params.push(when.code);
+  }
+  if (when.notResultComputer !== undefined) {
+    clauses.push('(result_computer IS NULL OR result_computer != ?)');
+    params.push(when.notResultComputer);
+  }
+  const final = FINAL_STATES.has(to.state);
+  const row = db
+    .prepare(
+      `UPDATE pushes SET state = ?, code = ?, updated_at = ?,
+         result_computer = CASE WHEN ? THEN ? ELSE result_computer END,
+         body = CASE WHEN ? THEN '' ELSE body END,
+         sealed = CASE WHEN ? THEN NULL ELSE sealed END
+       WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')} RETURNING *`,
+    )
+    .get(
+      to.state,
+      to.code,
+      to.now,
+      to.resultComputer !== undefined ? 1 : 0,
+      to.resultComputer ?? null,
+      final ? 1 : 0,
+      final ? 1 : 0,
+      accountId,
+      id,
+      ...params,
+    ) as PushRow | undefined;
+  return row ? toPush(row) : null;
+}
+
+export function listReplayable(db: Database.Database, q: ReplayQuery): PushRecord[] {
+  if (q.states.length === 0) return [];
+  const rows = db
+    .prepare(
+      `SELECT * FROM pushes
+       WHERE account_id = ? AND id > ? AND type = ? AND state IN (${q.states.map(() => '?').join(', ')})
+         AND (target_computer IS NULL OR target_computer = ?)
+       ORDER BY id`,
+    )
+    .all(q.accountId, q.afterId, q.type, ...q.states, q.hookId) as PushRow[];
+  return rows.map(toPush);
+}
+
+export function listOlderThan(
+  db: Database.Database,
+  states: readonly PushState[],
+  createdBefore: number,
+  limit: number,
+): PushRecord[] {
+  if (states.length === 0) return [];
+  const rows = db
+    .prepare(
+      `SELECT * FROM pushes WHERE state IN (${states.map(() => '?').join(', ')}) AND created_at < ?
+       ORDER BY created_at LIMIT ?`,
+    )
+    .all(...states, createdBefore, limit) as PushRow[];
+  return rows.map(toPush);
+}

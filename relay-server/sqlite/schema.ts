@@ -1,0 +1,94 @@
+/**
+ * The tables of `relay.db`, and bringing an opened database up to them: WAL and the other pragmas, the schema,
+ * and the columns an older relay's database lacks. `user_version` holds the schema version.
+ */
+import type Database from 'better-sqlite3';
+
+const SCHEMA_VERSION = 2;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  next_push_id INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  key_hash TEXT NOT NULL UNIQUE,
+  scopes TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pushes (
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  id INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  agent_session_name TEXT NOT NULL,
+  body TEXT NOT NULL,
+  target_computer TEXT,
+  client_id TEXT,
+  sealed TEXT,
+  state TEXT NOT NULL,
+  code TEXT,
+  result_computer TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (account_id, id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS pushes_client_id ON pushes(account_id, client_id) WHERE client_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS pushes_state_created ON pushes(state, created_at);
+CREATE TABLE IF NOT EXISTS computers (
+  hook_id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  name TEXT NOT NULL,
+  platform TEXT,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER,
+  sessions TEXT NOT NULL DEFAULT '[]',
+  sessions_at INTEGER,
+  device_id TEXT,
+  UNIQUE (account_id, name)
+);
+CREATE TABLE IF NOT EXISTS devices (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  public_key TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (account_id, public_key)
+);
+CREATE TABLE IF NOT EXISTS pairings (
+  code_hash TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at INTEGER,
+  device_id TEXT
+);
+`;
+
+/** Columns added after version 1: a database made by an older relay gets them on open. */
+const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
+  { table: 'pushes', column: 'sealed', decl: 'TEXT' },
+  { table: 'computers', column: 'device_id', decl: 'TEXT' },
+  { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
+];
+
+/** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */
+export function setUpDatabase(db: Database.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`relay.db has schema version ${version}; this relay knows up to ${SCHEMA_VERSION}`);
+  }
+  db.exec(SCHEMA);
+  for (const { table, column, decl } of ADDED_COLUMNS) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+  }
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}
