@@ -176,11 +176,9 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
 export function typeKeysLogic(tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys'>) {
   return fromPromise<void, TypeKeysInput>(async ({ input }) => {
     const pane = { pane: input.paneId };
-    let leaveMode = input.inMode === true;
-    if (input.text.length > 0) {
-      await tmux.sendLiteral(pane, input.text, { leaveMode });
-      leaveMode = false;
-    }
-    if (input.keys.length > 0) await tmux.sendKeys(pane, input.keys, { leaveMode });
+    const leaveMode = input.inMode === true;
+    // Text, then keys, in one tmux call.
+    if (input.text.length > 0) await tmux.sendLiteral(pane, input.text, { leaveMode, keys: input.keys });
+    else if (input.keys.length > 0) await tmux.sendKeys(pane, input.keys, { leaveMode });
   });
 }

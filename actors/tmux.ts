@@ -88,8 +88,15 @@ export interface Tmux {
    * is left out of the result.
    */
   captureMany(paneIds: readonly string[], lines: number): Promise<Record<string, string>>;
-  /** `send-keys -l` (text typed as is); with `enter`, chained with `send-keys Enter` in the same call. */
-  sendLiteral(target: PaneTarget, text: string, opts?: { enter?: boolean } & TypingOptions): Promise<void>;
+  /**
+   * `send-keys -l` (text typed as is); then, in the same call, `Enter` with `enter`, and the named `keys` (one
+   * process for text and keys: each tmux process start costs more than tmux's work).
+   */
+  sendLiteral(
+    target: PaneTarget,
+    text: string,
+    opts?: { enter?: boolean; keys?: readonly string[] } & TypingOptions,
+  ): Promise<void>;
   /** Named keys: `Enter`, `Escape`, `C-c`, `Up`, … */
   sendKeys(target: PaneTarget, keys: readonly string[], opts?: TypingOptions): Promise<void>;
   /** `load-buffer` from stdin into a fresh buffer, then `paste-buffer -d`: one call, one paste. */
@@ -220,6 +227,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       const t = paneTargetArg(target);
       const commands: string[][] = [...leaveModeCommands(t, opts), ['send-keys', '-t', t, '-l', '--', text]];
       if (opts.enter) commands.push(['send-keys', '-t', t, 'Enter']);
+      if (opts.keys && opts.keys.length > 0) commands.push(['send-keys', '-t', t, '--', ...opts.keys]);
       await run(chain(commands));
     },
 

@@ -57,7 +57,7 @@ export type FakeTmuxCall =
   | { op: 'hasSession'; name: string }
   | { op: 'capture'; target: PaneTarget; lines: number }
   | { op: 'captureScreen'; target: PaneTarget }
-  | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean; leaveMode?: true }
+  | { op: 'sendLiteral'; target: PaneTarget; text: string; enter: boolean; keys?: string[]; leaveMode?: true }
   | { op: 'sendKeys'; target: PaneTarget; keys: string[]; leaveMode?: true }
   | { op: 'paste'; target: PaneTarget; text: string; bracketed: boolean; leaveMode?: true }
   | { op: 'newSession'; opts: NewSessionOptions }
@@ -185,18 +185,28 @@ export class FakeTmux implements Tmux {
     return screens;
   }
 
-  async sendLiteral(target: PaneTarget, text: string, opts: { enter?: boolean } & TypingOptions = {}): Promise<void> {
-    this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false, ...leaving(opts) });
+  async sendLiteral(
+    target: PaneTarget,
+    text: string,
+    opts: { enter?: boolean; keys?: readonly string[] } & TypingOptions = {},
+  ): Promise<void> {
+    const keys = opts.keys && opts.keys.length > 0 ? { keys: [...opts.keys] } : {};
+    this.record({ op: 'sendLiteral', target, text, enter: opts.enter ?? false, ...keys, ...leaving(opts) });
     const p = this.typingPane(target, opts);
     if (p.inMode) return;
     this.typeInto(p, text);
     if (opts.enter) this.pressEnter(p);
+    this.pressKeys(p, opts.keys ?? []);
   }
 
   async sendKeys(target: PaneTarget, keys: readonly string[], opts: TypingOptions = {}): Promise<void> {
     this.record({ op: 'sendKeys', target, keys: [...keys], ...leaving(opts) });
     const p = this.typingPane(target, opts);
     if (p.inMode) return;
+    this.pressKeys(p, keys);
+  }
+
+  private pressKeys(p: FakePane, keys: readonly string[]): void {
     for (const key of keys) {
       if (key === 'Enter' || key === 'C-m') this.pressEnter(p);
       else if (key === 'C-u' || key === 'C-c') p.input = '';
