@@ -10,12 +10,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryScripts } from '../../actors/daemon.js';
 import { hasExited } from '../../actors/daemonFiles.js';
-import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon.js';
 import { VERSION } from '../../core/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
-import { fakeAgentBin, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
+import { fakeAgentBin, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 let tmux: TmuxServer;
 let home: ReturnType<typeof tempHome>;
@@ -43,17 +42,7 @@ function svc(
 /** Running: not gone, and not a zombie waiting for init to reap it. */
 const alive = (pid: number) => !hasExited(pid);
 
-/** Every `svc listener` daemon whose HOME is this test's (read from /proc, Linux). */
-function daemons(): number[] {
-  const ps = execFileSync('ps', ['-ww', '-eo', PS_COLUMNS], { encoding: 'utf8' });
-  return listenerPidsFromPs(ps, entryScripts(SVC_BIN), process.pid).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOME=${home.home}`);
-    } catch {
-      return false;
-    }
-  });
-}
+const daemons = () => daemonsOf(home.home);
 
 const readPid = () => Number(readFileSync(pidFile(), 'utf8').trim());
 
@@ -88,14 +77,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const pid of daemons()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  await waitFor(() => daemons().length === 0, { what: 'every daemon of the test to be gone' });
+  await killDaemonsOf(home.home);
   await tmux.cleanup();
   home.cleanup();
 });

@@ -1,17 +1,10 @@
-/**
- * `svc listener --status/--stop/--restart` go through the daemon's control socket when it answers, and fall back to
- * the pid file and signals when it does not (here: its socket file removed under it). Real relay, real tmux,
- * the compiled CLI; every daemon a test starts is killed after it.
- */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { entryScripts } from '../../actors/daemon.js';
 import { hasExited } from '../../actors/daemonFiles.js';
-import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon.js';
-import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
+import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
@@ -22,17 +15,7 @@ let env: NodeJS.ProcessEnv;
 let listener: SpawnedSvc | null = null;
 const sock = () => join(home.home, '.svc', 'listener.sock');
 
-/** Every `svc listener` daemon whose HOME is this test's (read from /proc, Linux). */
-function daemons(): number[] {
-  const ps = execFileSync('ps', ['-ww', '-eo', PS_COLUMNS], { encoding: 'utf8' });
-  return listenerPidsFromPs(ps, entryScripts(SVC_BIN), process.pid).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOME=${home.home}`);
-    } catch {
-      return false;
-    }
-  });
-}
+const daemons = () => daemonsOf(home.home);
 
 beforeAll(async () => {
   relay = await startTestRelay();
@@ -48,14 +31,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await listener?.stop('SIGKILL');
   listener = null;
-  for (const pid of daemons()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  await waitFor(() => daemons().length === 0, { what: 'every daemon of the test to be gone' });
+  await killDaemonsOf(home.home);
   await tmux.cleanup();
   home.cleanup();
 });
