@@ -69,7 +69,13 @@ export interface ControlServerOptions {
   /** Asked to stop the listener (after the `stop` answer is written). */
   stop: () => void;
   now?: () => number;
+  /** `ask`, `notify` and `asks` requests (svc mcp, svc verify): actors/mcp/asks.ts. */
+  mcp?: McpRequestHandler;
 }
+
+export type McpRequest = Extract<ControlRequest, { type: 'ask' | 'notify' | 'asks' }>;
+/** Answers an MCP request on `sock`; an `ask` keeps the connection until the ask ends. */
+export type McpRequestHandler = (sock: Socket, request: McpRequest, send: (r: ControlReply) => void) => void;
 
 export interface ControlServer {
   path: string;
@@ -163,6 +169,11 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
         sock.once('close', unsubscribe);
         return;
       }
+      case 'ask':
+      case 'notify':
+      case 'asks':
+        if (!opts.mcp) return send(errorReply('internal', 'this listener does not take asks'));
+        return opts.mcp(sock, request, send);
     }
   };
 

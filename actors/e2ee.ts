@@ -88,7 +88,7 @@ export function relayDeviceList(baseUrl: string, apiKey: string): () => Promise<
 }
 
 const publicKeys = new Map<string, Promise<CryptoKey>>();
-function cryptoKey(publicKey: string): Promise<CryptoKey> {
+export function cryptoKey(publicKey: string): Promise<CryptoKey> {
   let key = publicKeys.get(publicKey);
   if (!key) {
     key = importPublicKey(publicKey);

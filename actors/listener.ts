@@ -4,7 +4,7 @@
  */
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
-import { createActor, fromPromise } from 'xstate';
+import { type AnyActorRef, createActor, fromPromise } from 'xstate';
 import { submitStrategyFor } from '../core/agents.js';
 import type { ResolvedConfig } from '../core/config.js';
 import { resolveConfig } from '../core/config.js';
@@ -13,6 +13,7 @@ import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
 import { VERSION } from '../core/version.js';
+import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
 import { listenerMachine } from '../machines/listener.js';
@@ -43,6 +44,7 @@ import { loadLedger, saveLedger } from './ledgerFile.js';
 import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
 import { writeMarker } from './marker.js';
+import { createAskService, openAnswerLogic } from './mcp/asks.js';
 import { relaySocketLogic } from './relaySocket.js';
 import { appendShellAudit } from './shellAudit.js';
 import { createTmux } from './tmux.js';
@@ -136,6 +138,18 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   // Live panes a listener before this one was streaming: resumed within their leases (docs/protocol.md).
   const leases = createLeaseBook(join(paths.dir, 'watches.json'), { onError: (message) => log.error(message) });
 
+  // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). `actor` is set below.
+  let root: { send(event: never): void; system: { get(id: string): AnyActorRef | undefined } } | null = null;
+  const asks = createAskService({
+    me,
+    readPins: () => readPinsSafely(paths.devicePins).pins,
+    listDevices: relayDeviceList(config.baseUrl.value, apiKey),
+    asksPath: join(paths.dir, 'asks.json'),
+    send: (event) => root?.send(event as never),
+    sendToRelay: (frame) => root?.system.get('relay')?.send({ type: 'SEND', frame }),
+    log,
+  });
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -173,6 +187,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
       }),
       pinsWatch: watchPins(paths.devicePins),
+      ask: askMachine.provide({ actors: { openAnswer: fromPromise(openAnswerLogic(me)) } }),
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
@@ -237,6 +252,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           log.error(`could not save the delivery ledger ${ledgerPath}: ${(err as Error).message}`);
         }
       },
+      announceAsk: (_, params) => asks.announce(params.id),
+      settleAsk: (_, params) => asks.settle(params.output),
+      notifyAcked: (_, params) => asks.acked(params.id),
     },
   });
 
@@ -256,6 +274,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     },
     inspect: inspector.inspect,
   });
+  root = actor as never;
   // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/controlSocket.ts)
   const control = startListenerControl({
     dir: paths.dir,
@@ -264,6 +283,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     tmuxSocket: socketPath,
     stop: () => actor.send({ type: 'STOP' }),
     log,
+    mcp: asks.handle,
   });
 
   const done = new Promise<number>((resolve) => {
@@ -286,6 +306,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   });
 
   actor.start();
+  for (const id of asks.leftovers()) actor.send({ type: 'ASK.LEFTOVER', id });
   return {
     config,
     socketPath,

@@ -26,6 +26,7 @@ const main = defineCommand({
     // `agent` is a group (svc agent send), not an agent: no registry entry has that subcommand.
     agent: () => import('./commands/agentSend.js').then((m) => m.agentGroup),
     devices: () => import('./commands/devices.js').then((m) => m.default),
+    mcp: () => import('./commands/mcp.js').then((m) => m.default),
     // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4)
     ...Object.fromEntries(AGENTS.map((a) => [a.subcommand, loadAgent(a.subcommand)])),
   },

@@ -7,6 +7,7 @@
  * a context summary made of counts, flags and short codes (actors/inspector.ts).
  */
 import { z } from 'zod';
+import { MCP_CONTROL_REPLIES, MCP_CONTROL_REQUESTS } from './mcp/control.js';
 
 /** The socket's file name in `~/.svc`. */
 export const CONTROL_SOCKET_NAME = 'listener.sock';
@@ -25,6 +26,8 @@ export const ControlRequest = z.discriminatedUnion('type', [
     limit: z.number().int().min(0).max(TRANSITIONS_KEPT).optional(),
   }),
   z.object({ type: z.literal('charts') }),
+  // svc mcp and svc verify: asks and notifications (core/mcp/control.ts)
+  ...MCP_CONTROL_REQUESTS,
 ]);
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
@@ -96,6 +99,7 @@ export const ControlReply = z.discriminatedUnion('type', [
   z.object({ ...Ok, type: z.literal('transition'), transition: TransitionRecord }),
   // Chart models (core/statechart.ts ChartModel) by machine, and the actor tree of the definitions.
   z.object({ ...Ok, type: z.literal('charts'), charts: z.array(z.unknown()), tree: z.array(z.string()) }),
+  ...MCP_CONTROL_REPLIES,
   z.object({
     ok: z.literal(false),
     type: z.literal('error'),

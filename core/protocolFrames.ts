@@ -3,6 +3,7 @@
  * reports in them, the close codes, and parseFrame.
  */
 import { z } from 'zod';
+import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from './mcp/frames.js';
 import { DeviceId, MAX_SESSION_NAME, PushState, SessionName } from './protocolCodes.js';
 import { Envelope } from './seal.js';
 
@@ -188,6 +189,8 @@ export const ClientFrame = z.discriminatedUnion('type', [
     seq: z.number().int().nonnegative(),
     sessions: z.array(SessionRecord).max(512),
   }),
+  // svc_ask and svc_notify (core/mcp/frames.ts)
+  ...ASK_CLIENT_FRAMES,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
@@ -224,6 +227,8 @@ export const RelayFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('pane.frame'), computer: z.string(), ...PaneFrameFields, envelope: SealedField }),
   z.object({ type: z.literal('pane.status'), computer: z.string(), ...PaneStatusFields }),
   z.object({ type: z.literal('keys.result'), computer: z.string(), ...KeysResultFields }),
+  // svc_ask and svc_notify (core/mcp/frames.ts)
+  ...ASK_RELAY_FRAMES,
 ]);
 export type RelayFrame = z.infer<typeof RelayFrame>;
 

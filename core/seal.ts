@@ -35,6 +35,10 @@ export const SEAL_PURPOSES = [
   'history.chunk',
   'file',
   'test',
+  // svc_ask and svc_notify (core/mcp/ask.ts)
+  'ask.question',
+  'ask.answer',
+  'notify',
 ] as const;
 export type SealPurpose = (typeof SEAL_PURPOSES)[number];
 

@@ -5,6 +5,7 @@
  * its actors are named in a running listener.
  */
 import type { MachineEntry } from '../core/statechart.js';
+import { askMachine } from './ask.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
 import { listenerMachine } from './listener.js';
@@ -68,5 +69,13 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'watch.<deviceId>/<session>',
     summary:
       'One live pane for one device: captures, diffs and seals frames while its lease is renewed; stops on pane.stop, lease lapse or session end.',
+  },
+  {
+    name: 'ask',
+    file: 'machines/ask.ts',
+    machine: askMachine,
+    actorId: 'ask.<id>',
+    summary:
+      'One svc_ask in flight: waiting for a sealed answer until its deadline (a timestamp); the first answer taken ends it, later ones are refused.',
   },
 ];

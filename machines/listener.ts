@@ -10,6 +10,7 @@ import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from
 import { describeSessions } from '../core/inventory.js';
 import type { Ledger } from '../core/ledger.js';
 import { recordOutcome } from '../core/ledger.js';
+import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
 import {
   type Contact,
@@ -25,6 +26,7 @@ import {
 } from '../core/routing.js';
 import { type LeaseLeft, watchesToResume } from '../core/watchLeases.js';
 import { sessionsHolding } from '../core/worktree.js';
+import { type AskInput, type AskOutput, type AskRefused, askMachine } from './ask.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
@@ -91,6 +93,10 @@ export interface ListenerContext {
   watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
   /** Live panes to start again once connected (core/watchLeases.ts); emptied then. */
   resume: LeaseLeft[];
+  /** `svc_ask`s waiting, by ask id; each has an `ask.<id>` child (machines/ask.ts). */
+  asks: Record<string, { session: string; deadline: number; devices: number }>;
+  /** Asks that ended, newest last (at most FINISHED_ASKS_KEPT): a late answer is refused with the right code. */
+  finishedAsks: Record<string, FinishedAsk>;
 }
 
 export type ListenerEvent =
@@ -107,12 +113,29 @@ export type ListenerEvent =
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
   | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
+  /** `svc mcp` asked the phone something, sealed already (actors/mcp/asks.ts). */
+  | { type: 'ASK.START'; ask: AskInput }
+  /** An ask a listener before this one left in ~/.svc/asks.json: it is over (expired) for the phone too. */
+  | { type: 'ASK.LEFTOVER'; id: string }
+  /** The asker went away. */
+  | { type: 'ASK.CANCEL'; id: string }
+  | AskRefused
+  /** `svc_notify` or a listener event, sealed for the phones (actors/mcp/asks.ts). */
+  | { type: 'NOTIFY.SEND'; frame: Extract<ClientFrame, { type: 'notify.new' }> }
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
 /** Slugs repeat across repositories, so the repository is part of the id. */
 export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
+export const askActorId = (id: string) => `ask.${id}`;
+
+/** The finished asks with one more, the oldest dropped past FINISHED_ASKS_KEPT. */
+function finish(finished: Record<string, FinishedAsk>, id: string, state: FinishedAsk['state']) {
+  const entries = Object.entries(finished).filter(([k]) => k !== id);
+  entries.push([id, { state }]);
+  return Object.fromEntries(entries.slice(-FINISHED_ASKS_KEPT));
+}
 
 /** A push for its session (a sealed one already opened: `body` is its text). */
 function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
@@ -156,6 +179,7 @@ export const listenerMachine = setup({
     worktree: worktreeMachine,
     device: deviceMachine,
     paneWatch: paneWatchMachine,
+    ask: askMachine,
     /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devicePins.ts). */
     pinsWatch: fromCallback(() => () => {}),
     /** Every worktree made by `--wt` that git still lists (actors/git.ts findSvcWorktrees). */
@@ -171,6 +195,12 @@ export const listenerMachine = setup({
     log: (_, _params: LogParams) => {},
     /** Write the ledger to disk before anything is typed (actors/ledgerFile.ts). */
     persistLedger: (_, _params: { ledger: Ledger }) => {},
+    /** Send ask `id`'s sealed question to the relay, with the time left now (actors/mcp/asks.ts). */
+    announceAsk: (_, _params: { id: string }) => {},
+    /** Tell the MCP server how its ask ended (actors/mcp/asks.ts). */
+    settleAsk: (_, _params: { output: AskOutput }) => {},
+    /** The relay took notification `id`: its `svc_notify` returns. */
+    notifyAcked: (_, _params: { id: string }) => {},
   },
 }).createMachine({
   id: 'listener',
@@ -190,6 +220,8 @@ export const listenerMachine = setup({
     devices: [],
     watches: {},
     resume: input.resumeWatches ?? [],
+    asks: {},
+    finishedAsks: {},
   }),
   initial: 'running',
   states: {
@@ -283,6 +315,10 @@ export const listenerMachine = setup({
               }
               enqueue.assign({ watches, resume: [] });
             }),
+            // A relay that restarted forgot the asks (it keeps them in memory): they are announced again.
+            enqueueActions(({ context, enqueue }) => {
+              for (const id of Object.keys(context.asks)) enqueue({ type: 'announceAsk', params: { id } });
+            }),
           ],
         },
         'LINK.OFFLINE': { actions: assign({ online: false }) },
@@ -307,6 +343,28 @@ export const listenerMachine = setup({
                 return;
               case 'error':
                 enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));
+                return;
+              case 'ask.answer': {
+                const { id, deviceId, connection } = frame;
+                if (context.asks[id]) {
+                  enqueue.sendTo(askActorId(id), { type: 'ANSWER', deviceId, connection, envelope: frame.envelope });
+                  return;
+                }
+                const code = lateAnswerCode(context.finishedAsks[id]);
+                enqueue.sendTo(
+                  'relay',
+                  toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }),
+                );
+                enqueue(
+                  line(
+                    'warn',
+                    `answer to ask ${id} from ${deviceId ?? 'a connection without device'}: refused ${code}`,
+                  ),
+                );
+                return;
+              }
+              case 'notify.ack':
+                enqueue({ type: 'notifyAcked', params: { id: frame.id } });
                 return;
               case 'pane.watch':
               case 'pane.keys':
@@ -568,6 +626,49 @@ export const listenerMachine = setup({
             enqueue(line(event.state === 'injected' ? 'info' : 'warn', `push ${event.id}: ${how}`));
           }),
         },
+        'ASK.START': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { ask } = event;
+            const id = askActorId(ask.id);
+            enqueue.spawnChild('ask', { id, systemId: id, input: ask });
+            const record = { session: ask.session, deadline: ask.deadline, devices: ask.recipients.length };
+            enqueue.assign({ asks: { ...context.asks, [ask.id]: record } });
+            enqueue({ type: 'announceAsk', params: { id: ask.id } });
+            enqueue(line('info', `ask ${ask.id} for ${ask.session}: sealed for ${ask.recipients.length} device(s)`));
+          }),
+        },
+        'ASK.CANCEL': { actions: sendTo(({ event }) => askActorId(event.id), { type: 'CANCEL' }) },
+        'ASK.LEFTOVER': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue.assign({ finishedAsks: finish(context.finishedAsks, event.id, 'expired') });
+            enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: event.id, state: 'expired' }));
+            enqueue(line('info', `ask ${event.id}: left by the listener before this one, expired`));
+          }),
+        },
+        'ASK.REFUSED': {
+          actions: enqueueActions(({ event, enqueue }) => {
+            const { id, deviceId, connection, code } = event;
+            enqueue.sendTo('relay', toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }));
+            enqueue(line('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code}`));
+          }),
+        },
+        'xstate.done.actor.ask.*': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const output = (event as unknown as { output: AskOutput }).output;
+            enqueue.stopChild(askActorId(output.id));
+            const { [output.id]: _gone, ...rest } = context.asks;
+            enqueue.assign({ asks: rest, finishedAsks: finish(context.finishedAsks, output.id, output.state) });
+            enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: output.id, state: output.state }));
+            if (output.state === 'answered') {
+              const { deviceId, connection } = output;
+              const accepted = { type: 'ask.result', id: output.id, deviceId, connection, state: 'accepted' } as const;
+              enqueue.sendTo('relay', toRelay(accepted));
+            }
+            enqueue({ type: 'settleAsk', params: { output } });
+            enqueue(line('info', `ask ${output.id}: ${output.state}`));
+          }),
+        },
+        'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         STOP: 'halted',
       },
     },

@@ -102,7 +102,9 @@ export const relayLinkMachine = setup({
     authRejected: ({ event }) => event.type === 'SOCKET.REJECTED' && (event.status === 401 || event.status === 403),
     authClosed: ({ event }) => event.type === 'SOCKET.CLOSED' && isAuthFailure(event.code),
     isSubscribed: ({ event }) => event.type === 'SOCKET.FRAME' && event.frame.type === 'subscribed',
-    isResult: ({ event }) => event.type === 'SEND' && event.frame.type === 'push.result',
+    // Results wait for the link: what became of a push, and the end of an ask (machines/ask.ts).
+    isResult: ({ event }) =>
+      event.type === 'SEND' && (event.frame.type === 'push.result' || event.frame.type === 'ask.closed'),
   },
 }).createMachine({
   id: 'relayLink',

@@ -4,6 +4,7 @@
  * the in-process bus below is the default for one instance.
  */
 import type { AppPaneFrame, PaneRequestFrame, PushState } from '../core/protocol.js';
+import type { AskAppFrame, AskListenerFrame } from './asks/book.js';
 import type { PushRecord } from './store.js';
 
 export type BusEvent =
@@ -20,7 +21,11 @@ export type BusEvent =
   /** An app's pane request for the listener of hookId. Routed, never stored. */
   | { kind: 'pane.toListener'; hookId: string; frame: PaneRequestFrame }
   /** A listener's pane answer: for the app connections of `frame.deviceId`, or the one connection when it is null. */
-  | { kind: 'pane.toApp'; frame: AppPaneFrame };
+  | { kind: 'pane.toApp'; frame: AppPaneFrame }
+  /** An ask, its end, an answer's result or a notification for the account's apps (relay-server/asks/). */
+  | { kind: 'ask.toApps'; frame: AskAppFrame }
+  /** An app's sealed answer for the listener of hookId. Routed, never stored. */
+  | { kind: 'ask.toListener'; hookId: string; frame: AskListenerFrame };
 
 export type BusHandler = (event: BusEvent) => void;
 

@@ -11,6 +11,8 @@ import {
   type RefusalCode,
   type WsErrorCode,
 } from '../core/protocol.js';
+import type { AskBook } from './asks/book.js';
+import { askFrame } from './asks/frames.js';
 import { hasScope } from './auth.js';
 import type { Bus } from './bus.js';
 import { type Connection, watchKey } from './connection.js';
@@ -29,6 +31,8 @@ export interface FrameContext {
   claimListener(conn: Connection): void;
   /** Whether a listener of hookId is subscribed (pane requests to an offline computer are answered at once). */
   isOnline(hookId: string): boolean;
+  /** The asks waiting, in memory (relay-server/asks/). */
+  asks: AskBook;
 }
 
 /** What a pane request for a computer whose listener is not connected gets (docs/protocol.md "Live panes"). */
@@ -104,6 +108,13 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
     case 'keys.result':
       await paneAnswer(ctx, conn, frame);
       return;
+    case 'ask.new':
+    case 'ask.closed':
+    case 'ask.result':
+    case 'ask.answer':
+    case 'notify.new':
+      await askFrame(ctx, conn, frame);
+      return;
   }
 }
 
@@ -176,6 +187,7 @@ async function subscribeApp(ctx: FrameContext, conn: Connection, frame: Subscrib
     replayWindowMs: ctx.replayWindowMs,
   });
   ctx.log.info(`${conn.label} subscribed${conn.deviceId ? ` as device ${conn.deviceId}` : ''}`);
+  for (const ask of ctx.asks.open(conn.accountId, ctx.now())) conn.send(ask);
 }
 
 function subscribedListener(conn: Connection): string | null {

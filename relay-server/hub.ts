@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { CLOSE, computerAway, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
 import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
+import { AskBook } from './asks/book.js';
 import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';
 import type { Bus, BusEvent } from './bus.js';
 import { Connection, watchKey } from './connection.js';
@@ -70,6 +71,7 @@ export class Hub implements Presence {
   /** The subscribed (or subscribing) listener of each computer on this hub. */
   private readonly listeners = new Map<string, Connection>();
   private readonly frameContext: FrameContext;
+  private readonly asks = new AskBook();
   private closing: Promise<void> | null = null;
 
   constructor(opts: HubOptions) {
@@ -85,6 +87,7 @@ export class Hub implements Presence {
         if (conn.hookId) this.listeners.set(conn.hookId, conn);
       },
       isOnline: (hookId) => this.isOnline(hookId),
+      asks: this.asks,
     };
   }
 
@@ -252,6 +255,23 @@ export class Hub implements Presence {
           if (over) conn.watching.delete(watchKey(frame.computer, frame.session));
           conn.send(frame);
         }
+        return;
+      }
+      case 'ask.toApps': {
+        const { frame } = event;
+        if (frame.type === 'ask.new' || frame.type === 'ask.closed') this.asks.apply(accountId, frame, this.opts.now());
+        for (const conn of this.apps(group)) {
+          if (frame.type === 'ask.result') {
+            const mine = frame.deviceId !== null ? conn.deviceId === frame.deviceId : conn.id === frame.connection;
+            if (!mine) continue;
+          }
+          conn.send(frame);
+        }
+        return;
+      }
+      case 'ask.toListener': {
+        const listener = this.listeners.get(event.hookId);
+        if (listener?.phase === 'subscribed' && listener.accountId === accountId) listener.send(event.frame);
         return;
       }
       case 'listener.offline': {

@@ -6,10 +6,12 @@ import { execFile } from 'node:child_process';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
+import { controlRequest } from '../../actors/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon.js';
 import { onPath } from '../../actors/which.js';
 import { resolveConfig } from '../../core/config.js';
 import { wrapperSocket } from '../../core/launch.js';
+import { formatAsksLine } from '../../core/mcp/verify.js';
 import { svcPaths } from '../../core/paths.js';
 import { buildVerifyReport, formatVerifyReport } from '../../core/verify.js';
 import { VERSION } from '../../core/version.js';
@@ -45,8 +47,19 @@ export default defineCommand({
       versionFile: paths.version,
       service: 'not installed',
     });
-    if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(`${formatVerifyReport(report).join('\n')}\n`);
+    // svc_asks the listener waits on (docs/mcp.md); null when no listener answers.
+    const asks = report.listener.running
+      ? await controlRequest(paths.dir, { type: 'asks' }, 'asks').then(
+          (r) => r.asks,
+          () => null,
+        )
+      : null;
+    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks }, null, 2)}\n`);
+    else {
+      const lines = formatVerifyReport(report);
+      lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()));
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
     process.exitCode = report.ok ? 0 : 1;
   },
 });

@@ -1,0 +1,319 @@
+/**
+ * The listener's side of `svc mcp` (docs/mcp.md): it takes `ask`, `notify` and `asks` requests on the control
+ * socket, seals the question or the notification for the phones (core/mcp/ask.ts `chooseRecipients`) and for this
+ * computer, hands the root machine an `ASK.START` / `NOTIFY.SEND`, and answers the asker when the root says the ask
+ * ended (`settleAsk`) or the relay took the notification (`notifyAcked`).
+ *
+ * `~/.svc/asks.json` (0600) lists the asks in flight with their deadlines; a listener that starts and finds some
+ * there answers them expired (`ASK.LEFTOVER`): the agent that asked lost its connection with the old listener, and
+ * the phone must not keep showing a question nobody will read the answer to.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { z } from 'zod';
+import type { ControlReply } from '../../core/control.js';
+import { emptyPins, type PinsFile } from '../../core/devices.js';
+import {
+  type AnswerBody,
+  AnswerBody as AnswerBodySchema,
+  ASK_FAILURE_TEXT,
+  type AskCode,
+  type AskOutcome,
+  askDeadline,
+  chooseRecipients,
+  type NotifyBody,
+  type QuestionBody,
+  type Recipient,
+} from '../../core/mcp/ask.js';
+import type { ClientFrame, DeviceListResponse } from '../../core/protocol.js';
+import { type Envelope, openText, seal } from '../../core/seal.js';
+import { SealError } from '../../core/sealError.js';
+import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
+import type { ListenerEvent } from '../../machines/listener.js';
+import type { McpRequest } from '../controlSocket.js';
+import type { DeviceIdentity } from '../deviceKey.js';
+import { cryptoKey } from '../e2ee.js';
+import { writeFileAtomic } from '../files.js';
+
+/** How long `svc_notify` waits for the relay to take a notification. */
+export const NOTIFY_ACK_MS = 10_000;
+
+const AsksFile = z.object({
+  version: z.literal(1),
+  asks: z.array(z.object({ id: z.string(), session: z.string(), deadline: z.number() })),
+});
+type AsksFile = z.infer<typeof AsksFile>;
+
+interface Pending {
+  id: string;
+  session: string;
+  deadline: number;
+  seconds: number;
+  envelope: Envelope;
+  devices: number;
+  send: (r: ControlReply) => void;
+  settled: boolean;
+}
+
+export interface AskServiceDeps {
+  me: DeviceIdentity | null;
+  readPins: () => PinsFile;
+  /** The relay's device list (GET /devices). */
+  listDevices: () => Promise<DeviceListResponse>;
+  /** ~/.svc/asks.json */
+  asksPath: string;
+  /** To the root machine. */
+  send: (event: ListenerEvent) => void;
+  /** Straight to the relay link (queued there while offline). */
+  sendToRelay: (frame: ClientFrame) => void;
+  log: { info(m: string): void; warn(m: string): void; error(m: string): void };
+  now?: () => number;
+  notifyAckMs?: number;
+}
+
+const newId = (prefix: 'a' | 'n') => `${prefix}_${randomBytes(8).toString('hex')}`;
+
+const failure = (code: AskCode, message?: string): AskOutcome => ({
+  state: 'failed',
+  code,
+  message: message ?? ASK_FAILURE_TEXT[code] ?? code,
+});
+
+export function createAskService(deps: AskServiceDeps) {
+  const now = deps.now ?? Date.now;
+  const pending = new Map<string, Pending>();
+  const notes = new Map<string, { send: (r: ControlReply) => void; timer: NodeJS.Timeout }>();
+  const save = () => {
+    const file: AsksFile = {
+      version: 1,
+      asks: [...pending.values()].map(({ id, session, deadline }) => ({ id, session, deadline })),
+    };
+    try {
+      writeFileAtomic(deps.asksPath, `${JSON.stringify(file)}\n`, 0o600, false);
+    } catch (err) {
+      deps.log.error(`could not save the asks in flight ${deps.asksPath}: ${(err as Error).message}`);
+    }
+  };
+
+  /** The phones to seal for; the relay's list when it answers, else the pins alone. */
+  const recipients = async (me: DeviceIdentity): Promise<Recipient[]> => {
+    let pins: PinsFile;
+    try {
+      pins = deps.readPins();
+    } catch {
+      pins = emptyPins();
+    }
+    let listed: DeviceListResponse['devices'];
+    try {
+      listed = (await deps.listDevices()).devices;
+    } catch (err) {
+      deps.log.warn(`device list unavailable (${(err as Error).message}): sealing for the pinned devices only`);
+      listed = Object.values(pins.devices).map((p) => ({ ...p, kind: 'app', name: p.deviceId }) as never);
+    }
+    return chooseRecipients(pins.devices, listed, me.deviceId);
+  };
+
+  const sealFor = async (
+    me: DeviceIdentity,
+    to: Recipient[],
+    purpose: 'ask.question' | 'notify',
+    body: QuestionBody | NotifyBody,
+  ) =>
+    seal({
+      purpose,
+      from: { id: me.deviceId, privateKey: me.privateKey },
+      to: [
+        { id: me.deviceId, publicKey: me.publicCryptoKey },
+        ...(await Promise.all(to.map(async (r) => ({ id: r.deviceId, publicKey: await cryptoKey(r.publicKey) })))),
+      ],
+      plaintext: JSON.stringify(body),
+    });
+
+  const ask = async (sock: Socket, request: Extract<McpRequest, { type: 'ask' }>, send: (r: ControlReply) => void) => {
+    const done = (id: string, outcome: AskOutcome) => send({ ok: true, type: 'ask.done', id, outcome });
+    const me = deps.me;
+    if (!me) return done('-', failure('no_device_key'));
+    const to = await recipients(me);
+    if (to.length === 0) return done('-', failure('no_device'));
+    const id = newId('a');
+    const askedAt = now();
+    const { deadline, seconds, clamped } = askDeadline(request.timeoutSeconds, askedAt);
+    const body: QuestionBody = {
+      id,
+      session: request.session,
+      question: request.question,
+      choices: request.choices,
+      deadline,
+      askedAt,
+    };
+    const envelope = await sealFor(me, to, 'ask.question', body);
+    const entry: Pending = {
+      id,
+      session: request.session,
+      deadline,
+      seconds,
+      envelope,
+      devices: to.length,
+      send,
+      settled: false,
+    };
+    pending.set(id, entry);
+    save();
+    sock.setTimeout(0); // an ask may wait ten minutes
+    send({ ok: true, type: 'ask.started', id, deadline, seconds, clamped, devices: to.length });
+    // The asker hung up (the agent stopped the tool call): the ask ends for the phone too.
+    sock.once('close', () => {
+      if (!entry.settled) deps.send({ type: 'ASK.CANCEL', id });
+    });
+    const input: AskInput = {
+      id,
+      session: request.session,
+      deadline,
+      leftMs: deadline - now(),
+      choices: request.choices,
+      recipients: to,
+    };
+    deps.send({ type: 'ASK.START', ask: input });
+  };
+
+  const notify = async (request: Extract<McpRequest, { type: 'notify' }>, send: (r: ControlReply) => void) => {
+    const me = deps.me;
+    const failed = (id: string, code: AskCode) =>
+      send({ ok: true, type: 'notify.done', id, delivered: false, code, message: ASK_FAILURE_TEXT[code] ?? code });
+    if (!me) return failed('-', 'no_device_key');
+    const to = await recipients(me);
+    if (to.length === 0) return failed('-', 'no_device');
+    const id = newId('n');
+    const body: NotifyBody = {
+      id,
+      session: request.session,
+      kind: 'notify',
+      message: request.message,
+      at: now(),
+      ...(request.title ? { title: request.title } : {}),
+    };
+    const envelope = await sealFor(me, to, 'notify', body);
+    const timer = setTimeout(() => {
+      notes.delete(id);
+      send({
+        ok: true,
+        type: 'notify.done',
+        id,
+        delivered: false,
+        code: 'computer_offline',
+        message: `the relay did not take the notification within ${Math.round((deps.notifyAckMs ?? NOTIFY_ACK_MS) / 1000)} s (is the listener online?)`,
+      });
+    }, deps.notifyAckMs ?? NOTIFY_ACK_MS);
+    notes.set(id, { send, timer });
+    deps.send({
+      type: 'NOTIFY.SEND',
+      frame: { type: 'notify.new', id, session: request.session, kind: 'notify', envelope },
+    });
+  };
+
+  return {
+    /** The control socket's `mcp` handler. */
+    handle(sock: Socket, request: McpRequest, send: (r: ControlReply) => void): void {
+      const fail = (err: unknown) => {
+        deps.log.error(`${request.type} request failed: ${(err as Error).message}`);
+        send({ ok: false, type: 'error', error: { code: 'internal', message: (err as Error).message.slice(0, 200) } });
+      };
+      if (request.type === 'asks') {
+        const asks = [...pending.values()].map(({ id, session, deadline, devices }) => ({
+          id,
+          session,
+          deadline,
+          devices,
+        }));
+        send({ ok: true, type: 'asks', asks });
+      } else if (request.type === 'ask') ask(sock, request, send).catch(fail);
+      else notify(request, send).catch(fail);
+    },
+
+    /** `announceAsk`: the sealed question to the relay, with the time left now. */
+    announce(id: string): void {
+      const entry = pending.get(id);
+      if (!entry) return;
+      const { session, deadline, envelope } = entry;
+      deps.sendToRelay({ type: 'ask.new', id, session, deadline, leftMs: Math.max(0, deadline - now()), envelope });
+    },
+
+    /** `settleAsk`: the ask ended; its asker is told once. */
+    settle(output: AskOutput): void {
+      const entry = pending.get(output.id);
+      if (!entry) return;
+      pending.delete(output.id);
+      save();
+      entry.settled = true;
+      const outcome: AskOutcome =
+        output.state === 'answered'
+          ? {
+              state: 'answered',
+              text: output.text,
+              choice: output.choice,
+              deviceId: output.deviceId,
+              ...(output.svcState ? { svcState: output.svcState } : {}),
+            }
+          : { state: 'expired', seconds: entry.seconds };
+      entry.send({ ok: true, type: 'ask.done', id: output.id, outcome });
+    },
+
+    /** `notifyAcked`: the relay has notification `id`. */
+    acked(id: string): void {
+      const note = notes.get(id);
+      if (!note) return;
+      notes.delete(id);
+      clearTimeout(note.timer);
+      note.send({ ok: true, type: 'notify.done', id, delivered: true });
+    },
+
+    /** Asks a listener before this one left in asks.json; the file is emptied. */
+    leftovers(): string[] {
+      let ids: string[] = [];
+      try {
+        const parsed = AsksFile.safeParse(JSON.parse(readFileSync(deps.asksPath, 'utf8')));
+        if (parsed.success) ids = parsed.data.asks.map((a) => a.id);
+      } catch {
+        // none
+      }
+      if (ids.length > 0) save();
+      return ids;
+    },
+
+    /** Asks waiting, for the debug page. */
+    inFlight: () => [...pending.values()].map(({ id, session, deadline }) => ({ id, session, deadline })),
+  };
+}
+
+export type AskService = ReturnType<typeof createAskService>;
+
+/**
+ * `openAnswer` for `ask.<id>`: only a device the question was sealed for may answer, and only with the key it was
+ * sealed with (so a device list changed on the relay since cannot slip another key in).
+ */
+export function openAnswerLogic(me: DeviceIdentity | null) {
+  return async ({ input }: { input: OpenAnswerInput }): Promise<OpenAnswerOutput> => {
+    if (!me) return { ok: false, code: 'no_device_key' };
+    const from = input.recipients.find((r) => r.deviceId === input.deviceId);
+    if (!from) return { ok: false, code: 'not_for_you' };
+    let body: AnswerBody;
+    try {
+      const text = await openText({
+        envelope: input.envelope,
+        purpose: 'ask.answer',
+        me: { id: me.deviceId, privateKey: me.privateKey },
+        senderPublicKey: await cryptoKey(from.publicKey),
+      });
+      const parsed = AnswerBodySchema.safeParse(JSON.parse(text));
+      if (!parsed.success) return { ok: false, code: 'bad_seal' };
+      body = parsed.data;
+    } catch (err) {
+      if (err instanceof SealError || err instanceof SyntaxError) return { ok: false, code: 'bad_seal' };
+      throw err;
+    }
+    // The envelope's sender must be the device the relay says answered.
+    if ((input.envelope as { from?: unknown }).from !== from.deviceId) return { ok: false, code: 'bad_seal' };
+    return { ok: true, body };
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * One `svc_ask` in flight: `ask.<id>` (docs/mcp.md).
+ *
+ *   open{ waiting ──ANSWER──▶ opening ──(not taken)──▶ waiting }
+ *     │                          └──(taken)──▶ answered (final)
+ *     └──untilDeadline / CANCEL──▶ expired (final)
+ *
+ * The listener spawns it with the question already sealed (the root sends that to the relay) and the deadline as a
+ * timestamp: `leftMs` is what was left of it when the actor started, so a listener started again never waits past
+ * the deadline of an ask it finds in ~/.svc/asks.json (it answers those expired at once). An answer is opened by
+ * `openAnswer` with the key the question was sealed for that device and checked against the ask
+ * (core/mcp/ask.ts `checkAnswer`); the first one taken ends the ask, so the answer reaches the agent exactly once.
+ */
+import { assign, fromPromise, sendParent, setup } from 'xstate';
+import { type AnswerBody, type AskCode, checkAnswer, type Recipient } from '../core/mcp/ask.js';
+
+export interface AskInput {
+  id: string;
+  session: string;
+  /** Epoch ms (the listener's clock). */
+  deadline: number;
+  /** Ms left until the deadline when the actor starts. */
+  leftMs: number;
+  choices: string[];
+  /** The devices the question was sealed for, with the keys it was sealed with: only they may answer. */
+  recipients: Recipient[];
+}
+
+export interface AskContext extends AskInput {
+  /** The answer being opened: who sent it, so the result goes back to them. */
+  from: { deviceId: string | null; connection: string } | null;
+  refused: number;
+  /** The answer taken (in `answered`). */
+  answer: AnswerBody | null;
+}
+
+export type AskEvent =
+  | { type: 'ANSWER'; deviceId: string | null; connection: string; envelope: unknown }
+  /** The MCP server went away (the agent gave up on the tool call): nobody is left to read an answer. */
+  | { type: 'CANCEL' };
+
+export interface OpenAnswerInput {
+  envelope: unknown;
+  deviceId: string | null;
+  recipients: Recipient[];
+}
+export type OpenAnswerOutput = { ok: true; body: AnswerBody } | { ok: false; code: AskCode };
+
+export type AskOutput =
+  | {
+      id: string;
+      state: 'answered';
+      deviceId: string;
+      connection: string;
+      text: string;
+      choice: string | null;
+      svcState?: 'REMOTE';
+    }
+  | { id: string; state: 'expired' };
+
+/** What an ask tells the listener when it refuses an answer (the ask keeps waiting). */
+export type AskRefused = {
+  type: 'ASK.REFUSED';
+  id: string;
+  deviceId: string | null;
+  connection: string;
+  code: AskCode;
+};
+
+export const askMachine = setup({
+  types: {
+    context: {} as AskContext,
+    input: {} as AskInput,
+    events: {} as AskEvent,
+    output: {} as AskOutput,
+  },
+  actors: {
+    /** Opens the envelope with the key the question was sealed for that device (actors/mcp/asks.ts). */
+    openAnswer: fromPromise<OpenAnswerOutput, OpenAnswerInput>(async () => ({ ok: false, code: 'bad_seal' })),
+  },
+  delays: {
+    untilDeadline: ({ context }) => Math.max(0, context.leftMs),
+  },
+}).createMachine({
+  id: 'ask',
+  context: ({ input }) => ({ ...input, from: null, refused: 0, answer: null }),
+  initial: 'open',
+  states: {
+    open: {
+      after: { untilDeadline: 'expired' },
+      on: { CANCEL: 'expired' },
+      initial: 'waiting',
+      states: {
+        waiting: {
+          on: {
+            ANSWER: {
+              target: 'opening',
+              actions: assign({ from: ({ event }) => ({ deviceId: event.deviceId, connection: event.connection }) }),
+            },
+          },
+        },
+        opening: {
+          invoke: {
+            src: 'openAnswer',
+            input: ({ context, event }) => ({
+              envelope: (event as Extract<AskEvent, { type: 'ANSWER' }>).envelope,
+              deviceId: context.from?.deviceId ?? null,
+              recipients: context.recipients,
+            }),
+            onDone: [
+              {
+                guard: ({ context, event }) => event.output.ok && checkAnswer(context, event.output.body).ok,
+                target: '#ask.answered',
+                actions: assign({ answer: ({ event }) => (event.output.ok ? event.output.body : null) }),
+              },
+              {
+                target: 'waiting',
+                actions: [
+                  sendParent(({ context, event }) =>
+                    refusal(context, event.output.ok ? 'bad_seal' : event.output.code),
+                  ),
+                  assign({ refused: ({ context }) => context.refused + 1, from: null }),
+                ],
+              },
+            ],
+            onError: {
+              target: 'waiting',
+              actions: [
+                sendParent(({ context }) => refusal(context, 'bad_seal')),
+                assign({ refused: ({ context }) => context.refused + 1, from: null }),
+              ],
+            },
+          },
+          on: {
+            // Another device answered while the first answer is being opened: the first one is taken or not, but
+            // this one comes second either way.
+            ANSWER: {
+              actions: sendParent(({ context, event }) => ({
+                type: 'ASK.REFUSED',
+                id: context.id,
+                deviceId: event.deviceId,
+                connection: event.connection,
+                code: 'already_answered',
+              })),
+            },
+          },
+        },
+      },
+    },
+    answered: { type: 'final' },
+    expired: { type: 'final' },
+  },
+  output: ({ context }): AskOutput => {
+    const taken = context.answer ? checkAnswer(context, context.answer) : null;
+    if (!taken?.ok || !context.answer || !context.from?.deviceId) return { id: context.id, state: 'expired' };
+    return {
+      id: context.id,
+      state: 'answered',
+      deviceId: context.from.deviceId,
+      connection: context.from.connection,
+      text: taken.text,
+      choice: taken.choice,
+      ...(context.answer.svcState ? { svcState: context.answer.svcState } : {}),
+    };
+  },
+});
+
+function refusal(context: AskContext, code: AskCode): AskRefused {
+  return {
+    type: 'ASK.REFUSED',
+    id: context.id,
+    deviceId: context.from?.deviceId ?? null,
+    connection: context.from?.connection ?? '',
+    code,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * What the relay does with the ask and notify frames (docs/protocol.md "Asks and notifications"). It reads only
+ * what is outside the envelopes, and logs ids, sessions and codes, never a question or an answer.
+ */
+import type { Connection } from '../connection.js';
+import type { FrameContext } from '../frames.js';
+import type { AskClientFrame } from './book.js';
+
+export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskClientFrame): Promise<void> {
+  if (frame.type === 'ask.answer') {
+    await answer(ctx, conn, frame);
+    return;
+  }
+  const hookId = conn.role === 'listener' && conn.phase === 'subscribed' ? conn.hookId : null;
+  if (!hookId) {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: ${frame.type}`);
+    conn.send({
+      type: 'error',
+      code: 'not_subscribed',
+      message: `subscribe as a listener before sending ${frame.type}`,
+    });
+    return;
+  }
+  const publish = (f: Parameters<typeof ctx.bus.publish>[1]) => ctx.bus.publish(conn.accountId, f);
+  switch (frame.type) {
+    case 'ask.new':
+      ctx.log.info(`ask ${hookId}/${frame.id} for ${frame.session} (${Math.round(frame.leftMs / 1000)} s left)`);
+      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
+      return;
+    case 'ask.closed':
+      ctx.log.info(`ask ${hookId}/${frame.id} ${frame.state}`);
+      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId } });
+      return;
+    case 'ask.result':
+      if (frame.state === 'refused') ctx.log.info(`answer to ask ${hookId}/${frame.id} refused (${frame.code ?? '-'})`);
+      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId } });
+      return;
+    case 'notify.new':
+      ctx.log.info(`notify ${hookId}/${frame.id} (${frame.kind}) for ${frame.session}`);
+      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
+      conn.send({ type: 'notify.ack', id: frame.id });
+      return;
+  }
+}
+
+/** An app's sealed answer: refused here when the ask is known to be over or its computer is away, else routed. */
+async function answer(
+  ctx: FrameContext,
+  conn: Connection,
+  frame: Extract<AskClientFrame, { type: 'ask.answer' }>,
+): Promise<void> {
+  if (conn.role !== 'app' || conn.phase !== 'subscribed') {
+    ctx.log.warn(`ws not_subscribed from ${conn.label}: ask.answer`);
+    conn.send({ type: 'error', code: 'not_subscribed', message: 'subscribe as an app before sending ask.answer' });
+    return;
+  }
+  const computer = await ctx.store.getComputer(frame.computer);
+  if (!computer || computer.accountId !== conn.accountId) {
+    ctx.log.warn(`ws unknown_computer from ${conn.label}: ask.answer for ${frame.computer}`);
+    conn.send({ type: 'error', code: 'unknown_computer', message: 'computer is not a computer of this account' });
+    return;
+  }
+  const to = { computer: frame.computer, id: frame.id, deviceId: conn.deviceId, connection: conn.id };
+  const ended = ctx.asks.ended(conn.accountId, frame.computer, frame.id, ctx.now());
+  if (ended) {
+    const code = ended === 'answered' ? 'already_answered' : 'ask_expired';
+    ctx.log.info(`answer to ask ${frame.computer}/${frame.id} from ${conn.label}: refused (${code})`);
+    conn.send({ type: 'ask.result', ...to, state: 'refused', code });
+    return;
+  }
+  if (!ctx.isOnline(frame.computer)) {
+    conn.send({ type: 'ask.result', ...to, state: 'refused', code: 'computer_offline' });
+    return;
+  }
+  ctx.log.info(`answer to ask ${frame.computer}/${frame.id} from ${conn.label}`);
+  await ctx.bus.publish(conn.accountId, {
+    kind: 'ask.toListener',
+    hookId: frame.computer,
+    frame: {
+      type: 'ask.answer',
+      id: frame.id,
+      deviceId: conn.deviceId,
+      connection: conn.id,
+      envelope: { ...frame.envelope },
+    },
+  });
+}

@@ -1,0 +1,315 @@
+/**
+ * `svc mcp` end to end, with the real MCP SDK client over stdio: the compiled `svc mcp`, the real `svc listener`,
+ * the real relay (and its SQLite file), real tmux on a private socket, and a WebSocket app client with its own
+ * device key that opens the sealed question and seals its answer (docs/mcp.md).
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { QuestionBody } from '../../core/mcp/ask.js';
+import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc | null = null;
+let sockets: TestSocket[] = [];
+let clients: Client[] = [];
+let hookId: string;
+let key: string;
+let computer: { id: string; publicKey: string };
+let app: TestDevice;
+
+const token = (what: string) => `${what}-${randomBytes(6).toString('hex')}`;
+type ToolResult = {
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+async function startListener(): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['listener'], env);
+  await proc.waitForLine(/connected to ws:/);
+  await proc.waitForLine(/control socket/);
+  return proc;
+}
+
+async function appSocket(): Promise<TestSocket> {
+  const sock = await TestSocket.open(relay.wsUrl, key);
+  sockets.push(sock);
+  sock.send({ type: 'subscribe', role: 'app', deviceId: app.deviceId });
+  await sock.next('subscribed');
+  return sock;
+}
+
+/** An MCP client running `svc mcp` as an agent in tmux session `session` would. */
+async function mcpClient(session = 'svc-proj'): Promise<Client> {
+  const pane = (await tmux.run(['display-message', '-p', '-t', `=${session}:`, '#{pane_id}'])).trim();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [SVC_BIN, 'mcp'],
+    env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'svc-test', version: '0.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }, undefined, { timeout: 700_000 }) as Promise<ToolResult>;
+
+async function question(sock: TestSocket, match: (f: { session: string }) => boolean = () => true) {
+  const frame = await sock.next('ask.new', match, 15_000);
+  const body = (await app.open('ask.question', frame.envelope, computer.publicKey)) as QuestionBody;
+  return { frame, body };
+}
+
+async function answer(sock: TestSocket, body: QuestionBody, text: string, extra: Record<string, unknown> = {}) {
+  const envelope = await app.seal('ask.answer', computer, {
+    id: body.id,
+    session: body.session,
+    text,
+    sentAt: Date.now(),
+    ...extra,
+  });
+  sock.send({ type: 'ask.answer', computer: hookId, id: body.id, envelope });
+  return sock.next('ask.result', (f) => f.id === body.id, 10_000);
+}
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(async () => {
+  await relay.close();
+});
+
+beforeEach(async () => {
+  key = (await relay.createAccount()).apiKey;
+  ({ tmux, home, env, hookId } = await loggedInComputer({ url: relay.url, apiKey: key, name: 'box' }));
+  computer = await computerDevice({ url: relay.url, apiKey: key }, hookId);
+  app = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
+});
+
+afterEach(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  clients = [];
+  for (const s of sockets) await s.close();
+  sockets = [];
+  await listener?.stop();
+  listener = null;
+  await tmux.cleanup();
+  home.cleanup();
+});
+
+describe('svc mcp', () => {
+  it('lists svc_ask and svc_notify, with the timeout rule in the schema', async () => {
+    const client = await mcpClient();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['svc_ask', 'svc_notify']);
+    const ask = tools.find((t) => t.name === 'svc_ask')!;
+    expect(ask.inputSchema.required).toEqual(['question']);
+    const timeout = (ask.inputSchema.properties as Record<string, { description?: string }>).timeout;
+    expect(timeout?.description).toMatch(/Default 300.*At most 600/s);
+  });
+
+  it('asks the phone sealed, takes its sealed answer once, and the relay keeps neither', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const asked = token('which database');
+    const pending = call(client, 'svc_ask', { question: asked, choices: ['postgres', 'sqlite'], timeout: 60 });
+
+    const { frame, body } = await question(sock);
+    expect(frame.computer).toBe(hookId);
+    expect(frame.session).toBe('svc-proj');
+    expect(body).toMatchObject({ question: asked, choices: ['postgres', 'sqlite'], session: 'svc-proj' });
+    expect(frame.leftMs).toBeGreaterThan(55_000);
+    expect(JSON.stringify(frame)).not.toContain(asked);
+
+    // While it waits, svc verify's source (the control socket) and the actor tree show it.
+    const state = await import('../../actors/controlSocket.js').then((m) =>
+      m.controlRequest(`${home.home}/.svc`, { type: 'state' }, 'state'),
+    );
+    const actor = state.actors.find((a) => a.id === `ask.${body.id}`);
+    expect(actor?.value).toEqual({ open: 'waiting' });
+    const verify = await runSvc(['verify', '--json'], env);
+    expect(JSON.parse(verify.stdout).asks).toEqual([expect.objectContaining({ id: body.id, session: 'svc-proj' })]);
+    expect((await runSvc(['verify'], env)).stdout).toMatch(/asks +1 in flight: svc-proj/);
+
+    const said = token('sqlite it is');
+    const first = await answer(sock, body, said, { choice: 1 });
+    expect(first).toMatchObject({ state: 'accepted', deviceId: app.deviceId });
+    const result = await pending;
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]?.text).toContain(said);
+    expect(result.structuredContent).toMatchObject({ status: 'answered', answer: said, choice: 'sqlite' });
+    await sock.next('ask.closed', (f) => f.id === body.id && f.state === 'answered');
+
+    // Exactly once: a second answer is refused, and the agent saw only the first.
+    const again = await answer(sock, body, token('changed my mind'));
+    expect(again).toMatchObject({ state: 'refused', code: 'already_answered' });
+
+    expect(databaseHolds(relay.dataDir, asked)).toBe(false);
+    expect(databaseHolds(relay.dataDir, said)).toBe(false);
+    expect(relay.logs.join('\n')).not.toContain(asked);
+    expect(relay.logs.join('\n')).not.toContain(said);
+  });
+
+  it('returns a timeout result within a second of the timeout, and refuses an answer after it', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const started = Date.now();
+    const pending = call(client, 'svc_ask', { question: token('anyone there'), timeout: 2 });
+    const { body } = await question(sock);
+    const result = await pending;
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(2_000);
+    expect(took).toBeLessThan(3_000);
+    expect(result.structuredContent).toMatchObject({ status: 'expired', waitedSeconds: 2 });
+    expect(result.content[0]?.text).toMatch(/did not answer within 2 s/);
+    await sock.next('ask.closed', (f) => f.id === body.id && f.state === 'expired');
+    const late = await answer(sock, body, 'too late');
+    expect(late).toMatchObject({ state: 'refused', code: 'ask_expired' });
+  });
+
+  it('cuts a timeout above 600 s to 600 s and says so', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const pending = call(client, 'svc_ask', { question: token('long one'), timeout: 5_000 });
+    const { frame, body } = await question(sock);
+    expect(frame.leftMs).toBeLessThanOrEqual(600_000);
+    expect(frame.leftMs).toBeGreaterThan(590_000);
+    expect(body.deadline - body.askedAt).toBe(600_000);
+    await answer(sock, body, 'ok');
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({ status: 'answered', answer: 'ok' });
+  });
+
+  it('answers bad arguments with an MCP error and keeps serving', async () => {
+    const client = await mcpClient();
+    const bad = await call(client, 'svc_ask', { question: 42 }).then(
+      (r) => ({ isError: r.isError === true, text: r.content?.[0]?.text ?? '' }),
+      (err: Error) => ({ isError: true, text: err.message }),
+    );
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/question/);
+    const negative = await call(client, 'svc_ask', { question: 'x', timeout: -1 }).then(
+      (r) => r.isError === true,
+      () => true,
+    );
+    expect(negative).toBe(true);
+    expect((await client.listTools()).tools).toHaveLength(2);
+  });
+
+  it('says so, in words and at once, when no listener runs or no phone is paired', async () => {
+    const client = await mcpClient();
+    const none = await call(client, 'svc_ask', { question: 'hello?' });
+    expect(none).toMatchObject({ isError: true, structuredContent: { status: 'failed', code: 'no_listener' } });
+    expect(none.content[0]?.text).toMatch(/no svc listener is running/);
+
+    // Another account: a computer with no phone at all.
+    const lonely = await relay.createAccount();
+    const other = await loggedInComputer({ url: relay.url, apiKey: lonely.apiKey, name: 'lonely' });
+    const saved = { tmux, env, home };
+    ({ tmux, env, home } = other);
+    try {
+      listener = await startListener();
+      const c2 = await mcpClient();
+      const nobody = await call(c2, 'svc_ask', { question: 'hello?' });
+      expect(nobody).toMatchObject({ isError: true, structuredContent: { status: 'failed', code: 'no_device' } });
+      expect(nobody.content[0]?.text).toMatch(/no phone is paired/);
+      await listener.stop();
+      listener = null;
+    } finally {
+      await other.tmux.cleanup();
+      other.home.cleanup();
+      ({ tmux, env, home } = saved);
+    }
+  });
+
+  it('svc_notify returns once the relay has it; the app opens it', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const said = token('tests are green');
+    const result = await call(client, 'svc_notify', { message: said, title: 'CI' });
+    expect(result.structuredContent).toEqual({ delivered: true });
+    const frame = await sock.next('notify.new');
+    expect(frame).toMatchObject({ computer: hookId, session: 'svc-proj', kind: 'notify' });
+    const body = await app.open('notify', frame.envelope, computer.publicKey);
+    expect(body).toMatchObject({ message: said, title: 'CI', session: 'svc-proj' });
+    expect(databaseHolds(relay.dataDir, said)).toBe(false);
+  });
+
+  it('two asks at once from two sessions each get their own answer', async () => {
+    await tmux.newSession('svc-two', fakeAgentCommand('claude'));
+    listener = await startListener();
+    const sock = await appSocket();
+    const [one, two] = await Promise.all([mcpClient('svc-proj'), mcpClient('svc-two')]);
+    const p1 = call(one, 'svc_ask', { question: 'first?', timeout: 60 });
+    const p2 = call(two, 'svc_ask', { question: 'second?', timeout: 60 });
+    const q2 = await question(sock, (f) => f.session === 'svc-two');
+    const q1 = await question(sock, (f) => f.session === 'svc-proj');
+    expect(q1.body.question).toBe('first?');
+    expect(q2.body.question).toBe('second?');
+    await answer(sock, q2.body, 'answer two');
+    await answer(sock, q1.body, 'answer one');
+    expect((await p1).structuredContent).toMatchObject({ answer: 'answer one' });
+    expect((await p2).structuredContent).toMatchObject({ answer: 'answer two' });
+  });
+
+  it('an ask survives a phone reconnect and a relay restart within its time', async () => {
+    listener = await startListener();
+    let sock = await appSocket();
+    const client = await mcpClient();
+    const pending = call(client, 'svc_ask', { question: token('still there'), timeout: 60 });
+    const { body } = await question(sock);
+
+    // The phone drops and comes back: the relay shows it the ask again.
+    await sock.close();
+    sock = await appSocket();
+    expect((await question(sock)).body.id).toBe(body.id);
+
+    // The relay restarts (it keeps asks in memory only): the listener announces the ask again on reconnect.
+    await relay.restart();
+    await waitFor(() => listener!.output().match(/connected to ws:/g)!.length >= 2, {
+      timeoutMs: 20_000,
+      what: 'the listener to reconnect',
+    });
+    sock = await waitFor(async () => appSocket().catch(() => null), { what: 'an app socket' });
+    const again = await question(sock);
+    expect(again.body.id).toBe(body.id);
+    expect((await answer(sock, again.body, 'yes')).state).toBe('accepted');
+    expect((await pending).structuredContent).toMatchObject({ status: 'answered', answer: 'yes' });
+  });
+
+  it('a listener restart ends the ask: the agent is told, the phone sees it expired', async () => {
+    listener = await startListener();
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const pending = call(client, 'svc_ask', { question: token('restart'), timeout: 60 });
+    const { body } = await question(sock);
+    await listener.stop();
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({ status: 'failed', code: 'listener_stopped' });
+    const first = listener;
+    listener = await startListener();
+    await sock
+      .next('ask.closed', (f) => f.id === body.id && f.state === 'expired', 15_000)
+      .catch((e) => {
+        console.log(first.output(), '\n-----\n', listener?.output(), relay.logs.slice(-30).join('\n'));
+        throw e;
+      });
+    expect((await answer(sock, body, 'late')).code).toBe('ask_expired');
+  });
+});
