@@ -3,6 +3,7 @@
  * behind hash routes, with the connection always in view.
  */
 import { ago } from '../../../core/refusalText.js';
+import { asksOf } from './asks.js';
 import type { DeviceRecord } from './db.js';
 import { loadDevice } from './device.js';
 import { h, ICONS, icon, replace } from './dom.js';
@@ -238,6 +239,7 @@ async function boot(): Promise<void> {
     return;
   }
   const app = new App(device);
+  asksOf(app); // svc_ask questions arrive from the first subscribe on, whatever screen is shown
   runApp(app);
   await app.start();
   // Sealing (and zod) is needed at the first Send or Watch: fetch it while the person reads the list.

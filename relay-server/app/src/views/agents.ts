@@ -3,6 +3,7 @@ import { AGENT_STATE_TEXT, ago } from '../../../../core/refusalText.js';
 import { h, replace } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
+import { needsYouSection } from './needsYou.js';
 import type { Screen } from './screen.js';
 
 export function sessionHref(hookId: string, name: string): string {
@@ -62,13 +63,17 @@ function item(hookId: string, it: ListItem): HTMLElement {
 
 export function agentsScreen(app: App): Screen {
   const list = h('div', { class: 'computers' });
+  // Questions, approvals and notifications first (views/needsYou.ts).
+  const needs = needsYouSection(app);
   const el = h(
     'section',
     { class: 'screen agents', 'aria-labelledby': 'agents-title' },
+    needs.el,
     h('h2', { id: 'agents-title', class: 'visually-hidden' }, 'Active agents'),
     list,
   );
   const update = () => {
+    needs.update();
     const views = computerViews(app.computers);
     // While the phone is offline, what the list says about each computer is only what was last seen.
     const live = app.linkState === 'online';

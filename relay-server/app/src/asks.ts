@@ -1,0 +1,222 @@
+/**
+ * The questions agents ask through `svc_ask` and the notifications of `svc_notify` (docs/mcp.md), as this phone
+ * sees them: `ask.new` frames opened with the computer's pinned key, answers sealed for it and sent as
+ * `ask.answer`, `ask.closed` and `ask.result` applied. Kept in memory: the relay shows the phone every ask still
+ * waiting when it subscribes again, so nothing here needs to survive a reload.
+ */
+import type { RelayFrame } from '../../../core/protocol.js';
+import type { App } from './state.js';
+
+type AskNewFrame = Extract<RelayFrame, { type: 'ask.new' }>;
+
+export interface AskView {
+  computer: string;
+  id: string;
+  session: string;
+  /** Phone clock: when the ask ends, from the `leftMs` of the latest frame. */
+  endsAt: number;
+  envelope: unknown;
+  /** Opened; null until the computer's key is known and it opened. */
+  question: string | null;
+  choices: string[];
+  state: 'waiting' | 'sending' | 'answered' | 'expired';
+  /** What this phone answered, when it did. */
+  answer: string | null;
+  /** Why the answer was not taken, or why the question does not open. */
+  problem: string | null;
+}
+
+export interface NoteView {
+  computer: string;
+  id: string;
+  session: string;
+  kind: string;
+  title: string | null;
+  message: string | null;
+  at: number;
+}
+
+const PROBLEM_TEXT: Record<string, string> = {
+  ask_expired: 'Too late: the question had expired.',
+  already_answered: 'Already answered.',
+  computer_offline: 'The computer is offline; answer again when it is back.',
+  not_for_you: 'This question was not sealed for this phone.',
+  bad_seal: 'The computer could not open the answer.',
+  ask_unknown: 'The computer no longer knows this question.',
+};
+
+const apps = new WeakMap<App, Asks>();
+
+/** The asks of an app, made (and listening to frames) the first time. */
+export function asksOf(app: App): Asks {
+  let asks = apps.get(app);
+  if (!asks) {
+    asks = new Asks(app);
+    apps.set(app, asks);
+  }
+  return asks;
+}
+
+export class Asks {
+  readonly asks = new Map<string, AskView>();
+  readonly notes: NoteView[] = [];
+  private readonly app: App;
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  constructor(app: App) {
+    this.app = app;
+    app.onFrames((frame) => this.onFrame(frame));
+    // Keys arrive with the inventory: questions that came first open then.
+    app.subscribe(() => void this.openPending());
+  }
+
+  /** Waiting first (soonest to end first), then the ones that ended, newest first. */
+  list(): AskView[] {
+    const all = [...this.asks.values()];
+    const open = all.filter((a) => a.state === 'waiting' || a.state === 'sending').sort((a, b) => a.endsAt - b.endsAt);
+    const done = all.filter((a) => a.state === 'answered' || a.state === 'expired').sort((a, b) => b.endsAt - a.endsAt);
+    return [...open, ...done.slice(0, 5)];
+  }
+
+  private onFrame(frame: RelayFrame): void {
+    if (frame.type === 'ask.new') this.onNew(frame);
+    else if (frame.type === 'ask.closed') {
+      const ask = this.asks.get(`${frame.computer}/${frame.id}`);
+      if (ask && ask.state !== 'answered') this.update(ask, { state: frame.state });
+    } else if (frame.type === 'ask.result') {
+      const ask = this.asks.get(`${frame.computer}/${frame.id}`);
+      if (!ask) return;
+      if (frame.state === 'accepted') this.update(ask, { state: 'answered', problem: null });
+      else {
+        const code = frame.code ?? 'refused';
+        const over = code === 'ask_expired' || code === 'already_answered' || code === 'ask_unknown';
+        const state = over ? (code === 'already_answered' ? 'answered' : 'expired') : 'waiting';
+        this.update(ask, { state, problem: PROBLEM_TEXT[code] ?? `Not taken (${code}).` });
+      }
+    } else if (frame.type === 'notify.new') void this.onNote(frame);
+  }
+
+  private onNew(frame: AskNewFrame): void {
+    const key = `${frame.computer}/${frame.id}`;
+    const endsAt = Date.now() + frame.leftMs;
+    const known = this.asks.get(key);
+    if (known) {
+      known.endsAt = endsAt;
+      this.arm(key, known);
+      this.app.changed();
+      return;
+    }
+    const ask: AskView = {
+      computer: frame.computer,
+      id: frame.id,
+      session: frame.session,
+      endsAt,
+      envelope: frame.envelope,
+      question: null,
+      choices: [],
+      state: 'waiting',
+      answer: null,
+      problem: null,
+    };
+    this.asks.set(key, ask);
+    this.arm(key, ask);
+    void this.openPending();
+    this.app.changed();
+  }
+
+  /** Ended on this phone's clock too, should the relay's word not come. */
+  private arm(key: string, ask: AskView): void {
+    clearTimeout(this.timers.get(key));
+    this.timers.set(
+      key,
+      setTimeout(
+        () => {
+          if (ask.state === 'waiting') this.update(ask, { state: 'expired' });
+        },
+        Math.max(0, ask.endsAt - Date.now()) + 1_000,
+      ),
+    );
+  }
+
+  private update(ask: AskView, change: Partial<AskView>): void {
+    Object.assign(ask, change);
+    this.app.changed();
+  }
+
+  private opening = false;
+  private async openPending(): Promise<void> {
+    if (this.opening) return;
+    const pending = [...this.asks.values()].filter((a) => a.question === null && this.app.keyFor(a.computer));
+    if (pending.length === 0) return;
+    this.opening = true;
+    try {
+      const { openFrom } = await import('./crypto.js');
+      const { QuestionBody } = await import('../../../core/mcp/ask.js');
+      for (const ask of pending) {
+        const key = this.app.keyFor(ask.computer)!;
+        try {
+          const body = QuestionBody.parse(await openFrom(this.app.device, key, 'ask.question', ask.envelope));
+          if (body.id !== ask.id || body.session !== ask.session) throw new Error('not this question');
+          this.update(ask, { question: body.question, choices: body.choices });
+        } catch {
+          this.update(ask, { question: '', problem: 'This question could not be opened on this phone.' });
+        }
+      }
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  private async onNote(frame: Extract<RelayFrame, { type: 'notify.new' }>): Promise<void> {
+    const key = this.app.keyFor(frame.computer);
+    const note: NoteView = {
+      computer: frame.computer,
+      id: frame.id,
+      session: frame.session,
+      kind: frame.kind,
+      title: null,
+      message: null,
+      at: Date.now(),
+    };
+    if (key) {
+      try {
+        const { openFrom } = await import('./crypto.js');
+        const { NotifyBody } = await import('../../../core/mcp/ask.js');
+        const body = NotifyBody.parse(await openFrom(this.app.device, key, 'notify', frame.envelope));
+        note.title = body.title ?? null;
+        note.message = body.message;
+      } catch {
+        // shown as a notification without text
+      }
+    }
+    this.notes.unshift(note);
+    this.notes.length = Math.min(this.notes.length, 20);
+    this.app.changed();
+  }
+
+  /** Seal the answer for the computer and send it; the result comes back as `ask.result`. */
+  async answer(ask: AskView, text: string, choice?: number): Promise<void> {
+    if (ask.state !== 'waiting') return;
+    const { sealFor } = await import('./crypto.js');
+    const body = {
+      id: ask.id,
+      session: ask.session,
+      text,
+      sentAt: Date.now(),
+      ...(choice === undefined ? {} : { choice }),
+    };
+    try {
+      const envelope = await sealFor(this.app.device, this.app.keyFor(ask.computer), 'ask.answer', body);
+      this.update(ask, { state: 'sending', answer: choice === undefined ? text : (ask.choices[choice] ?? text) });
+      const sent = this.app.link.send({
+        type: 'ask.answer',
+        computer: ask.computer,
+        id: ask.id,
+        envelope: envelope as never,
+      });
+      if (!sent) this.update(ask, { state: 'waiting', problem: 'Offline: answer again when the phone is online.' });
+    } catch (error) {
+      this.update(ask, { problem: (error as Error).message });
+    }
+  }
+}

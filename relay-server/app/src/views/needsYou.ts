@@ -1,0 +1,158 @@
+/**
+ * "Needs you", at the top of Agents: the questions agents asked (`svc_ask`, with the choices as buttons and a
+ * free-text answer, then answered / expired), the sessions waiting for an approval, and the latest notifications.
+ * Cards are kept by id between renders, so an answer being typed survives the list updating around it.
+ */
+import { type AskView, asksOf } from '../asks.js';
+import { h, replace } from '../dom.js';
+import { computerViews, type SessionCard } from '../inventory.js';
+import type { App } from '../state.js';
+import { sessionHref } from './agents.js';
+
+const STATE_TEXT: Record<AskView['state'], string> = {
+  waiting: 'Waiting for you',
+  sending: 'Sending…',
+  answered: 'Answered',
+  expired: 'Expired',
+};
+
+function clock(at: number): string {
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
+  const status = h('span', { class: 'ask-state' });
+  const text = h('p', { class: 'ask-question' });
+  const buttons = h('div', { class: 'ask-choices' });
+  const input = h('input', {
+    type: 'text',
+    class: 'ask-input',
+    'aria-label': `Your answer to ${ask.session}`,
+    placeholder: 'Type an answer',
+    maxlength: 8000,
+  });
+  const send = h('button', { type: 'submit', class: 'button' }, 'Answer');
+  const form = h(
+    'form',
+    {
+      class: 'ask-form',
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        const value = input.value.trim();
+        if (value) void asksOf(app).answer(ask, value);
+      },
+    },
+    input,
+    send,
+  );
+  const problem = h('p', { class: 'ask-problem', role: 'alert' });
+  const meta = h('span', { class: 'muted' });
+  const el = h(
+    'li',
+    { class: 'ask-card', 'data-ask': ask.id, 'aria-label': `question from ${ask.session}` },
+    h(
+      'div',
+      { class: 'ask-head' },
+      h('a', { class: 'ask-session', href: sessionHref(ask.computer, ask.session) }, ask.session),
+      status,
+      meta,
+    ),
+    text,
+    buttons,
+    form,
+    problem,
+  );
+  let choicesDrawn = -1;
+  const update = () => {
+    const open = ask.state === 'waiting';
+    el.dataset.state = ask.state;
+    status.textContent = STATE_TEXT[ask.state];
+    meta.textContent = open ? ` · until ${clock(ask.endsAt)}` : ask.answer ? ` · “${ask.answer}”` : '';
+    text.textContent = ask.question ?? 'Opening the question…';
+    if (choicesDrawn !== ask.choices.length) {
+      choicesDrawn = ask.choices.length;
+      replace(
+        buttons,
+        ask.choices.map((choice, i) =>
+          h(
+            'button',
+            { type: 'button', class: 'button choice', onclick: () => void asksOf(app).answer(ask, '', i) },
+            choice,
+          ),
+        ),
+      );
+    }
+    for (const b of [...buttons.querySelectorAll('button'), send, input]) {
+      (b as HTMLButtonElement | HTMLInputElement).disabled = !open || ask.question === null;
+    }
+    form.hidden = !open;
+    buttons.hidden = !open || ask.choices.length === 0;
+    problem.textContent = ask.problem ?? '';
+    problem.hidden = !ask.problem;
+  };
+  update();
+  return { el, update };
+}
+
+export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
+  const cards = new Map<string, { el: HTMLElement; update(): void }>();
+  const askList = h('ul', { class: 'ask-list' });
+  const others = h('ul', { class: 'needs-list' });
+  const el = h(
+    'section',
+    { class: 'needs-you', 'aria-labelledby': 'needs-you-title' },
+    h('h2', { id: 'needs-you-title', class: 'needs-title' }, 'Needs you'),
+    askList,
+    others,
+  );
+  const update = () => {
+    const asks = asksOf(app);
+    const list = asks.list();
+    const shown = list.map((ask) => {
+      const key = `${ask.computer}/${ask.id}`;
+      let card = cards.get(key);
+      if (!card) {
+        card = askCard(app, ask);
+        cards.set(key, card);
+      }
+      card.update();
+      return card.el;
+    });
+    for (const key of [...cards.keys()]) if (!list.some((a) => `${a.computer}/${a.id}` === key)) cards.delete(key);
+    // Re-append only when the order changed: an input keeps its focus.
+    const current = [...askList.children];
+    if (current.length !== shown.length || current.some((c, i) => c !== shown[i])) replace(askList, shown);
+
+    const approvals: { hookId: string; card: SessionCard }[] = [];
+    for (const c of computerViews(app.computers)) {
+      for (const it of c.items) {
+        const sessions = it.kind === 'session' ? [it] : it.sessions;
+        for (const s of sessions) if (s.state === 'awaiting_approval') approvals.push({ hookId: c.hookId, card: s });
+      }
+    }
+    replace(
+      others,
+      approvals.map(({ hookId, card }) =>
+        h(
+          'li',
+          { class: 'needs-item' },
+          h('a', { href: sessionHref(hookId, card.name) }, card.label),
+          h('span', { class: 'muted' }, ' · waiting for an approval'),
+        ),
+      ),
+      asks.notes
+        .slice(0, 3)
+        .map((n) =>
+          h(
+            'li',
+            { class: 'needs-item', 'data-note': n.id },
+            h('a', { href: sessionHref(n.computer, n.session) }, n.title ?? n.session),
+            h('span', { class: 'muted' }, ` · ${n.message ?? 'a notification'} · ${clock(n.at)}`),
+          ),
+        ),
+    );
+    el.hidden = list.length === 0 && approvals.length === 0 && asks.notes.length === 0;
+  };
+  update();
+  return { el, update };
+}

@@ -1,0 +1,104 @@
+/**
+ * `svc_ask` in the phone app (headless Chromium, real relay, real `svc listener`, real tmux, the real MCP SDK
+ * client over stdio against `svc mcp`): the question shows in "Needs you" at the top of Agents, a tap on a choice
+ * answers it, and the agent's tool call returns that answer; a question nobody answers shows as expired.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { databaseHolds } from '../helpers/devices.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc;
+let browser: TestBrowser;
+let page: Page;
+let client: Client;
+
+type ToolResult = { content: { text: string }[]; structuredContent?: Record<string, unknown> };
+const ask = (args: Record<string, unknown>) =>
+  client.callTool({ name: 'svc_ask', arguments: args }, undefined, { timeout: 120_000 }) as Promise<ToolResult>;
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  tmux = await startTmuxServer();
+  home = tempHome();
+  env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+  expect((await runSvc(['login', '--url', relay.url, '--key', relay.apiKey, '--name', 'laptop'], env)).code).toBe(0);
+  await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+  listener = spawnSvc(['listener'], env);
+  await listener.waitForLine(/connected to ws:/);
+  await listener.waitForLine(/control socket/);
+  browser = await startBrowser();
+  const pair = await runSvc(['pair'], env);
+  const link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0];
+  page = await browser.newPage();
+  await page.goto(link);
+  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+
+  const pane = (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_id}'])).trim();
+  client = new Client({ name: 'svc-e2e', version: '0.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [SVC_BIN, 'mcp'],
+      env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
+    }),
+  );
+}, 90_000);
+
+afterAll(async () => {
+  const errors = browser?.logs.filter((l) => l.startsWith('[pageerror]')) ?? [];
+  if (errors.length) process.stderr.write(`errors in the page:\n${errors.join('\n')}\n`);
+  await client?.close().catch(() => {});
+  await browser?.close();
+  await listener?.stop();
+  await tmux?.cleanup();
+  await relay?.close();
+  home?.cleanup();
+});
+
+describe('svc_ask in the app', () => {
+  it('shows the question under "Needs you"; a tap on a choice answers the agent', async () => {
+    const pending = ask({ question: 'Deploy to staging now?', choices: ['Yes, deploy', 'Not yet'], timeout: 90 });
+    const card = page.getByRole('listitem', { name: 'question from svc-proj' });
+    await card.getByText('Deploy to staging now?').waitFor({ timeout: 15_000 });
+    await page.getByRole('heading', { name: 'Needs you' }).waitFor();
+    await card.getByText('Waiting for you').waitFor();
+    await card.getByRole('button', { name: 'Yes, deploy' }).click();
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({
+      status: 'answered',
+      answer: 'Yes, deploy',
+      choice: 'Yes, deploy',
+    });
+    expect(result.content[0]?.text).toBe('Yes, deploy');
+    await card.getByText('Answered').waitFor({ timeout: 10_000 });
+    expect(databaseHolds(relay.dataDir, 'Deploy to staging now?')).toBe(false);
+  }, 60_000);
+
+  it('takes a typed answer', async () => {
+    const pending = ask({ question: 'Which branch?', timeout: 90 });
+    const card = page.locator('.ask-card[data-state="waiting"]');
+    await card.getByText('Which branch?').waitFor({ timeout: 15_000 });
+    await card.getByRole('textbox').fill('release/2.4');
+    await card.getByRole('button', { name: 'Answer' }).click();
+    expect((await pending).structuredContent).toMatchObject({ status: 'answered', answer: 'release/2.4' });
+    expect(databaseHolds(relay.dataDir, 'release/2.4')).toBe(false);
+  }, 60_000);
+
+  it('shows a question nobody answered as expired', async () => {
+    const result = await ask({ question: 'Anyone there?', timeout: 2 });
+    expect(result.structuredContent).toMatchObject({ status: 'expired' });
+    const card = page.getByRole('listitem', { name: 'question from svc-proj' }).filter({ hasText: 'Anyone there?' });
+    await card.getByText('Expired').waitFor({ timeout: 10_000 });
+    expect(await card.getByRole('button', { name: 'Answer' }).isHidden()).toBe(true);
+  }, 60_000);
+});
