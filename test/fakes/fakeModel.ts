@@ -19,6 +19,8 @@
  *   "thinking" phase of a real model, when agents show their busy status line (working);
  * - a prompt containing `svc-approve` → a call of the agent's own shell tool (chosen from the request's tool list by
  *   name, arguments shaped by its JSON schema) running `touch svc-approval-probe.txt`, which agents ask to approve;
+ * - a prompt containing `svc-ask` → a call of svc's MCP tool `svc_ask` (`mcp__svc__svc_ask` in Claude Code) with
+ *   ASK_INPUT, when the agent offers it (docs/mcp.md); its result then gets `Done.` like any tool result;
  * - anything else → a one-line text reply (idle).
  * Requests that ask for JSON (`responseMimeType: application/json`, Gemini's side checks) get a small JSON object.
  */
@@ -31,7 +33,12 @@ export const APPROVAL_COMMAND = 'touch svc-approval-probe.txt';
 /** What a next-prompt suggestion request gets: short enough that agents filtering suggestions keep it. */
 export const SUGGESTION_REPLY = 'run the tests';
 
-export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'done' | 'json' | 'suggest';
+export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'ask' | 'done' | 'json' | 'suggest';
+
+/** What the `svc-ask` script asks through svc's MCP tool. */
+export const ASK_INPUT = { question: 'Deploy to staging now?', choices: ['Yes, deploy', 'Not yet'], timeout: 120 };
+/** svc's ask tool as agents name it: `mcp__<server>__<tool>` (Claude Code), or the bare name. */
+const ASK_TOOL = /^(mcp__svc__)?svc_ask$/;
 
 /** What a structured-output request (Claude Code's session title, Gemini's side checks) gets for a string field. */
 export const JSON_TITLE = 'Svc fixture session';
@@ -104,6 +111,7 @@ export function pickScript(lastUserText: string, lastIsToolResult: boolean): Scr
   // A keyword wins over a tool result: Claude Code sends a prompt typed after an interrupted tool call together
   // with that call's result, in one message.
   if (lastUserText.includes('svc-approve')) return 'tool';
+  if (lastUserText.includes('svc-ask')) return 'ask';
   if (lastUserText.includes('svc-slow')) return 'slow';
   if (lastUserText.includes('svc-wait')) return 'wait';
   if (lastIsToolResult) return 'done';
@@ -242,7 +250,9 @@ async function anthropic(
     name: String(t.name ?? ''),
     schema: isObj(t.input_schema) ? t.input_schema : {},
   }));
-  const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  const tool =
+    script === 'tool' ? pickShellTool(tools) : script === 'ask' ? tools.find((t) => ASK_TOOL.test(t.name)) : undefined;
+  const input = (t: ToolDef) => (script === 'ask' ? ASK_INPUT : shellArguments(t.schema));
   log.script = script;
   if (tool) log.tool = tool.name;
   const model = typeof body.model === 'string' ? body.model : 'claude-fake';
@@ -252,7 +262,7 @@ async function anthropic(
 
   if (body.stream !== true) {
     const content = tool
-      ? [{ type: 'tool_use', id: nextId('toolu'), name: tool.name, input: shellArguments(tool.schema) }]
+      ? [{ type: 'tool_use', id: nextId('toolu'), name: tool.name, input: input(tool) }]
       : [{ type: 'text', text }];
     sendJson(res, 200, {
       id,
@@ -287,7 +297,7 @@ async function anthropic(
     });
     ev('content_block_delta', {
       index: 0,
-      delta: { type: 'input_json_delta', partial_json: JSON.stringify(shellArguments(tool.schema)) },
+      delta: { type: 'input_json_delta', partial_json: JSON.stringify(input(tool)) },
     });
   } else {
     ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
