@@ -17,6 +17,7 @@ import { hasScope } from './auth.js';
 import type { Bus } from './bus.js';
 import { type Connection, watchKey } from './connection.js';
 import type { Log } from './log.js';
+import type { WebPush } from './push/webPush.js';
 import { type Pushes, toWirePush } from './pushes.js';
 import type { Store } from './store.js';
 
@@ -33,6 +34,9 @@ export interface FrameContext {
   isOnline(hookId: string): boolean;
   /** The asks waiting, in memory (relay-server/asks/). */
   asks: AskBook;
+  /** Web Push for asks and notifications; null when off. */
+  webPush: WebPush | null;
+  watchedLive(accountId: string, deviceId: string, computer: string, session: string): boolean;
 }
 
 /** What a pane request for a computer whose listener is not connected gets (docs/protocol.md "Live panes"). */

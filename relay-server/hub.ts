@@ -13,6 +13,7 @@ import type { Bus, BusEvent } from './bus.js';
 import { Connection, watchKey } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
+import type { WebPush } from './push/webPush.js';
 import { type Pushes, toWirePush } from './pushes.js';
 import type { KeyedBuckets } from './rateLimit.js';
 import type { Presence } from './routes.js';
@@ -33,6 +34,8 @@ export interface HubOptions {
   /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
   httpBuckets: KeyedBuckets;
   wsBucket: BucketConfig;
+  /** Web Push for asks and notifications (relay-server/push/). */
+  webPush?: WebPush | null;
 }
 
 interface AccountGroup {
@@ -88,7 +91,19 @@ export class Hub implements Presence {
       },
       isOnline: (hookId) => this.isOnline(hookId),
       asks: this.asks,
+      webPush: opts.webPush ?? null,
+      watchedLive: (accountId, deviceId, computer, session) => this.watchedLive(accountId, deviceId, computer, session),
     };
+  }
+
+  /** Whether an app connection of `deviceId` watches that session live right now (no push for it then). */
+  watchedLive(accountId: string, deviceId: string, computer: string, session: string): boolean {
+    const group = this.accounts.get(accountId);
+    if (!group) return false;
+    for (const conn of this.apps(group)) {
+      if (conn.deviceId === deviceId && conn.watching.has(watchKey(computer, session))) return true;
+    }
+    return false;
   }
 
   isOnline(hookId: string): boolean {

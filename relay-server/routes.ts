@@ -32,6 +32,8 @@ import {
 import type { Bus } from './bus.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
+import { subscribe as pushSubscribe, unsubscribe as pushUnsubscribe, vapidKey } from './push/routes.js';
+import type { WebPush } from './push/webPush.js';
 import type { Pushes } from './pushes.js';
 import type { KeyedBuckets } from './rateLimit.js';
 import { NOT_BUILT_PAGE, serveAppFile } from './static.js';
@@ -52,6 +54,8 @@ export interface RouteDeps {
   now: () => number;
   /** The built phone app (relay-server/static.ts), or null: `/` then says how to build it. */
   appDir: string | null;
+  /** Web Push (relay-server/push/); null or absent: the /push routes answer 404. */
+  webPush?: WebPush | null;
 }
 
 interface Context {
@@ -121,6 +125,19 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
   {
     path: /^\/pairings\/claim$/,
     methods: { POST: { scopes: null, handle: claimPairing } },
+  },
+  // Web Push (relay-server/push/routes.ts)
+  {
+    path: /^\/push\/vapid$/,
+    methods: { GET: { scopes: EITHER_SCOPE, handle: vapidKey } },
+  },
+  {
+    path: /^\/push\/subscriptions$/,
+    methods: { POST: { scopes: EITHER_SCOPE, handle: (ctx, deps) => pushSubscribe(readJson)(ctx, deps) } },
+  },
+  {
+    path: /^\/push\/subscriptions\/([A-Za-z0-9._:-]{1,128})$/,
+    methods: { DELETE: { scopes: EITHER_SCOPE, handle: pushUnsubscribe } },
   },
   {
     // Last: anything with a file extension may be a file of the app; static.ts refuses what is not.

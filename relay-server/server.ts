@@ -9,6 +9,7 @@ import { type BucketConfig, RELAY_HTTP_BUCKET, RELAY_WS_BUCKET } from '../core/t
 import { type Bus, InProcessBus } from './bus.js';
 import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
+import { WebPush } from './push/webPush.js';
 import { Pushes } from './pushes.js';
 import { KeyedBuckets } from './rateLimit.js';
 import { createRequestHandler } from './routes.js';
@@ -26,6 +27,8 @@ export interface RelayOptions {
   port?: number;
   /** Where `relay.db` lives; needed unless `store` is given. */
   dataDir?: string;
+  /** Web Push settings (batching, a test's HTTPS agent); Web Push is on whenever there is a dataDir. */
+  webPush?: Partial<Omit<import('./push/webPush.js').WebPushOptions, 'dataDir' | 'log'>>;
   /** A push older than this is never handed to a listener: replay expires it, the sweeper expires it if pending. */
   replayWindowMs?: number;
   pingIntervalMs?: number;
@@ -78,7 +81,10 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const bus = options.bus ?? new InProcessBus((error) => log.error(`bus handler failed: ${describeError(error)}`));
   const pushes = new Pushes({ store, bus, log, now, replayWindowMs });
   const httpBuckets = new KeyedBuckets(options.httpBucket ?? RELAY_HTTP_BUCKET, now);
+  // Web Push needs a data dir for its VAPID keys and subscriptions (relay-server/push/).
+  const webPush = options.dataDir ? new WebPush({ dataDir: options.dataDir, log, ...(options.webPush ?? {}) }) : null;
   const hub = new Hub({
+    webPush,
     store,
     bus,
     pushes,
@@ -98,6 +104,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     log,
     now,
     appDir: options.appDir === undefined ? findAppDir() : options.appDir,
+    webPush,
   });
   const servers: Server[] = [createServer(handler)];
   if (options.tls) servers.push(createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler));
@@ -124,6 +131,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     clearInterval(sweeper);
     await sweeping;
     if (!options.bus) await bus.close();
+    await webPush?.close();
     if (!options.store) await store.close();
   };
 

@@ -52,6 +52,11 @@ export class AskBook {
     }
   }
 
+  /** Whether the relay has seen this ask before (open or ended). */
+  known(accountId: string, computer: string, id: string): boolean {
+    return this.accounts.get(accountId)?.has(key(computer, id)) ?? false;
+  }
+
   /** The asks still waiting, as `ask.new` frames with the time left now. */
   open(accountId: string, now: number): AskNew[] {
     const asks = this.accounts.get(accountId);

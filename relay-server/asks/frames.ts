@@ -2,6 +2,7 @@
  * What the relay does with the ask and notify frames (docs/protocol.md "Asks and notifications"). It reads only
  * what is outside the envelopes, and logs ids, sessions and codes, never a question or an answer.
  */
+import type { NotifyEvent } from '../../core/notify/push.js';
 import type { Connection } from '../connection.js';
 import type { FrameContext } from '../frames.js';
 import type { AskClientFrame } from './book.js';
@@ -25,6 +26,8 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
   switch (frame.type) {
     case 'ask.new':
       ctx.log.info(`ask ${hookId}/${frame.id} for ${frame.session} (${Math.round(frame.leftMs / 1000)} s left)`);
+      // Announced again after a reconnect: the phone was told already.
+      if (!ctx.asks.known(conn.accountId, hookId, frame.id)) push(ctx, conn, hookId, { ...frame, kind: 'ask' });
       await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
       return;
     case 'ask.closed':
@@ -37,10 +40,25 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
       return;
     case 'notify.new':
       ctx.log.info(`notify ${hookId}/${frame.id} (${frame.kind}) for ${frame.session}`);
+      push(ctx, conn, hookId, frame);
       await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
       conn.send({ type: 'notify.ack', id: frame.id });
       return;
   }
+}
+
+/** A Web Push for the account's devices that want it and are not watching that session live. */
+function push(
+  ctx: FrameContext,
+  conn: Connection,
+  computer: string,
+  frame: { id: string; session: string; kind: NotifyEvent; envelope: object },
+): void {
+  const { id, session, kind, envelope } = frame;
+  const sealed = { ...envelope } as Record<string, unknown>;
+  ctx.webPush?.notify(conn.accountId, { computer, session, kind, id, envelope: sealed }, (deviceId) =>
+    ctx.watchedLive(conn.accountId, deviceId, computer, session),
+  );
 }
 
 /** An app's sealed answer: refused here when the ask is known to be over or its computer is away, else routed. */

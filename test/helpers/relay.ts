@@ -29,6 +29,8 @@ export interface TestRelayOptions {
   now?: () => number;
   /** Default: lines are kept in `logs` (and printed when SVC_TEST_RELAY_LOG=1). */
   log?: Log;
+  /** Web Push settings (relay-server/push/webPush.ts): batching, an HTTPS agent for a loopback push endpoint. */
+  webPush?: Parameters<typeof startRelay>[0]['webPush'];
 }
 
 export interface TestRelay {
@@ -87,6 +89,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       httpBucket: options.httpBucket,
       wsBucket: options.wsBucket,
       now: options.now,
+      webPush: options.webPush,
     });
 
   let relay: Relay | null = await start(0);

@@ -1,0 +1,76 @@
+/**
+ * Web Push decisions (docs/notifications.md), pure: which events a device wants, what a push carries, how events
+ * for one session within a few seconds become one push. The relay sends (relay-server/push/); the service worker
+ * opens (relay-server/app/src/sw.ts).
+ */
+import { z } from 'zod';
+
+export const NOTIFY_EVENTS = ['ask', 'notify', 'approval', 'turn'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+/** Events within this long for one device and session become one push (the latest, with a count). */
+export const PUSH_BATCH_MS = 3_000;
+/** A Web Push payload must stay under 4 KiB once encrypted; larger envelopes are left out of the push. */
+export const MAX_PUSH_ENVELOPE_CHARS = 3_000;
+
+export const PushSubscribeRequest = z.strictObject({
+  /** The device this subscription is for (a device token may only name its own). */
+  deviceId: z.string().min(1).max(128),
+  subscription: z.object({
+    endpoint: z.string().url().max(2048),
+    keys: z.object({ p256dh: z.string().min(1).max(256), auth: z.string().min(1).max(64) }),
+  }),
+  /** Which events notify this device (the Device screen); all when absent. */
+  events: z.array(z.enum(NOTIFY_EVENTS)).max(NOTIFY_EVENTS.length).optional(),
+});
+export type PushSubscribeRequest = z.infer<typeof PushSubscribeRequest>;
+
+/**
+ * What a push carries: only routing and the envelope sealed for the device (with the others the listener sealed
+ * for). The session's name and every word are inside the envelope; the push service sees ciphertext of this, and
+ * the relay, which builds it, sees only what it already routes.
+ */
+export const PushPayload = z.strictObject({
+  v: z.literal(1),
+  computer: z.string(),
+  kind: z.enum(NOTIFY_EVENTS),
+  id: z.string(),
+  /** Events folded into this push (PUSH_BATCH_MS). */
+  count: z.number().int().positive(),
+  /** Purpose `ask.question` for an ask, `notify` otherwise; absent when it was too large for a push. */
+  envelope: z.record(z.string(), z.unknown()).optional(),
+});
+export type PushPayload = z.infer<typeof PushPayload>;
+
+export interface PushEvent {
+  computer: string;
+  session: string;
+  kind: NotifyEvent;
+  id: string;
+  envelope: Record<string, unknown>;
+}
+
+/** Whether a device gets a push for an event: it chose the kind, and nobody watches that session live on it. */
+export function wantsPush(
+  events: readonly NotifyEvent[] | undefined,
+  kind: NotifyEvent,
+  watchedLive: boolean,
+): boolean {
+  if (watchedLive) return false;
+  return (events ?? NOTIFY_EVENTS).includes(kind);
+}
+
+/** The payload for the latest event of a batch. */
+export function pushPayload(event: PushEvent, count: number): PushPayload {
+  const small = JSON.stringify(event.envelope).length <= MAX_PUSH_ENVELOPE_CHARS;
+  return {
+    v: 1,
+    computer: event.computer,
+    kind: event.kind,
+    id: event.id,
+    count,
+    ...(small ? { envelope: event.envelope } : {}),
+  };
+}
+
+/** The notification tag of a session: a newer notification replaces the older one on the phone. */
+export const sessionTag = (computer: string, session: string) => `svc:${computer}:${session}`;

@@ -1,0 +1,210 @@
+/**
+ * Web Push from the relay (relay-server/push/): the real relay sends with `web-push` to a push endpoint on loopback
+ * (HTTPS with its own certificate), which decrypts each request with the subscription's keys (RFC 8291, http_ece)
+ * and finds only a sealed envelope; the app device opens it. Real listener, real tmux, `svc mcp` through the real
+ * MCP SDK client. Also: VAPID keys made once in the data dir, one push per session for events close together, no
+ * push for a session the device watches live, and the events a device chose.
+ */
+import { createECDH, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { Agent, createServer, type Server } from 'node:https';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureLanCertificate } from '../../actors/tls.js';
+import { PushPayload } from '../../core/notify/push.js';
+import { type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import type { TmuxServer } from '../helpers/tmux.js';
+
+const ece = createRequire(import.meta.url)('http_ece') as {
+  decrypt(body: Buffer, params: { version: string; privateKey: unknown; authSecret: string }): Buffer;
+};
+
+interface Received {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+let relay: TestRelay;
+let endpoint: Server;
+let endpointUrl: string;
+let received: Received[] = [];
+let certDir: string;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let listener: SpawnedSvc | null = null;
+let client: Client | null = null;
+let key: string;
+let computer: { id: string; publicKey: string };
+let app: TestDevice;
+const sockets: TestSocket[] = [];
+
+/** A browser's push subscription, as the test holds it: its ECDH key pair and auth secret. */
+function fakeSubscription(path: string) {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const auth = randomBytes(16).toString('base64url');
+  return {
+    ecdh,
+    auth,
+    json: { endpoint: `${endpointUrl}${path}`, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth } },
+  };
+}
+
+function decrypt(r: Received, sub: ReturnType<typeof fakeSubscription>): string {
+  expect(r.headers['content-encoding']).toBe('aes128gcm');
+  return ece.decrypt(r.body, { version: 'aes128gcm', privateKey: sub.ecdh, authSecret: sub.auth }).toString('utf8');
+}
+
+async function notify(message: string): Promise<void> {
+  const result = (await client!.callTool({ name: 'svc_notify', arguments: { message } })) as {
+    structuredContent?: { delivered: boolean };
+  };
+  expect(result.structuredContent).toEqual({ delivered: true });
+}
+
+beforeAll(async () => {
+  certDir = mkdtempSync(join(tmpdir(), 'svc-push-cert-'));
+  const cert = await ensureLanCertificate({ dir: certDir, ip: '127.0.0.1' });
+  endpoint = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(201).end();
+    });
+  });
+  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
+  endpointUrl = `https://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+  relay = await startTestRelay({ webPush: { agent: new Agent({ ca: cert.cert }), batchMs: 400 } });
+});
+
+afterAll(async () => {
+  await relay.close();
+  await new Promise((r) => endpoint.close(r));
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  received = [];
+  key = (await relay.createAccount()).apiKey;
+  const made = await loggedInComputer({ url: relay.url, apiKey: key, name: 'box' });
+  ({ tmux, home, env } = made);
+  computer = await computerDevice({ url: relay.url, apiKey: key }, made.hookId);
+  app = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
+  listener = spawnSvc(['listener'], env);
+  await listener.waitForLine(/connected to ws:/);
+  await listener.waitForLine(/control socket/);
+  const pane = (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_id}'])).trim();
+  client = new Client({ name: 'push-test', version: '0.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [SVC_BIN, 'mcp'],
+      env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
+    }),
+  );
+});
+
+afterEach(async () => {
+  await client?.close().catch(() => {});
+  client = null;
+  for (const s of sockets.splice(0)) await s.close();
+  await listener?.stop();
+  listener = null;
+  await tmux.cleanup();
+  home.cleanup();
+});
+
+describe('Web Push', () => {
+  it('sends only a sealed envelope, which the device opens; VAPID keys are made once and kept 0600', async () => {
+    const vapid = await api(relay.url, 'GET', '/push/vapid', { key });
+    expect(vapid.status).toBe(200);
+    const keyFile = join(relay.dataDir, 'vapid.json');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(keyFile, 'utf8')).publicKey).toBe(vapid.json.publicKey);
+
+    const sub = fakeSubscription('/push/one');
+    const res = await api(relay.url, 'POST', '/push/subscriptions', {
+      key,
+      body: { deviceId: app.deviceId, subscription: sub.json },
+    });
+    expect(res.status).toBe(200);
+    const said = `build finished ${randomBytes(4).toString('hex')}`;
+    await notify(said);
+    const r = await waitFor(() => received[0], { what: 'a push at the loopback endpoint' });
+    expect(r.path).toBe('/push/one');
+    expect(String(r.headers.authorization)).toContain(`k=${vapid.json.publicKey}`);
+    expect(r.body.includes(Buffer.from(said))).toBe(false);
+
+    const text = decrypt(r, sub);
+    expect(text).not.toContain(said);
+    expect(text).not.toContain('svc-proj');
+    const payload = PushPayload.parse(JSON.parse(text));
+    expect(Object.keys(payload).sort()).toEqual(['computer', 'count', 'envelope', 'id', 'kind', 'v']);
+    expect(payload).toMatchObject({ kind: 'notify', count: 1 });
+    const opened = await app.open('notify', payload.envelope, computer.publicKey);
+    expect(opened).toMatchObject({ message: said, session: 'svc-proj', kind: 'notify' });
+    expect(databaseHolds(relay.dataDir, said)).toBe(false);
+
+    // Bad input gets a code, and the relay goes on.
+    const bad = await api(relay.url, 'POST', '/push/subscriptions', { key, body: { deviceId: app.deviceId } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('bad_request');
+  });
+
+  it('folds events close together into one push per session', async () => {
+    const sub = fakeSubscription('/push/batch');
+    await api(relay.url, 'POST', '/push/subscriptions', {
+      key,
+      body: { deviceId: app.deviceId, subscription: sub.json },
+    });
+    await notify('one');
+    await notify('two');
+    const r = await waitFor(() => received[0], { what: 'the batched push' });
+    const payload = PushPayload.parse(JSON.parse(decrypt(r, sub)));
+    expect(payload.count).toBe(2);
+    expect(await app.open('notify', payload.envelope, computer.publicKey)).toMatchObject({ message: 'two' });
+    expect(received).toHaveLength(1);
+  });
+
+  it('does not push for a session the device watches live, nor for events it turned off', async () => {
+    const sub = fakeSubscription('/push/quiet');
+    await api(relay.url, 'POST', '/push/subscriptions', {
+      key,
+      body: { deviceId: app.deviceId, subscription: sub.json, events: ['notify'] },
+    });
+    const sock = await TestSocket.open(relay.wsUrl, key);
+    sockets.push(sock);
+    sock.send({ type: 'subscribe', role: 'app', deviceId: app.deviceId });
+    await sock.next('subscribed');
+    const hookId = (await api(relay.url, 'GET', '/computers', { key })).json.computers[0].hookId;
+    const envelope = await app.seal('pane.watch', computer, { session: 'svc-proj', seq: 1, leaseMs: 30_000 });
+    sock.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+    await sock.next('pane.status', (f) => f.state === 'streaming', 10_000);
+    await notify('while watching');
+    // An ask is an event this device turned off.
+    const asking = client!.callTool({ name: 'svc_ask', arguments: { question: 'quiet?', timeout: 1 } });
+    await sock.next('ask.new');
+    sock.send({ type: 'pane.stop', computer: hookId, session: 'svc-proj' });
+    await sock.next('pane.status', (f) => f.state === 'stopped', 10_000);
+    await asking;
+    await notify('after watching');
+    const r = await waitFor(() => received[0], { what: 'the push after the watch' });
+    const payload = PushPayload.parse(JSON.parse(decrypt(r, sub)));
+    expect(await app.open('notify', payload.envelope, computer.publicKey)).toMatchObject({
+      message: 'after watching',
+    });
+    expect(payload.count).toBe(1);
+    expect(received).toHaveLength(1);
+  });
+});

@@ -1,0 +1,37 @@
+/** core/notify/push.ts: which events push, and what a push carries. */
+import { describe, expect, it } from 'vitest';
+import { MAX_PUSH_ENVELOPE_CHARS, PushPayload, pushPayload, sessionTag, wantsPush } from '../../../core/notify/push.js';
+
+describe('wantsPush', () => {
+  it.each([
+    [undefined, 'ask', false, true],
+    [undefined, 'turn', true, false],
+    [['ask'], 'ask', false, true],
+    [['ask'], 'notify', false, false],
+    [[], 'approval', false, false],
+    [['approval', 'turn'], 'turn', false, true],
+  ] as const)('events %j, %s, watched %s → %s', (events, kind, watched, expected) => {
+    expect(wantsPush(events, kind, watched)).toBe(expected);
+  });
+});
+
+describe('pushPayload', () => {
+  const event = { computer: 'c_1', session: 'svc-proj', kind: 'ask' as const, id: 'a_1', envelope: { ct: 'x' } };
+  it('carries routing and the envelope, never the session name', () => {
+    const p = pushPayload(event, 2);
+    expect(PushPayload.parse(p)).toEqual({
+      v: 1,
+      computer: 'c_1',
+      kind: 'ask',
+      id: 'a_1',
+      count: 2,
+      envelope: { ct: 'x' },
+    });
+    expect(JSON.stringify(p)).not.toContain('svc-proj');
+  });
+  it('leaves out an envelope too large for a push', () => {
+    const big = { ...event, envelope: { ct: 'x'.repeat(MAX_PUSH_ENVELOPE_CHARS) } };
+    expect(pushPayload(big, 1)).not.toHaveProperty('envelope');
+  });
+  it('tags a session', () => expect(sessionTag('c_1', 'svc-proj')).toBe('svc:c_1:svc-proj'));
+});
