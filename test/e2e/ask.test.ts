@@ -7,10 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushPayload } from '../../core/notify/push.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
-import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -100,5 +101,57 @@ describe('svc_ask in the app', () => {
     const card = page.getByRole('listitem', { name: 'question from svc-proj' }).filter({ hasText: 'Anyone there?' });
     await card.getByText('Expired').waitFor({ timeout: 10_000 });
     expect(await card.getByRole('button', { name: 'Answer' }).isHidden()).toBe(true);
+  }, 60_000);
+});
+
+describe('Web Push in the service worker', () => {
+  it('opens a sealed push with the device key and shows a notification named after the session', async () => {
+    await page.context().grantPermissions(['notifications'], { origin: relay.url });
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+    // The envelope exactly as the relay would push it: taken from the notify.new frame it routes to apps.
+    const sock = await TestSocket.open(relay.wsUrl, relay.apiKey);
+    await sock.subscribeApp();
+    const said = 'The migration finished';
+    await client.callTool({ name: 'svc_notify', arguments: { message: said } });
+    const frame = await sock.next('notify.new');
+    await sock.close();
+    const data = JSON.stringify(
+      pushPayload(
+        { computer: frame.computer, session: frame.session, kind: 'notify', id: frame.id, envelope: frame.envelope },
+        1,
+      ),
+    );
+    expect(data).not.toContain(said);
+    expect(data).not.toContain('svc-proj');
+
+    const cdp = await page.context().newCDPSession(page);
+    const registrations: { registrationId: string; scopeURL: string }[] = [];
+    cdp.on(
+      'ServiceWorker.workerRegistrationUpdated',
+      (e: { registrations: { registrationId: string; scopeURL: string }[] }) => registrations.push(...e.registrations),
+    );
+    await cdp.send('ServiceWorker.enable');
+    const registration = await waitFor(() => registrations.find((r) => r.scopeURL.startsWith(relay.url)), {
+      what: 'the app’s service worker registration',
+    });
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: new URL(relay.url).origin,
+      registrationId: registration.registrationId,
+      data,
+    });
+    const shown = await waitFor(
+      () =>
+        page.evaluate(async () => {
+          const reg = await navigator.serviceWorker.ready;
+          const list = await reg.getNotifications();
+          return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as { url: string } }))[0];
+        }),
+      { timeoutMs: 15_000, intervalMs: 200, what: 'the notification the service worker showed' },
+    );
+    expect(shown.title).toContain('svc-proj');
+    expect(shown.body).toBe(said);
+    expect(shown.tag).toBe(`svc:${frame.computer}:svc-proj`);
+    // Where a click takes the person: the session's page.
+    expect(shown.data.url).toBe(`/#/s/${encodeURIComponent(frame.computer)}/svc-proj`);
   }, 60_000);
 });

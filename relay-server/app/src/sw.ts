@@ -1,10 +1,10 @@
 /**
  * The service worker: the app shell (the files the build wrote, listed in SHELL) comes from the cache, so the app
  * opens without a network and shows the last inventory it saw. Nothing else is touched: API answers, pushes and
- * pane frames always go to the relay and are never stored here.
+ * pane frames always go to the relay and are never stored here. Web Push notifications: push/swPush.ts.
  */
 /// <reference lib="webworker" />
-export {};
+import { handlePushes } from './push/swPush.js';
 
 declare const self: ServiceWorkerGlobalScope;
 /** Filled in by build.mjs: the build's id and its files. */
@@ -47,3 +47,6 @@ self.addEventListener('fetch', (event) => {
   if (!shell.has(url.pathname)) return;
   event.respondWith(caches.match(url.pathname).then((hit) => hit ?? fetch(request)));
 });
+
+// Web Push: sealed notifications opened with the device key (push/swPush.ts).
+handlePushes(self);
