@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 export const NOTIFY_EVENTS = ['ask', 'notify', 'approval', 'turn'] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
-/** Events within this long for one device and session become one push (the latest, with a count). */
+/** After a push for a device and session, the events within this long become one more push (the latest, with a count). */
 export const PUSH_BATCH_MS = 3_000;
 /** A Web Push payload must stay under 4 KiB once encrypted; larger envelopes are left out of the push. */
 export const MAX_PUSH_ENVELOPE_CHARS = 3_000;

@@ -108,7 +108,10 @@ export class WebPush {
     return this.subs.devices[deviceId]?.events ?? null;
   }
 
-  /** An event for the account's devices: batched per device and session, then pushed. */
+  /**
+   * An event for the account's devices. The first for a device and session is pushed at once; the ones that follow
+   * within the batching window are held, and the latest of them goes out when the window closes, with their count.
+   */
   notify(accountId: string, event: PushEvent, watchedLive: (deviceId: string) => boolean): void {
     for (const [deviceId, sub] of Object.entries(this.subs.devices)) {
       if (sub.accountId !== accountId) continue;
@@ -120,18 +123,23 @@ export class WebPush {
         batch.count++;
         continue;
       }
-      const timer = setTimeout(() => this.flush(key, deviceId), this.opts.batchMs ?? PUSH_BATCH_MS);
+      this.send(deviceId, event, 1);
+      const timer = setTimeout(() => this.closeWindow(key, deviceId), this.opts.batchMs ?? PUSH_BATCH_MS);
       timer.unref();
-      this.batches.set(key, { event, count: 1, timer });
+      this.batches.set(key, { event, count: 0, timer });
     }
   }
 
-  private flush(key: string, deviceId: string): void {
+  private closeWindow(key: string, deviceId: string): void {
     const batch = this.batches.get(key);
     this.batches.delete(key);
+    if (batch && batch.count > 0) this.send(deviceId, batch.event, batch.count);
+  }
+
+  private send(deviceId: string, event: PushEvent, count: number): void {
     const sub = this.subs.devices[deviceId];
-    if (!batch || !sub) return;
-    const payload = JSON.stringify(pushPayload(batch.event, batch.count));
+    if (!sub) return;
+    const payload = JSON.stringify(pushPayload(event, count));
     const sending = webpush
       .sendNotification({ endpoint: sub.endpoint, keys: sub.keys }, payload, {
         vapidDetails: {
@@ -144,7 +152,7 @@ export class WebPush {
         ...(this.opts.agent ? { agent: this.opts.agent } : {}),
       })
       .then(
-        (res) => this.opts.log.info(`web push ${batch.event.kind} to ${deviceId}: ${res.statusCode}`),
+        (res) => this.opts.log.info(`web push ${event.kind} to ${deviceId}: ${res.statusCode}`),
         (error: { statusCode?: number }) => {
           if (error.statusCode === 404 || error.statusCode === 410) {
             this.opts.log.info(`web push subscription of ${deviceId} is gone (${error.statusCode}); dropped`);

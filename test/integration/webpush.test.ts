@@ -162,7 +162,7 @@ describe('Web Push', () => {
     expect(bad.json.error.code).toBe('bad_request');
   });
 
-  it('folds events close together into one push per session', async () => {
+  it('pushes the first event of a session at once, and folds the ones close behind it into one more', async () => {
     const sub = fakeSubscription('/push/batch');
     await api(relay.url, 'POST', '/push/subscriptions', {
       key,
@@ -170,11 +170,18 @@ describe('Web Push', () => {
     });
     await notify('one');
     await notify('two');
-    const r = await waitFor(() => received[0], { what: 'the batched push' });
-    const payload = PushPayload.parse(JSON.parse(decrypt(r, sub)));
-    expect(payload.count).toBe(2);
-    expect(await app.open('notify', payload.envelope, computer.publicKey)).toMatchObject({ message: 'two' });
-    expect(received).toHaveLength(1);
+    await notify('three');
+    const first = PushPayload.parse(
+      JSON.parse(decrypt(await waitFor(() => received[0], { what: 'the first push' }), sub)),
+    );
+    expect(first.count).toBe(1);
+    expect(await app.open('notify', first.envelope, computer.publicKey)).toMatchObject({ message: 'one' });
+    const second = PushPayload.parse(JSON.parse(decrypt(await waitFor(() => received[1], { what: 'the batch' }), sub)));
+    expect(second.count).toBe(2);
+    expect(await app.open('notify', second.envelope, computer.publicKey)).toMatchObject({ message: 'three' });
+    await notify('after the window');
+    await waitFor(() => received[2], { what: 'the push after the window' });
+    expect(received).toHaveLength(3);
   });
 
   it('does not push for a session the device watches live, nor for events it turned off', async () => {
