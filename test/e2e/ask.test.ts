@@ -155,3 +155,21 @@ describe('Web Push in the service worker', () => {
     expect(shown.data.url).toBe(`/#/s/${encodeURIComponent(frame.computer)}/svc-proj`);
   }, 60_000);
 });
+
+describe('Notifications on the Device screen', () => {
+  it('lets the person choose which events notify this phone, and keeps the choice', async () => {
+    await page.goto(`${relay.url}/#/device`);
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor({ timeout: 15_000 });
+    const turn = page.getByRole('checkbox', { name: 'An agent finished its turn' });
+    expect(await turn.isChecked()).toBe(true);
+    await turn.uncheck();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor({ timeout: 15_000 });
+    await waitFor(async () => !(await page.getByRole('checkbox', { name: 'An agent finished its turn' }).isChecked()), {
+      what: 'the choice kept after a reload',
+    });
+    expect(await page.getByRole('checkbox', { name: 'A question from an agent' }).isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Turn notifications on' }).waitFor();
+    await page.goto(`${relay.url}/#/`);
+  }, 60_000);
+});

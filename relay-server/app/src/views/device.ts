@@ -7,6 +7,7 @@ import { wipe } from '../db.js';
 import { acceptKey, type KeyView } from '../device.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
+import { notificationsSection } from './notifications.js';
 import type { Screen } from './screen.js';
 
 const crypto = () => import('../crypto.js');
@@ -78,6 +79,8 @@ function computerKey(app: App, key: KeyView): HTMLElement {
 
 export function deviceScreen(app: App): Screen {
   const body = h('div');
+  // Kept across redraws: it asks the browser for its push state (views/notifications.ts).
+  const notifications = notificationsSection(app);
   const el = h(
     'section',
     { class: 'screen device', 'aria-labelledby': 'device-title' },
@@ -120,6 +123,7 @@ export function deviceScreen(app: App): Screen {
             keys.map((k) => computerKey(app, k)),
           )
         : h('p', { class: 'empty' }, 'No computer has a key yet.'),
+      notifications,
       h(
         'button',
         {
