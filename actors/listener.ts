@@ -8,7 +8,9 @@ import { type AnyActorRef, createActor, fromPromise } from 'xstate';
 import { submitStrategyFor } from '../core/agents.js';
 import type { ResolvedConfig } from '../core/config.js';
 import { resolveConfig } from '../core/config.js';
+import { sessionEvents } from '../core/notify/events.js';
 import { svcPaths } from '../core/paths.js';
+import type { AgentState } from '../core/protocol.js';
 import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
@@ -305,6 +307,13 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     removePidFile(paths.pid);
   });
 
+  // An approval waiting, a finished turn: told to the phones (core/notify/events.ts), sealed like svc_notify.
+  let states: Record<string, AgentState | undefined> | null = null;
+  actor.subscribe((snapshot) => {
+    const next = Object.fromEntries(Object.entries(snapshot.context.sessions).map(([n, r]) => [n, r.state]));
+    if (states) for (const e of sessionEvents(states, next)) asks.event(e.session, e.kind, e.message);
+    states = next;
+  });
   actor.start();
   for (const id of asks.leftovers()) actor.send({ type: 'ASK.LEFTOVER', id });
   return {

@@ -268,6 +268,20 @@ export function createAskService(deps: AskServiceDeps) {
       note.send({ ok: true, type: 'notify.done', id, delivered: true });
     },
 
+    /** A listener event for the phones (an approval waiting, a finished turn): sealed like svc_notify, no reply. */
+    event(session: string, kind: 'approval' | 'turn', message: string): void {
+      const me = deps.me;
+      if (!me) return;
+      void (async () => {
+        const to = await recipients(me);
+        if (to.length === 0) return;
+        const id = newId('n');
+        const body: NotifyBody = { id, session, kind, message, at: now() };
+        const envelope = await sealFor(me, to, 'notify', body);
+        deps.send({ type: 'NOTIFY.SEND', frame: { type: 'notify.new', id, session, kind, envelope } });
+      })().catch((err: Error) => deps.log.warn(`could not tell the phones about ${session}: ${err.message}`));
+    },
+
     /** Asks a listener before this one left in asks.json; the file is emptied. */
     leftovers(): string[] {
       let ids: string[] = [];

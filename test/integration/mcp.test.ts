@@ -4,6 +4,8 @@
  * device key that opens the sealed question and seals its answer (docs/mcp.md).
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -312,4 +314,49 @@ describe('svc mcp', () => {
       });
     expect((await answer(sock, body, 'late')).code).toBe('ask_expired');
   });
+
+  it('tells the phone, sealed, when a session starts waiting for an approval and when a turn ends', async () => {
+    // A stand-in for Claude Code drawing screens captured from the real one: idle; working on SIGUSR2; its approval
+    // prompt on SIGUSR1; idle again on SIGALRM.
+    const screens = new URL('../fixtures/screens/A1/', import.meta.url);
+    const script = join(home.home, 'agent.mjs');
+    writeFileSync(
+      script,
+      `import { readFileSync } from 'node:fs';
+process.title = 'claude';
+const draw = (name) => process.stdout.write('\\x1b[2J\\x1b[H' + readFileSync(new URL(name + '.txt', ${JSON.stringify(screens.href)}), 'utf8').replace(/\\n/g, '\\r\\n'));
+process.stdin.setRawMode(true);
+process.stdin.on('data', () => {});
+let tick = 0;
+let timer = null;
+process.on('SIGUSR2', () => { timer = setInterval(() => draw('working-' + (1 + (tick++ % 2))), 300); });
+process.on('SIGUSR1', () => { clearInterval(timer); draw('awaiting_approval-1'); });
+process.on('SIGALRM', () => { clearInterval(timer); draw('idle-1'); });
+draw('idle-1');
+`,
+    );
+    await tmux.newSession('svc-agent', `node ${script}`);
+    listener = await startListener();
+    const sock = await appSocket();
+    const pid = Number((await tmux.run(['display-message', '-p', '-t', '=svc-agent:', '#{pane_pid}'])).trim());
+    const state = async () => {
+      const reply = await import('../../actors/controlSocket.js').then((m) =>
+        m.controlRequest(`${home.home}/.svc`, { type: 'state' }, 'state'),
+      );
+      return JSON.stringify(reply.actors.find((a) => a.id === 'session.svc-agent')?.value ?? null);
+    };
+    await waitFor(async () => (await state()).includes('"agent":"idle"'), { timeoutMs: 20_000, what: 'idle' });
+    process.kill(pid, 'SIGUSR2');
+    await waitFor(async () => (await state()).includes('"agent":"working"'), { timeoutMs: 20_000, what: 'working' });
+    process.kill(pid, 'SIGALRM');
+    const turn = await sock.next('notify.new', (f) => f.kind === 'turn' && f.session === 'svc-agent', 25_000);
+    expect(await app.open('notify', turn.envelope, computer.publicKey)).toMatchObject({
+      kind: 'turn',
+      session: 'svc-agent',
+      message: 'finished its turn',
+    });
+    process.kill(pid, 'SIGUSR1');
+    const approval = await sock.next('notify.new', (f) => f.kind === 'approval' && f.session === 'svc-agent', 25_000);
+    expect(await app.open('notify', approval.envelope, computer.publicKey)).toMatchObject({ kind: 'approval' });
+  }, 90_000);
 });

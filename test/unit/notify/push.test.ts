@@ -1,5 +1,6 @@
 /** core/notify/push.ts: which events push, and what a push carries. */
 import { describe, expect, it } from 'vitest';
+import { sessionEvents } from '../../../core/notify/events.js';
 import { MAX_PUSH_ENVELOPE_CHARS, PushPayload, pushPayload, sessionTag, wantsPush } from '../../../core/notify/push.js';
 
 describe('wantsPush', () => {
@@ -34,4 +35,18 @@ describe('pushPayload', () => {
     expect(pushPayload(big, 1)).not.toHaveProperty('envelope');
   });
   it('tags a session', () => expect(sessionTag('c_1', 'svc-proj')).toBe('svc:c_1:svc-proj'));
+});
+
+describe('sessionEvents', () => {
+  it.each([
+    ['working → idle is a finished turn', { s: 'working' }, { s: 'idle' }, [{ session: 's', kind: 'turn' }]],
+    ['idle → awaiting_approval', { s: 'idle' }, { s: 'awaiting_approval' }, [{ session: 's', kind: 'approval' }]],
+    ['working → awaiting_approval', { s: 'working' }, { s: 'awaiting_approval' }, [{ session: 's', kind: 'approval' }]],
+    ['unknown → idle tells nothing', { s: 'unknown' }, { s: 'idle' }, []],
+    ['awaiting_approval → idle tells nothing', { s: 'awaiting_approval' }, { s: 'idle' }, []],
+    ['a session first seen tells nothing', {}, { s: 'awaiting_approval' }, []],
+    ['unchanged tells nothing', { s: 'working' }, { s: 'working' }, []],
+  ] as const)('%s', (_, before, after, expected) => {
+    expect(sessionEvents(before, after).map(({ session, kind }) => ({ session, kind }))).toEqual(expected);
+  });
 });
