@@ -90,8 +90,11 @@ describe('svc_ask in the app', () => {
     const card = page.locator('.ask-card[data-state="waiting"]');
     await card.getByText('Which branch?').waitFor({ timeout: 15_000 });
     await card.getByRole('textbox').fill('release/2.4');
+    await card.getByRole('checkbox', { name: 'Keep driving from the phone' }).check();
     await card.getByRole('button', { name: 'Answer' }).click();
-    expect((await pending).structuredContent).toMatchObject({ status: 'answered', answer: 'release/2.4' });
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({ status: 'answered', answer: 'release/2.4', svcState: 'REMOTE' });
+    expect(result.content[0]?.text).toMatch(/svcState: REMOTE/);
     expect(databaseHolds(relay.dataDir, 'release/2.4')).toBe(false);
   }, 60_000);
 

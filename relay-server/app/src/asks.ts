@@ -195,7 +195,7 @@ export class Asks {
   }
 
   /** Seal the answer for the computer and send it; the result comes back as `ask.result`. */
-  async answer(ask: AskView, text: string, choice?: number): Promise<void> {
+  async answer(ask: AskView, text: string, choice?: number, remote = false): Promise<void> {
     if (ask.state !== 'waiting') return;
     const { sealFor } = await import('./crypto.js');
     const body = {
@@ -204,6 +204,8 @@ export class Asks {
       text,
       sentAt: Date.now(),
       ...(choice === undefined ? {} : { choice }),
+      // The person keeps driving this session from the phone (spec 4.13.4): the agent ends each turn with svc_ask.
+      ...(remote ? { svcState: 'REMOTE' as const } : {}),
     };
     try {
       const envelope = await sealFor(this.app.device, this.app.keyFor(ask.computer), 'ask.answer', body);

@@ -32,6 +32,8 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
     maxlength: 8000,
   });
   const send = h('button', { type: 'submit', class: 'button' }, 'Answer');
+  const remote = h('input', { type: 'checkbox', class: 'ask-remote' });
+  const remoteLabel = h('label', { class: 'ask-remote-label' }, remote, ' Keep driving from the phone');
   const form = h(
     'form',
     {
@@ -39,7 +41,7 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
       onsubmit: (e: Event) => {
         e.preventDefault();
         const value = input.value.trim();
-        if (value) void asksOf(app).answer(ask, value);
+        if (value) void asksOf(app).answer(ask, value, undefined, remote.checked);
       },
     },
     input,
@@ -60,6 +62,7 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
     text,
     buttons,
     form,
+    remoteLabel,
     problem,
   );
   let choicesDrawn = -1;
@@ -76,7 +79,11 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
         ask.choices.map((choice, i) =>
           h(
             'button',
-            { type: 'button', class: 'button choice', onclick: () => void asksOf(app).answer(ask, '', i) },
+            {
+              type: 'button',
+              class: 'button choice',
+              onclick: () => void asksOf(app).answer(ask, '', i, remote.checked),
+            },
             choice,
           ),
         ),
@@ -86,6 +93,7 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
       (b as HTMLButtonElement | HTMLInputElement).disabled = !open || ask.question === null;
     }
     form.hidden = !open;
+    remoteLabel.hidden = !open;
     buttons.hidden = !open || ask.choices.length === 0;
     problem.textContent = ask.problem ?? '';
     problem.hidden = !ask.problem;
