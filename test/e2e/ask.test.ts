@@ -3,14 +3,14 @@
  * client over stdio against `svc mcp`): the question shows in "Needs you" at the top of Agents, a tap on a choice
  * answers it, and the agent's tool call returns that answer; a question nobody answers shows as expired.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushPayload } from '../../core/notify/push.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
-import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
+import { svcMcpClient } from '../helpers/mcp.js';
 import { startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -44,15 +44,7 @@ beforeAll(async () => {
   await page.goto(link);
   await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
 
-  const pane = (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_id}'])).trim();
-  client = new Client({ name: 'svc-e2e', version: '0.0.0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [SVC_BIN, 'mcp'],
-      env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
-    }),
-  );
+  client = await svcMcpClient(env, tmux);
 }, 90_000);
 
 afterAll(async () => {
@@ -133,24 +125,46 @@ describe('Web Push in the service worker', () => {
       'ServiceWorker.workerRegistrationUpdated',
       (e: { registrations: { registrationId: string; scopeURL: string }[] }) => registrations.push(...e.registrations),
     );
+    const versions: { registrationId: string; runningStatus: string; status: string }[] = [];
+    cdp.on('ServiceWorker.workerVersionUpdated', (e: { versions: typeof versions }) => versions.push(...e.versions));
     await cdp.send('ServiceWorker.enable');
     const registration = await waitFor(() => registrations.find((r) => r.scopeURL.startsWith(relay.url)), {
       what: 'the app’s service worker registration',
     });
-    await cdp.send('ServiceWorker.deliverPushMessage', {
-      origin: new URL(relay.url).origin,
-      registrationId: registration.registrationId,
-      data,
-    });
-    const shown = await waitFor(
+    // A worker that went idle is stopped: start it and wait until it runs, activated, before delivering.
+    await cdp.send('ServiceWorker.startWorker', { scopeURL: registration.scopeURL });
+    await waitFor(
       () =>
-        page.evaluate(async () => {
-          const reg = await navigator.serviceWorker.ready;
-          const list = await reg.getNotifications();
-          return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as { url: string } }))[0];
-        }),
-      { timeoutMs: 15_000, intervalMs: 200, what: 'the notification the service worker showed' },
+        versions.some(
+          (v) =>
+            v.registrationId === registration.registrationId &&
+            v.runningStatus === 'running' &&
+            v.status === 'activated',
+        ),
+      { what: 'the service worker running' },
     );
+    const deliver = () =>
+      cdp.send('ServiceWorker.deliverPushMessage', {
+        origin: new URL(relay.url).origin,
+        registrationId: registration.registrationId,
+        data,
+      });
+    const notifications = () =>
+      page.evaluate(async () => {
+        const reg = await navigator.serviceWorker.ready;
+        const list = await reg.getNotifications();
+        return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as { url: string } }))[0];
+      });
+    // DevTools sometimes drops a delivery to a worker it is waking (about one run in three here); a push service
+    // delivers again too. Up to three deliveries, each given 5 s to show.
+    let shown: Awaited<ReturnType<typeof notifications>> | undefined;
+    for (let attempt = 1; !shown && attempt <= 3; attempt++) {
+      await deliver();
+      shown = await waitFor(notifications, { timeoutMs: 5_000, intervalMs: 200, what: 'the notification' }).catch(
+        () => undefined,
+      );
+    }
+    if (!shown) throw new Error('the service worker showed no notification after three deliveries');
     expect(shown.title).toContain('svc-proj');
     expect(shown.body).toBe(said);
     expect(shown.tag).toBe(`svc:${frame.computer}:svc-proj`);

@@ -6,13 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { QuestionBody } from '../../core/mcp/ask.js';
-import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { svcMcpClient } from '../helpers/mcp.js';
 import { startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
@@ -52,15 +52,7 @@ async function appSocket(): Promise<TestSocket> {
 
 /** An MCP client running `svc mcp` as an agent in tmux session `session` would. */
 async function mcpClient(session = 'svc-proj'): Promise<Client> {
-  const pane = (await tmux.run(['display-message', '-p', '-t', `=${session}:`, '#{pane_id}'])).trim();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [SVC_BIN, 'mcp'],
-    env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'svc-test', version: '0.0.0' });
-  await client.connect(transport);
+  const client = await svcMcpClient(env, tmux, session);
   clients.push(client);
   return client;
 }

@@ -12,14 +12,14 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureLanCertificate } from '../../actors/tls.js';
 import { PushPayload } from '../../core/notify/push.js';
-import { type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { svcMcpClient } from '../helpers/mcp.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import type { TmuxServer } from '../helpers/tmux.js';
 
@@ -104,15 +104,7 @@ beforeEach(async () => {
   listener = spawnSvc(['listener'], env);
   await listener.waitForLine(/connected to ws:/);
   await listener.waitForLine(/control socket/);
-  const pane = (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_id}'])).trim();
-  client = new Client({ name: 'push-test', version: '0.0.0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [SVC_BIN, 'mcp'],
-      env: { ...(env as Record<string, string>), TMUX: `${tmux.socketPath},1,0`, TMUX_PANE: pane },
-    }),
-  );
+  client = await svcMcpClient(env, tmux);
 });
 
 afterEach(async () => {
