@@ -41,7 +41,7 @@ export async function listenerStatus(ctx: DaemonContext): Promise<ListenerStatus
       via: 'socket',
       status,
       lines: [
-        `listener ${status.pid} running v${status.version} for ${duration(status.uptimeMs)}; ` +
+        `listener ${status.pid} running${status.host === 'up' ? ' inside `svc up`' : ''} v${status.version} for ${duration(status.uptimeMs)}; ` +
           `relay ${status.relay ?? '-'}; ${status.sessions} session(s); tmux ${status.tmuxSocket}`,
       ],
     };
