@@ -197,6 +197,9 @@ describe('svc up, then svc cc in another terminal', () => {
     expect(await serving(url)).toBe(true);
     expect(up!.child.exitCode).toBeNull();
     expect(up!.output()).not.toMatch(/another listener|listener stopped/);
+    // through a pipe: the pairing link alone, no QR code, no escape codes
+    expect(up!.output()).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
+    expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
   });
 
   it('keeps serving when its listener is stopped; the next svc cc starts one in the background', async () => {
