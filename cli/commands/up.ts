@@ -2,12 +2,15 @@ import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
+import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon.js';
 import { ensurePrivateDir } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
+import { stopListenerVia } from '../../actors/listenerControl.js';
 import { createLogger } from '../../actors/logger.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/tls.js';
 import { wrapperSocket } from '../../core/launch.js';
 import { svcPaths } from '../../core/paths.js';
+import { VERSION } from '../../core/version.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { authenticate } from '../../relay-server/auth.js';
 import { startRelay } from '../../relay-server/server.js';
@@ -94,6 +97,24 @@ export default defineCommand({
     const fresh = !apiKey;
     if (!apiKey) apiKey = (await createAccount(store)).apiKey;
     const account = await login({ url: relay.url, key: apiKey });
+
+    // One listener per computer, and it must use the login just written: a background one (started by an
+    // earlier `svc cc`, perhaps for another relay or key) gives way to the one this process runs.
+    const daemon: DaemonContext = {
+      home: homedir(),
+      paths,
+      env: process.env,
+      cliVersion: VERSION,
+      entry: defaultEntry(),
+    };
+    const running = await findListener(daemon);
+    if (running && running.host !== 'up') {
+      const stopped = await stopListenerVia(daemon);
+      for (const line of stopped.lines.filter((l) => !l.endsWith(' stopped'))) process.stderr.write(`${line}\n`);
+      process.stderr.write(
+        `svc: stopped the background listener (pid ${running.pid}); this \`svc up\` runs the listener now\n`,
+      );
+    }
 
     let listener: RunningListener | null = null;
     try {

@@ -202,6 +202,23 @@ describe('svc up, then svc cc in another terminal', () => {
     expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
   });
 
+  it('takes over from a background listener an earlier svc cc started for another relay', async () => {
+    relay = await startTestRelay();
+    expect(await svc(['login', '--url', relay.url, '--key', relay.apiKey])).toMatchObject({ code: 0 });
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    const [before] = daemonsOf(home);
+    expect(before).toBeGreaterThan(0);
+
+    const { url, key, pid } = await startUp();
+    expect(up!.output()).toContain(
+      `svc: stopped the background listener (pid ${before}); this \`svc up\` runs the listener now`,
+    );
+    expect(daemonsOf(home)).toEqual([]);
+    expect((await svc(['listener', '--status'])).stdout).toMatch(new RegExp(`^listener ${pid} running inside`));
+    await inFront('svc-proj', 'claude');
+    await typedInto(url, key, 'svc-proj', 'hello from the new relay', 'you said: hello from the new relay');
+  });
+
   it('keeps serving when its listener is stopped; the next svc cc starts one in the background', async () => {
     const { url, key } = await startUp();
     const stop = await svc(['listener', '--stop']);
