@@ -402,7 +402,7 @@ function socketGone(path: string): boolean {
 export async function stopThroughControl(
   svcDir: string,
   timeoutMs = 10_000,
-): Promise<{ pid: number; exited: boolean } | null> {
+): Promise<{ pid: number; exited: boolean; host: 'listener' | 'up' } | null> {
   let reply: Extract<ControlReply, { type: 'stop' }>;
   try {
     reply = await controlRequest(svcDir, { type: 'stop' }, 'stop');
@@ -415,5 +415,5 @@ export async function stopThroughControl(
   const gone = reply.host === 'up' ? () => socketGone(controlSocketPath(svcDir)) : () => hasExited(pid);
   const deadline = Date.now() + timeoutMs;
   while (!gone() && Date.now() < deadline) await sleep(25);
-  return { pid, exited: gone() };
+  return { pid, exited: gone(), host: reply.host ?? 'listener' };
 }

@@ -132,8 +132,11 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
     expect(dir.uid).toBe(UID);
     expect(await runTmux(defaultSocket(), ['has-session', '-t', `=${name}`])).toBe('');
     // the listener the wrapper started watches the same server
-    const log = readFileSync(join(home, '.svc', 'listener.log'), 'utf8');
-    expect(log.split('\n')[0]).toMatch(new RegExp(`listener starting v\\S+ ${defaultSocket()}$`));
+    // (the daemon writes its pid file, which the wrapper waits for, a moment before its first log line)
+    const first = await waitFor(() => readFileSync(join(home, '.svc', 'listener.log'), 'utf8').split('\n')[0], {
+      what: 'the first line of listener.log',
+    });
+    expect(first).toMatch(new RegExp(`listener starting v\\S+ ${defaultSocket()}$`));
     expect(daemonsOf(home)).toHaveLength(1);
 
     await inFront(name, program);
@@ -222,7 +225,10 @@ describe('svc up, then svc cc in another terminal', () => {
   it('keeps serving when its listener is stopped; the next svc cc starts one in the background', async () => {
     const { url, key } = await startUp();
     const stop = await svc(['listener', '--stop']);
-    expect(stop).toMatchObject({ code: 0 });
+    expect(stop).toMatchObject({
+      code: 0,
+      stdout: `svc: the listener inside \`svc up\` (pid ${up!.child.pid}) stopped; \`svc up\` keeps serving the relay\n`,
+    });
     await up!.waitForLine(/the listener stopped .*the relay keeps serving at/);
     expect(await serving(url)).toBe(true);
 
