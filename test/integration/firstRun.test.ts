@@ -143,6 +143,17 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
     await typedInto(relay.url, relay.apiKey, name, body, seen);
   });
 
+  it('an empty answer from tmux is an error that says what tmux said', async () => {
+    // A socket path given in a directory that does not exist: tmux prints `error creating …` and exits 0.
+    env.SVC_TMUX_SOCKET = join(root, 'missing', 'sock');
+    const run = await svc(['sh', '--detach']);
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `svc: could not create svc-proj-sh: tmux created no session (tmux said: error creating ${env.SVC_TMUX_SOCKET} (No such file or directory))\n`,
+    });
+  });
+
   it('refuses a socket directory open to others in one line, as tmux would', async () => {
     mkdirSync(socketDir());
     chmodSync(socketDir(), 0o777);
