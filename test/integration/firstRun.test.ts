@@ -166,7 +166,7 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
   });
 });
 
-describe('svc up, then svc cc in another terminal', () => {
+describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
   async function startUp() {
     up = spawnSvc(['up', '--port', '0'], { ...env });
     const line = await up.waitForLine(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/, 30_000);
@@ -183,6 +183,11 @@ describe('svc up, then svc cc in another terminal', () => {
 
     expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n', stderr: '' });
     expect(await svc(['sh', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj-sh\n', stderr: '' });
+    expect(await svc(['cc', '--wt', 'feat/x', '--detach'])).toMatchObject({
+      code: 0,
+      stdout: 'svc-proj-wt-feat-x\n',
+      stderr: '',
+    });
     expect(daemonsOf(home)).toEqual([]); // no background listener beside svc up's
 
     const verify = await svc(['verify']);
