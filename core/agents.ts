@@ -293,14 +293,15 @@ export function agentForCommand(paneCurrentCommand: string): AgentSpec | undefin
 }
 
 /**
- * The first word of `#{pane_start_command}` (tmux quotes a one-string command: `"claude --resume"`).
- * Returns its basename, or '' when there is none.
+ * The program of `#{pane_start_command}` (tmux quotes a one-string command: `"claude --resume"`; the wrapper starts
+ * a lone program as `exec 'claude'`, so a leading `exec` is skipped). Returns its basename, or '' when there is none.
  */
 export function startProgram(paneStartCommand: string | undefined): string {
   if (!paneStartCommand) return '';
   let s = paneStartCommand.trim();
   if (s.startsWith('"') && s.endsWith('"') && s.length >= 2) s = s.slice(1, -1).trim();
-  const first = s.split(/\s+/)[0] ?? '';
+  const words = s.split(/\s+/);
+  const first = (words[0] === 'exec' ? words[1] : words[0]) ?? '';
   return basename(first.replace(/^["']|["']$/g, ''));
 }
 

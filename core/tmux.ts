@@ -241,10 +241,18 @@ export function newSessionFormat(nonce: string): string {
   return `#{session_name}<|${nonce}|>#{pane_id}`;
 }
 
-export function parseNewSession(out: string, nonce: string): { name: string; paneId: string } {
+/**
+ * tmux may exit 0 having done nothing: given `-S` in a directory it cannot create, it prints `error creating …` on
+ * stderr and nothing on stdout. So an answer without the marks is an error that carries what tmux said.
+ */
+export function parseNewSession(out: string, nonce: string, stderr = ''): { name: string; paneId: string } {
   const sep = `<|${nonce}|>`;
   const line = out.replace(/\n$/, '');
   const at = line.lastIndexOf(sep);
-  if (at < 0) throw new TmuxError('failed', `unexpected new-session output: ${JSON.stringify(line)}`);
+  if (at < 0) {
+    const said = stderr.trim().split('\n').filter(Boolean).join('; ');
+    const answer = line.trim() === '' ? 'tmux created no session' : `tmux answered ${JSON.stringify(line)}`;
+    throw new TmuxError('failed', `${answer} (${said ? `tmux said: ${said}` : 'and said nothing on stderr'})`, said);
+  }
   return { name: line.slice(0, at), paneId: line.slice(at + sep.length) };
 }

@@ -120,10 +120,16 @@ describe('the background listener', () => {
     expect(daemons()).toEqual([second]);
   });
 
-  it('finds the daemon in the process list when the PID file is missing', async () => {
+  it('finds the daemon in the process list when the PID file and the control socket are missing', async () => {
     await svc(['cc', '--detach']);
     const pid = readPid();
+    // by its control socket first (the witness of any listener, the one inside `svc up` too)
+    expect(JSON.parse((await svc(['verify', '--json'])).stdout).listener).toMatchObject({
+      pid,
+      from: { source: 'control socket' },
+    });
     rmSync(pidFile());
+    rmSync(join(svcDir(), 'listener.sock')); // as a daemon from before the socket, or one that could not make it
     expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stderr: '' });
     expect(daemons()).toEqual([pid]);
 

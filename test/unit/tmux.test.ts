@@ -402,6 +402,18 @@ describe('new-session output', () => {
     expect(() => parseNewSession(out, 'n1')).toThrow(expect.objectContaining({ name: 'TmuxError', code: 'failed' }));
   });
 
+  it.each([
+    [
+      '',
+      'error creating /tmp/x/tmux-1/default (No such file or directory)\n',
+      'tmux created no session (tmux said: error creating /tmp/x/tmux-1/default (No such file or directory))',
+    ],
+    ['', '', 'tmux created no session (and said nothing on stderr)'],
+    ['huh\n', 'a\nb\n', 'tmux answered "huh" (tmux said: a; b)'],
+  ])('parseNewSession(%j) with stderr %j says what tmux said', (out, stderr, message) => {
+    expect(() => parseNewSession(out, 'n1', stderr)).toThrow(message);
+  });
+
   it('newSessionFormat prints the name and pane around the separator', () => {
     expect(newSessionFormat('n1')).toBe('#{session_name}<|n1|>#{pane_id}');
   });
