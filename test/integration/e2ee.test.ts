@@ -10,8 +10,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { computerDevice, databaseHolds, finalPush, registerTestDevice, type TestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { api, finalPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import type { TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
