@@ -4,7 +4,7 @@
  * better-sqlite3 12 wraps each Database and Statement in Node's `ObjectWrap`. From Node 24 on, that class adds an
  * environment cleanup hook when it is made and removes it in its destructor, and removing one needs a current
  * JavaScript context: when the garbage collector frees a wrapper while none is entered (a collection V8 runs from
- * a platform task, between callbacks), Node aborts the process with `Assertion failed: (env) != nullptr` in
+ * one of its own tasks, for instance), Node aborts the process with `Assertion failed: (env) != nullptr` in
  * `node::RemoveEnvironmentCleanupHook`, under `Database::~Database` or `Statement::~Statement`. It is not a
  * JavaScript error that anything could catch: the relay, or a test worker, simply dies (SIGABRT).
  * better-sqlite3 13 no longer uses `ObjectWrap`, but it supports Node 22 and later only (it crashes on Node 20).
