@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { api, finalPush, pushStatus, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -32,15 +32,7 @@ async function send(body: string, agentSessionName = 'svc-proj', extra: Record<s
   return res.json.id as number;
 }
 
-async function finalState(id: number) {
-  return waitFor(
-    async () => {
-      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
-      return ['injected', 'refused', 'expired'].includes(res.json.state) ? res.json : null;
-    },
-    { timeoutMs: 15_000, what: `push ${id} to settle` },
-  );
-}
+const finalState = (id: number) => finalPush(relay, id);
 
 const screen = (session: string) => tmux.capture(session);
 
@@ -212,8 +204,7 @@ draw('idle-1');
       const note = await send('not a command', 'svc-proj', { type: 'note' });
       const cmd = await send('a command');
       expect((await finalState(cmd)).state).toBe('injected');
-      const res = await api(relay.url, 'GET', `/pushes/${note}`, { key: relay.apiKey });
-      expect(['pending', 'delivered']).toContain(res.json.state);
+      expect(['pending', 'delivered']).toContain((await pushStatus(relay, note)).state);
       expect(await screen('svc-proj')).not.toContain('not a command');
     });
   });
