@@ -346,3 +346,15 @@ export function fakeTmuxWithAgents(agents: Record<string, string>): FakeTmux {
   for (const [name, command] of Object.entries(agents)) fake.addSession(name, { panes: [{ command, prompt: '› ' }] });
   return fake;
 }
+
+/**
+ * What a reading of these sessions' screens gives when tmux could read every pane: a blank screen each, with
+ * `shown` (by pane id) in front. A test leaves a pane out on purpose to make its screen unreadable.
+ */
+export function readableScreens(
+  sessions: readonly SessionRecord[],
+  shown: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const blank = sessions.flatMap((s) => s.panes.map((p) => [p.id, ''] as const));
+  return { ...Object.fromEntries(blank), ...shown };
+}
