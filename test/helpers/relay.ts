@@ -163,6 +163,36 @@ export async function api(
   return { status: res.status, headers: res.headers, json };
 }
 
+/** `POST /pushes/send` of an `agent.command` for `session`; resolves to the push id. */
+export async function sendPush(
+  relay: Pick<TestRelay, 'url' | 'apiKey'>,
+  session: string,
+  body: string,
+  extra: Record<string, unknown> = {},
+): Promise<number> {
+  const res = await api(relay.url, 'POST', '/pushes/send', {
+    key: relay.apiKey,
+    body: { type: 'agent.command', agentSessionName: session, body, ...extra },
+  });
+  if (res.status !== 200) throw new Error(`POST /pushes/send: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json.id as number;
+}
+
+/** The push once it is settled (`injected`, `refused` or `expired`), as `GET /pushes/<id>` says. */
+export async function pushOutcome(
+  relay: Pick<TestRelay, 'url' | 'apiKey'>,
+  id: number,
+  timeoutMs = 15_000,
+): Promise<{ state: string; code?: string }> {
+  return waitFor(
+    async () => {
+      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
+      return ['injected', 'refused', 'expired'].includes(res.json?.state) ? res.json : null;
+    },
+    { timeoutMs, what: `push ${id} to settle` },
+  );
+}
+
 /** Poll until `check` returns a truthy value (returned) or throw after timeoutMs. */
 export async function waitFor<T>(
   check: () => T | Promise<T>,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { api, pushOutcome, sendPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -23,24 +23,10 @@ async function startListener(): Promise<SpawnedSvc> {
   return proc;
 }
 
-async function send(body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) {
-  const res = await api(relay.url, 'POST', '/pushes/send', {
-    key: relay.apiKey,
-    body: { type: 'agent.command', agentSessionName, body, ...extra },
-  });
-  expect(res.status).toBe(200);
-  return res.json.id as number;
-}
+const send = (body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) =>
+  sendPush(relay, agentSessionName, body, extra);
 
-async function finalState(id: number) {
-  return waitFor(
-    async () => {
-      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
-      return ['injected', 'refused', 'expired'].includes(res.json.state) ? res.json : null;
-    },
-    { timeoutMs: 15_000, what: `push ${id} to settle` },
-  );
-}
+const finalState = (id: number) => pushOutcome(relay, id);
 
 const screen = (session: string) => tmux.capture(session);
 
