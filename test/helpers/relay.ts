@@ -163,6 +163,21 @@ export async function api(
   return { status: res.status, headers: res.headers, json };
 }
 
+/** `POST /pushes/send` of an `agent.command` for `session`; resolves to the push id. */
+export async function sendPush(
+  relay: Pick<TestRelay, 'url' | 'apiKey'>,
+  session: string,
+  body: string,
+  extra: Record<string, unknown> = {},
+): Promise<number> {
+  const res = await api(relay.url, 'POST', '/pushes/send', {
+    key: relay.apiKey,
+    body: { type: 'agent.command', agentSessionName: session, body, ...extra },
+  });
+  if (res.status !== 200) throw new Error(`POST /pushes/send: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json.id as number;
+}
+
 /**
  * GET /pushes/<id> as a polite client: the relay limits each key's HTTP requests (core/tokenBucket.ts
  * RELAY_HTTP_BUCKET, 60 at once and 30 a second), and tests that poll share the key they send with, so a 429 is

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { api, finalPush, pushStatus, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { api, finalPush, pushStatus, sendPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -23,14 +23,8 @@ async function startListener(): Promise<SpawnedSvc> {
   return proc;
 }
 
-async function send(body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) {
-  const res = await api(relay.url, 'POST', '/pushes/send', {
-    key: relay.apiKey,
-    body: { type: 'agent.command', agentSessionName, body, ...extra },
-  });
-  expect(res.status).toBe(200);
-  return res.json.id as number;
-}
+const send = (body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) =>
+  sendPush(relay, agentSessionName, body, extra);
 
 const finalState = (id: number) => finalPush(relay, id);
 
