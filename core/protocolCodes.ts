@@ -72,6 +72,8 @@ export const REFUSAL_CODES = [
   'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
   'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/keys.ts)
   'computer_offline', // relay: key input for a computer whose listener is not connected; refused, never typed later
+  'devices_unavailable', // temporary: the relay's device list could not be read to open a sealed message; send again
+  'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type BucketConfig, RELAY_HTTP_BUCKET, RELAY_WS_BUCKET } from '../core/tokenBucket.js';
+import { type BucketConfig, RELAY_HTTP_BUCKET, RELAY_RESULT_BUCKET, RELAY_WS_BUCKET } from '../core/tokenBucket.js';
 import { type Bus, InProcessBus } from './bus.js';
 import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
@@ -39,6 +39,7 @@ export interface RelayOptions {
   now?: () => number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  resultBucket?: BucketConfig;
   /** The built phone app to serve at `/`; default: `SVC_APP_DIR` or `dist/app` (null: a page says to build it). */
   appDir?: string | null;
   /**
@@ -88,6 +89,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     pingIntervalMs,
     httpBuckets,
     wsBucket: options.wsBucket ?? RELAY_WS_BUCKET,
+    resultBucket: options.resultBucket ?? RELAY_RESULT_BUCKET,
   });
   const handler = createRequestHandler({
     store,
