@@ -11,7 +11,7 @@
  * and `svc devices` can both write it without undoing each other.
  */
 import { z } from 'zod';
-import type { RefusalCode } from './protocol.js';
+import { MAX_BODY_CHARS, type RefusalCode } from './protocol.js';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from './sealedBodies.js';
 
 /** The most device actors the listener keeps: a relay inventing device ids cannot grow it without bound. */
@@ -154,7 +154,11 @@ export interface ContactFacts<P extends InboundPurpose = InboundPurpose> {
 
 export type ContactOutcome<P extends InboundPurpose = InboundPurpose> =
   | { accepted: true; body: InboundBody<P>; publicKey: string }
-  | { accepted: false; code: Extract<RefusalCode, 'subscriber_unverified' | 'bad_seal' | 'replayed'>; message: string };
+  | {
+      accepted: false;
+      code: Extract<RefusalCode, 'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large'>;
+      message: string;
+    };
 
 export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
   outcome: ContactOutcome<P>;
@@ -166,7 +170,11 @@ export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
 /** Everything the listener decides about one sealed contact, in order: trust, opening, shape, stamp. */
 export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>): ContactDecision<P> {
   const { deviceId, purpose, pin, listed, opened, now } = facts;
-  const refuse = (code: 'subscriber_unverified' | 'bad_seal' | 'replayed', message: string, ops: PinOp[] = []) => ({
+  const refuse = (
+    code: 'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large',
+    message: string,
+    ops: PinOp[] = [],
+  ) => ({
     outcome: { accepted: false as const, code, message },
     ops,
     alarm: null as string | null,
@@ -206,7 +214,12 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
   const parsed = INBOUND_BODIES[purpose].safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return refuse('bad_seal', `sealed ${purpose} body: ${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+    const where = issue?.path.join('.') || 'body';
+    // Authentic, and only too long: a sender that skipped the check where it sealed (core/sealedBodies.ts).
+    if (purpose === 'agent.command' && where === 'text' && issue?.code === 'too_big') {
+      return refuse('too_large', `sealed ${purpose} text is over ${MAX_BODY_CHARS} characters`);
+    }
+    return refuse('bad_seal', `sealed ${purpose} body: ${where}: ${issue?.message}`);
   }
   const body = parsed.data as InboundBody<P>;
   const last = pin?.lastSeq[purpose] ?? 0;

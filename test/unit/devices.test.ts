@@ -11,6 +11,8 @@ import {
   emptyPins,
   trustOf,
 } from '../../core/devices.js';
+import { MAX_BODY_CHARS } from '../../core/protocol.js';
+import { commandTextProblem } from '../../core/sealedBodies.js';
 
 const KEY_A = 'A'.repeat(87);
 const KEY_B = 'B'.repeat(87);
@@ -116,6 +118,18 @@ describe('decideContact', () => {
     expect(d.ops).toEqual([]);
   });
 
+  it('refuses an authentic text over MAX_BODY_CHARS as too_large, not bad_seal, spending no stamp', () => {
+    const long = decideContact(
+      facts({ opened: { ok: true, text: command(1, { text: 'x'.repeat(MAX_BODY_CHARS + 1) }) } }),
+    );
+    expect(long.outcome).toMatchObject({ accepted: false, code: 'too_large' });
+    expect(long.ops).toEqual([]);
+    const atLimit = decideContact(
+      facts({ opened: { ok: true, text: command(1, { text: 'x'.repeat(MAX_BODY_CHARS) }) } }),
+    );
+    expect(atLimit.outcome.accepted).toBe(true);
+  });
+
   it('refuses a device the relay does not list', () => {
     expect(decideContact(facts({ listed: null })).outcome).toMatchObject({ code: 'subscriber_unverified' });
   });
@@ -157,5 +171,18 @@ describe('applyPinOp', () => {
     expect(gone.devices).toEqual({});
     expect(anyPinned(file)).toBe(true);
     expect(anyPinned(gone)).toBe(false);
+  });
+});
+
+describe('commandTextProblem: the one size limit, where a message is sealed', () => {
+  it.each([
+    ['empty', '', 'empty_body'],
+    ['one character', 'x', null],
+    ['exactly MAX_BODY_CHARS', 'x'.repeat(MAX_BODY_CHARS), null],
+    ['one more', 'x'.repeat(MAX_BODY_CHARS + 1), 'too_large'],
+    // Characters as JavaScript counts them (UTF-16 code units): an emoji is two.
+    ['emoji past the limit', '😀'.repeat(MAX_BODY_CHARS / 2 + 1), 'too_large'],
+  ])('%s', (_, text, code) => {
+    expect(commandTextProblem(text)?.code ?? null).toBe(code);
   });
 });

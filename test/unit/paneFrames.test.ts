@@ -1,6 +1,6 @@
 /** core/paneFrames.ts, core/keys.ts, core/agentSend.ts: frames, key input rules, and svc agent send's picks. */
 import { describe, expect, it } from 'vitest';
-import { pickComputer, pickSession } from '../../core/agentSend.js';
+import { parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
 import { badKeyName, keysRefusal } from '../../core/keys.js';
 import { applyFrame, fitFontSize, frameRows, PANE_FONT, paneScreen, splitScreen } from '../../core/paneFrames.js';
 import type { SessionRecord } from '../../core/protocol.js';
@@ -152,5 +152,30 @@ describe('svc agent send picks', () => {
       message: 'svc-a-sh is a shell session: svc agent send skips shell sessions',
     });
     expect(pickSession({ ...box, sessions: [s('svc-x-sh', 1, { shell: true })] })).toMatchObject({ ok: false });
+  });
+});
+
+describe('parseSendArgs: svc agent send reads its words itself', () => {
+  it.each([
+    ['plain words', ['run', 'the', 'tests'], { text: 'run the tests', json: false }],
+    ['a leading dash', ['-5', 'degrees'], { text: '-5 degrees', json: false }],
+    ['a word like an option', ['-rf', '--force', 'now'], { text: '-rf --force now', json: false }],
+    ['options anywhere', ['hi', '--session', 's1', '--json', 'there'], { text: 'hi there', session: 's1', json: true }],
+    ['an option with =', ['--computer=laptop', 'go'], { text: 'go', computer: 'laptop', json: false }],
+    [
+      'everything after -- is the message',
+      ['--session', 's', '--', '--json', '-x'],
+      { text: '--json -x', session: 's', json: false },
+    ],
+  ])('%s', (_, raw, expected) => {
+    expect(parseSendArgs(raw)).toEqual({ ok: true, value: expected });
+  });
+
+  it.each([
+    ['no words', []],
+    ['only options', ['--json']],
+    ['an option without its value', ['hello', '--session']],
+  ])('refuses %s', (_, raw) => {
+    expect(parseSendArgs(raw).ok).toBe(false);
   });
 });
