@@ -156,7 +156,10 @@ export type ContactOutcome<P extends InboundPurpose = InboundPurpose> =
   | { accepted: true; body: InboundBody<P>; publicKey: string }
   | {
       accepted: false;
-      code: Extract<RefusalCode, 'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large'>;
+      code: Extract<
+        RefusalCode,
+        'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large' | 'devices_unavailable'
+      >;
       message: string;
     };
 
@@ -239,4 +242,29 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
       ]
     : [{ op: 'seq', deviceId, publicKey: trust.key, purpose, seq: body.seq }];
   return { outcome: { accepted: true, body, publicKey: trust.key }, ops, alarm: null };
+}
+
+/**
+ * The relay's device list could not be read (the relay restarting, the network), even after retrying: nothing is
+ * known about the sender, so nothing is decided about it. Temporary, and no sign of tampering.
+ */
+export class DevicesUnavailableError extends Error {
+  override readonly name = 'DevicesUnavailableError';
+}
+
+/** How long to wait before each new try to read the device list (about 4 s in all, a relay restart's length). */
+export const DEVICE_LIST_RETRY_MS: readonly number[] = [250, 500, 1_000, 2_000];
+
+/**
+ * What a sealed contact that could not be opened at all is refused with: `devices_unavailable` (temporary, send it
+ * again) when the device list could not be read, else `bad_seal`.
+ */
+export function openFailure(
+  error: unknown,
+  purpose: string,
+): { code: 'devices_unavailable' | 'bad_seal'; message: string } {
+  if (error instanceof DevicesUnavailableError) {
+    return { code: 'devices_unavailable', message: `could not read the relay's device list: ${error.message}` };
+  }
+  return { code: 'bad_seal', message: `could not open a sealed ${purpose}: ${String(error).slice(0, 200)}` };
 }

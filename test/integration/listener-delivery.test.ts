@@ -156,6 +156,57 @@ describe('delivery integrity', () => {
     }
   }, 180_000);
 
+  it('the relay stopped (as SIGTERM stops it) while sealed pushes are being opened: none is bad_seal, all are reported', async () => {
+    relay = await startTestRelay({ httpBucket: WIDE_HTTP });
+    const r = relay;
+    computer = await loggedInComputer({ url: r.url, apiKey: r.apiKey, name: 'shutdown-box' });
+    const c = computer;
+    const target = await computerDevice(r, c.hookId);
+    const app = await registerTestDevice(r);
+    await startListener(c);
+    const sessions = ['svc-load-0', 'svc-load-1', 'svc-load-2'];
+    for (const name of sessions) await agentSession(c, name);
+
+    // 30 sealed pushes over three sessions; each POST is tried until the relay takes it (the same clientId, so it is
+    // stored once), through the relay's shutdown and its return 1.5 s later.
+    const ids: number[] = [];
+    const posting = (async () => {
+      for (let seq = 1; seq <= 30; seq++) {
+        const session = sessions[seq % 3]!;
+        const sealed = await app.seal('agent.command', target, {
+          text: `load-${seq}`,
+          seq,
+          sentAt: Date.now(),
+          session,
+        });
+        const body = {
+          type: 'agent.command',
+          agentSessionName: session,
+          body: '',
+          targetComputer: c.hookId,
+          sealed,
+          clientId: `load:${seq}`,
+        };
+        for (;;) {
+          const res = await api(r.url, 'POST', '/pushes/send', { key: r.apiKey, body }).catch(() => null);
+          if (res?.status === 200) {
+            ids.push(res.json.id);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    })();
+    await waitFor(() => ids.length >= 8, { what: 'the first pushes taken' });
+    await r.restart({ downMs: 1_500 });
+    await posting;
+
+    const final = await allFinal(r, ids, 30_000);
+    const codes = [...final.values()].map((s) => s.code);
+    expect(codes).not.toContain('bad_seal');
+    expect([...final.values()].every((s) => s.state === 'injected' || s.state === 'refused')).toBe(true);
+  }, 90_000);
+
   it('apps flooding junk pane.keys do not crowd out the listener’s results: every push.result arrives', async () => {
     // A small frame allowance, so the listener's answers to the junk (keys.result) use it all up.
     relay = await startTestRelay({ httpBucket: WIDE_HTTP, wsBucket: { capacity: 20, refillPerSecond: 10 } });

@@ -1,14 +1,17 @@
 /** core/devices.ts: what a sealed contact does to trust, table by table. */
 import { describe, expect, it } from 'vitest';
+import { lookupWithRetry } from '../../actors/e2ee.js';
 import {
   anyPinned,
   applyPinOp,
   applyPinOps,
   type ContactFacts,
   type DevicePin,
+  DevicesUnavailableError,
   decideContact,
   decideTrust,
   emptyPins,
+  openFailure,
   trustOf,
 } from '../../core/devices.js';
 import { MAX_BODY_CHARS } from '../../core/protocol.js';
@@ -184,5 +187,32 @@ describe('commandTextProblem: the one size limit, where a message is sealed', ()
     ['emoji past the limit', '😀'.repeat(MAX_BODY_CHARS / 2 + 1), 'too_large'],
   ])('%s', (_, text, code) => {
     expect(commandTextProblem(text)?.code ?? null).toBe(code);
+  });
+});
+
+describe('lookupWithRetry: the device list read again before giving up', () => {
+  it('answers once a later try succeeds', async () => {
+    let calls = 0;
+    const read = async () => {
+      if (++calls < 3) throw new Error('fetch failed');
+      return 'list';
+    };
+    expect(await lookupWithRetry(read, [0, 0, 0])).toBe('list');
+    expect(calls).toBe(3);
+  });
+
+  it('gives up after the last wait with DevicesUnavailableError, which is refused devices_unavailable', async () => {
+    let calls = 0;
+    const error = await lookupWithRetry(async () => {
+      calls++;
+      throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+    }, [0, 0]).catch((e: unknown) => e);
+    expect(calls).toBe(3);
+    expect(error).toBeInstanceOf(DevicesUnavailableError);
+    expect(openFailure(error, 'agent.command')).toEqual({
+      code: 'devices_unavailable',
+      message: "could not read the relay's device list: connect ECONNREFUSED 127.0.0.1:1",
+    });
+    expect(openFailure(new Error('bad'), 'pane.keys').code).toBe('bad_seal');
   });
 });
