@@ -51,7 +51,10 @@ export function pushStateText(state: PushState | 'sending' | 'unsent', code: str
     case 'refused':
       return refusalText(code);
     case 'expired':
-      return 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
+      // no_result: the computer took it and never said (it stopped while handling it); it may have been typed.
+      return code === 'no_result'
+        ? 'No answer: the computer took it but never said whether it was typed. Look at the session before sending again.'
+        : 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
   }
 }
 

@@ -40,6 +40,9 @@ export interface RelayOptions {
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
   resultBucket?: BucketConfig;
+  /** Retention limits per account (relay-server/pushes.ts MAX_OPEN_PUSH_BYTES, KEEP_FINAL_PUSHES). */
+  maxOpenPushBytes?: number;
+  keepFinalPushes?: number;
   /** The built phone app to serve at `/`; default: `SVC_APP_DIR` or `dist/app` (null: a page says to build it). */
   appDir?: string | null;
   /**
@@ -77,7 +80,15 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   if (!options.store && !options.dataDir) throw new Error('startRelay needs a dataDir or a store');
   const store = options.store ?? openSqliteStore(options.dataDir as string);
   const bus = options.bus ?? new InProcessBus((error) => log.error(`bus handler failed: ${describeError(error)}`));
-  const pushes = new Pushes({ store, bus, log, now, replayWindowMs });
+  const pushes = new Pushes({
+    store,
+    bus,
+    log,
+    now,
+    replayWindowMs,
+    maxOpenPushBytes: options.maxOpenPushBytes,
+    keepFinalPushes: options.keepFinalPushes,
+  });
   const httpBuckets = new KeyedBuckets(options.httpBucket ?? RELAY_HTTP_BUCKET, now);
   const hub = new Hub({
     store,

@@ -153,7 +153,11 @@ const send = defineCommand({
       else if (result.state === 'refused') {
         process.stderr.write(`svc: not typed into ${result.session}: ${result.code} (${explainCode(result.code)})\n`);
       } else if (result.state === 'expired') {
-        process.stderr.write(`svc: not typed into ${result.session}: expired (the computer was away too long)\n`);
+        process.stderr.write(
+          result.code === 'no_result'
+            ? `svc: no answer from ${result.session}'s computer: it took the message and never said whether it typed it\n`
+            : `svc: not typed into ${result.session}: expired (the computer was away too long)\n`,
+        );
       } else {
         process.stderr.write(`svc: no answer from the computer yet (push ${result.id} is ${result.state})\n`);
       }

@@ -81,6 +81,8 @@ export function setUpDatabase(db: Database.Database): void {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+  // Erased bodies and deleted rows are overwritten with zeros, not left in free space of the file.
+  db.pragma('secure_delete = ON');
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
     throw new Error(`relay.db has schema version ${version}; this relay knows up to ${SCHEMA_VERSION}`);
