@@ -104,6 +104,13 @@ export const relayLinkMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
+    /** A frame from the relay while online: an ack settles a result; every frame goes to the listener. */
+    takeFrame: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'SOCKET.FRAME') return;
+      const { frame } = event;
+      if (frame.type === 'push.ack') enqueue.assign({ unacked: context.unacked.filter((f) => f.id !== frame.id) });
+      enqueue.sendParent({ type: 'LINK.FRAME', frame, receivedAt: event.receivedAt });
+    }),
   },
   delays: {
     openTimeout: 15_000,
@@ -237,21 +244,7 @@ export const relayLinkMachine = setup({
           ],
           exit: sendParent(({ context }) => ({ type: 'LINK.OFFLINE', reason: context.lastError ?? 'link lost' })),
           on: {
-            'SOCKET.FRAME': {
-              actions: [
-                assign({
-                  unacked: ({ context, event }) =>
-                    event.frame.type === 'push.ack'
-                      ? context.unacked.filter((f) => f.id !== (event.frame as { id: number }).id)
-                      : context.unacked,
-                }),
-                sendParent(({ event }) => ({
-                  type: 'LINK.FRAME',
-                  frame: event.frame,
-                  receivedAt: event.receivedAt,
-                })),
-              ],
-            },
+            'SOCKET.FRAME': { actions: 'takeFrame' },
             SEND: [
               {
                 guard: 'isResult',
@@ -273,7 +266,9 @@ export const relayLinkMachine = setup({
                 },
                 awaitingPong: {
                   entry: sendTo('socket', { type: 'PING' }),
-                  on: { 'SOCKET.PONG': 'quiet', 'SOCKET.FRAME': 'quiet' },
+                  // A frame proves the socket alive, and is taken like any other: a region's own transition
+                  // stands in for the parallel state's, so this one must take it too.
+                  on: { 'SOCKET.PONG': 'quiet', 'SOCKET.FRAME': { target: 'quiet', actions: 'takeFrame' } },
                   after: {
                     pongTimeout: {
                       target: '#relayLink.backoff',

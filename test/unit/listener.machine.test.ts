@@ -487,6 +487,20 @@ describe('listener machine', () => {
     expect(h.state.logs.some((l) => l.message.includes('half-open'))).toBe(true);
   });
 
+  it('acts on a push that arrives while a ping waits for its pong', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    // Any frame proves the socket alive; this one must also reach the listener.
+    h.push({ id: 12, body: 'while pinging' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['while pinging']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 12, state: 'injected' }]);
+  });
+
   it('stops for good when the relay refuses the key', async () => {
     const h = harness();
     await flush();
