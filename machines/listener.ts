@@ -142,7 +142,7 @@ function liveness(sessions: Record<string, SessionRecord>, wt: WorktreeInput) {
   return { type: held ? 'SESSION.ALIVE' : 'SESSION.GONE' } as const;
 }
 /** Whether `id` was claimed and never finished in the ledger the listener started from. */
-const recovered = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
+const wasClaimed = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
 const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
@@ -270,7 +270,7 @@ export const listenerMachine = setup({
                 id,
                 outcome.state,
                 outcome.code,
-                recovered(context.input.ledger, id) ? STOPPED_WHILE_TYPING : undefined,
+                wasClaimed(context.input.ledger, id) ? STOPPED_WHILE_TYPING : undefined,
               ),
             ),
             random: context.input.random,
