@@ -11,7 +11,7 @@
  * and `svc devices` can both write it without undoing each other.
  */
 import { z } from 'zod';
-import type { RefusalCode } from './protocol.js';
+import { MAX_BODY_CHARS, type RefusalCode } from './protocol.js';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from './sealedBodies.js';
 
 /** The most device actors the listener keeps: a relay inventing device ids cannot grow it without bound. */
@@ -154,7 +154,14 @@ export interface ContactFacts<P extends InboundPurpose = InboundPurpose> {
 
 export type ContactOutcome<P extends InboundPurpose = InboundPurpose> =
   | { accepted: true; body: InboundBody<P>; publicKey: string }
-  | { accepted: false; code: Extract<RefusalCode, 'subscriber_unverified' | 'bad_seal' | 'replayed'>; message: string };
+  | {
+      accepted: false;
+      code: Extract<
+        RefusalCode,
+        'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large' | 'devices_unavailable'
+      >;
+      message: string;
+    };
 
 export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
   outcome: ContactOutcome<P>;
@@ -166,7 +173,11 @@ export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
 /** Everything the listener decides about one sealed contact, in order: trust, opening, shape, stamp. */
 export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>): ContactDecision<P> {
   const { deviceId, purpose, pin, listed, opened, now } = facts;
-  const refuse = (code: 'subscriber_unverified' | 'bad_seal' | 'replayed', message: string, ops: PinOp[] = []) => ({
+  const refuse = (
+    code: 'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large',
+    message: string,
+    ops: PinOp[] = [],
+  ) => ({
     outcome: { accepted: false as const, code, message },
     ops,
     alarm: null as string | null,
@@ -206,7 +217,12 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
   const parsed = INBOUND_BODIES[purpose].safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return refuse('bad_seal', `sealed ${purpose} body: ${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+    const where = issue?.path.join('.') || 'body';
+    // Authentic, and only too long: a sender that skipped the check where it sealed (core/sealedBodies.ts).
+    if (purpose === 'agent.command' && where === 'text' && issue?.code === 'too_big') {
+      return refuse('too_large', `sealed ${purpose} text is over ${MAX_BODY_CHARS} characters`);
+    }
+    return refuse('bad_seal', `sealed ${purpose} body: ${where}: ${issue?.message}`);
   }
   const body = parsed.data as InboundBody<P>;
   const last = pin?.lastSeq[purpose] ?? 0;
@@ -226,4 +242,29 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
       ]
     : [{ op: 'seq', deviceId, publicKey: trust.key, purpose, seq: body.seq }];
   return { outcome: { accepted: true, body, publicKey: trust.key }, ops, alarm: null };
+}
+
+/**
+ * The relay's device list could not be read (the relay restarting, the network), even after retrying: nothing is
+ * known about the sender, so nothing is decided about it. Temporary, and no sign of tampering.
+ */
+export class DevicesUnavailableError extends Error {
+  override readonly name = 'DevicesUnavailableError';
+}
+
+/** How long to wait before each new try to read the device list (about 4 s in all, a relay restart's length). */
+export const DEVICE_LIST_RETRY_MS: readonly number[] = [250, 500, 1_000, 2_000];
+
+/**
+ * What a sealed contact that could not be opened at all is refused with: `devices_unavailable` (temporary, send it
+ * again) when the device list could not be read, else `bad_seal`.
+ */
+export function openFailure(
+  error: unknown,
+  purpose: string,
+): { code: 'devices_unavailable' | 'bad_seal'; message: string } {
+  if (error instanceof DevicesUnavailableError) {
+    return { code: 'devices_unavailable', message: `could not read the relay's device list: ${error.message}` };
+  }
+  return { code: 'bad_seal', message: `could not open a sealed ${purpose}: ${String(error).slice(0, 200)}` };
 }

@@ -26,6 +26,9 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   bad_key_name: 'Not typed: the computer does not accept that key.',
   computer_offline:
     'Not typed: the computer is offline. Keys are never kept to be typed later; press it again when the screen is live.',
+  devices_unavailable:
+    'Not typed: the computer could not reach the relay to check who sent it (a network problem, not tampering). Send it again.',
+  too_large: 'Not typed: the message is longer than 65,536 characters. Split it, or send a file path instead.',
 };
 
 /** A sentence for any code a push, key or watch came back with; unknown codes are shown as they are. */
@@ -50,7 +53,10 @@ export function pushStateText(state: PushState | 'sending' | 'unsent', code: str
     case 'refused':
       return refusalText(code);
     case 'expired':
-      return 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
+      // no_result: the computer took it and never said (it stopped while handling it); it may have been typed.
+      return code === 'no_result'
+        ? 'No answer: the computer took it but never said whether it was typed. Look at the session before sending again.'
+        : 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
   }
 }
 

@@ -39,3 +39,8 @@ export const SESSION_INPUT_BUCKET: BucketConfig = { capacity: 10, refillPerSecon
 export const RELAY_HTTP_BUCKET: BucketConfig = { capacity: 60, refillPerSecond: 30 };
 /** Per-connection limit for WebSocket frames a client sends to the relay. */
 export const RELAY_WS_BUCKET: BucketConfig = { capacity: 100, refillPerSecond: 50 };
+/**
+ * A listener connection's own allowance for push.result frames, used when its frame bucket is empty: what apps make
+ * the listener answer (keys.result for a flood of pane.keys) cannot starve the results a sender is waiting for.
+ */
+export const RELAY_RESULT_BUCKET: BucketConfig = { capacity: 100, refillPerSecond: 50 };

@@ -199,6 +199,8 @@ async function pushResult(ctx: FrameContext, conn: Connection, frame: PushResult
   } else {
     ctx.log.info(what);
   }
+  // Stored (or moot: sending it again cannot change anything): the listener stops resending it.
+  conn.send({ type: 'push.ack', id: frame.id });
 }
 
 async function listenerSessions(ctx: FrameContext, conn: Connection, frame: SessionsFrame): Promise<void> {

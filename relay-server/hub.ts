@@ -32,6 +32,8 @@ export interface HubOptions {
   /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
   httpBuckets: KeyedBuckets;
   wsBucket: BucketConfig;
+  /** A listener's push.result frames spend from this when its frame bucket is empty (RELAY_RESULT_BUCKET). */
+  resultBucket: BucketConfig;
 }
 
 interface AccountGroup {
@@ -47,6 +49,16 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
+
+/** Whether a listener's frame is a push.result (read only when its frame bucket is empty). */
+function isPushResult(data: RawData): boolean {
+  try {
+    const raw = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    return (JSON.parse(raw.toString('utf8')) as { type?: unknown } | null)?.type === 'push.result';
+  } catch {
+    return false;
+  }
+}
 
 /** Answer an upgrade request with a plain HTTP error and hang up. */
 function refuseUpgrade(socket: Duplex, status: number, code: HttpErrorCode, message: string, extra = ''): void {
@@ -141,7 +153,7 @@ export class Hub implements Presence {
       ws.close(CLOSE.goingAway, 'relay shutting down');
       return;
     }
-    const conn = new Connection(ws, key, this.opts.wsBucket, this.opts.now());
+    const conn = new Connection(ws, key, this.opts.wsBucket, this.opts.now(), this.opts.resultBucket);
     let group = this.accounts.get(key.accountId);
     if (!group) {
       const accountId = key.accountId;
@@ -176,10 +188,17 @@ export class Hub implements Presence {
   /** Frames are handled one at a time, in arrival order; the bucket is charged on arrival. */
   private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
     const { log } = this.opts;
-    const taken = takeToken(this.opts.wsBucket, conn.bucket, this.opts.now());
+    const now = this.opts.now();
+    const taken = takeToken(this.opts.wsBucket, conn.bucket, now);
     conn.bucket = taken.state;
+    let allowed = taken.allowed;
+    if (!allowed && conn.role === 'listener' && !isBinary && isPushResult(data)) {
+      const result = takeToken(this.opts.resultBucket, conn.resultBucket, now);
+      conn.resultBucket = result.state;
+      allowed = result.allowed;
+    }
     let work: () => Promise<void> | void;
-    if (!taken.allowed) {
+    if (!allowed) {
       // One log line per run of refused frames, not one per frame: a flood must not flood the log too.
       if (conn.limitedRun++ === 0) log.warn(`ws rate_limited ${conn.label}: dropping frames`);
       const message = `too many frames; retry in ${taken.retryAfterMs}ms`;

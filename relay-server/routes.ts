@@ -132,6 +132,12 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
 async function sendPush({ req, res, key }: Context, { pushes, log }: RouteDeps): Promise<void> {
   const body = await readJson(req, PushSendRequest);
   const sent = await pushes.send(key.accountId, body);
+  if (!sent.ok && sent.code === 'storage_full') {
+    // Open pushes settle (typed, refused, expired) within the replay window and stop counting.
+    throw new HttpError(429, 'storage_full', 'this account has too much waiting for its computers; try again later', {
+      'Retry-After': '60',
+    });
+  }
   if (!sent.ok) throw new HttpError(400, 'unknown_computer', 'targetComputer is not a computer of this account');
   const { push, duplicate } = sent;
   const answer: PushSendResponse = { id: push.id, state: push.state, duplicate };

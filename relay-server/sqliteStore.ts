@@ -93,6 +93,14 @@ export class SqliteStore implements Store {
     return pushes.listOlderThan(this.db, states, createdBefore, limit);
   }
 
+  async pruneFinalPushes(keep: number): Promise<number> {
+    return pushes.pruneFinalPushes(this.db, keep);
+  }
+
+  async forgetErased(): Promise<void> {
+    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  }
+
   async registerComputer(c: ComputerRegistration): Promise<ComputerRecord> {
     return computers.registerComputer(this.db, c);
   }

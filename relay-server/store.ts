@@ -42,7 +42,20 @@ export interface NewPush {
   clientId: string | null;
   sealed?: string | null;
   now: number;
+  /**
+   * Most bytes the account's open pushes (pending, delivered) may hold, this one included, each counted as
+   * OPEN_PUSH_OVERHEAD plus its body and envelope; over it nothing is stored and StorageFullError is thrown.
+   */
+  maxOpenBytes?: number;
 }
+
+/** What a store throws when an account's open pushes would hold more than `maxOpenBytes`. */
+export class StorageFullError extends Error {
+  override readonly name = 'StorageFullError';
+}
+
+/** What an open push counts for against `maxOpenBytes` besides its body and envelope (its row, its indexes). */
+export const OPEN_PUSH_OVERHEAD = 256;
 
 export interface ComputerRecord {
   hookId: string;
@@ -139,6 +152,10 @@ export interface Store {
   listReplayable(query: ReplayQuery): Promise<PushRecord[]>;
   /** Pushes (any account) in one of `states` created before `createdBefore`, oldest first. */
   listOlderThan(states: readonly PushState[], createdBefore: number, limit: number): Promise<PushRecord[]>;
+  /** Delete each account's final pushes beyond its newest `keep` final ones; returns how many went. */
+  pruneFinalPushes(keep: number): Promise<number>;
+  /** Make erased bodies unrecoverable from the files (SQLite: fold the WAL into the database and empty it). */
+  forgetErased(): Promise<void>;
 
   /** The computer of this account with this name, or a new one with `hookId`; `deviceId` (when given) is recorded. */
   registerComputer(c: ComputerRegistration): Promise<ComputerRecord>;

@@ -10,12 +10,12 @@ import { ensureDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { withFileLock } from '../../actors/fileLock.js';
 import { relayRequest } from '../../actors/relayHttp.js';
-import { type ComputerEntry, explainCode, pickComputer, pickSession } from '../../core/agentSend.js';
+import { type ComputerEntry, explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
 import { decideTrust } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
 import type { DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
-import type { CommandBody } from '../../core/sealedBodies.js';
+import { type CommandBody, commandTextProblem } from '../../core/sealedBodies.js';
 import { fingerprint, importPublicKey } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
@@ -45,7 +45,8 @@ export async function agentSend(opts: {
     throw new AgentSendError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
   }
   const { apiKey, baseUrl } = config.data;
-  if (opts.text.length === 0) throw new AgentSendError('nothing to send');
+  const problem = commandTextProblem(opts.text);
+  if (problem) throw new AgentSendError(`NOT SENT (${problem.code}): ${problem.message}`);
 
   const me = await ensureDeviceIdentity({
     path: paths.cliDeviceKey,
@@ -134,21 +135,29 @@ export async function agentSend(opts: {
 const send = defineCommand({
   meta: { name: 'send', description: 'Send a message to a session, always sealed; shell sessions are skipped' },
   args: {
-    text: { type: 'positional', description: 'The message', required: true },
+    text: { type: 'positional', description: 'The message (words starting with - are part of it)', required: false },
     session: { type: 'string', description: 'Session name (default: the most recently active agent session)' },
     computer: { type: 'string', description: 'hookId or name of the computer (default: the only one)' },
     json: { type: 'boolean', description: 'Print the result as JSON' },
   },
-  async run({ args }) {
+  async run({ rawArgs }) {
     try {
-      const text = [args.text, ...args._.slice(1)].join(' ');
+      // Read from the raw words: a parser of flags would take `-x` in a message for options (core/agentSend.ts).
+      const parsed = parseSendArgs(rawArgs);
+      if (!parsed.ok) throw new AgentSendError(parsed.message);
+      const args = parsed.value;
+      const { text } = args;
       const result = await agentSend({ text, session: args.session, computer: args.computer });
       if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else if (result.state === 'injected') process.stdout.write(`typed into ${result.session}\n`);
       else if (result.state === 'refused') {
         process.stderr.write(`svc: not typed into ${result.session}: ${result.code} (${explainCode(result.code)})\n`);
       } else if (result.state === 'expired') {
-        process.stderr.write(`svc: not typed into ${result.session}: expired (the computer was away too long)\n`);
+        process.stderr.write(
+          result.code === 'no_result'
+            ? `svc: no answer from ${result.session}'s computer: it took the message and never said whether it typed it\n`
+            : `svc: not typed into ${result.session}: expired (the computer was away too long)\n`,
+        );
       } else {
         process.stderr.write(`svc: no answer from the computer yet (push ${result.id} is ${result.state})\n`);
       }

@@ -79,7 +79,9 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
 export function setUpDatabase(db: Database.Database): void {
   // exec and prepare, not db.pragma(), which makes a statement of its own each call (see db.ts).
   db.exec(
-    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON',
+    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;' +
+      // Erased bodies and deleted rows are overwritten with zeros, not left in free space of the file.
+      ' PRAGMA secure_delete = ON',
   );
   const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
   if (version > SCHEMA_VERSION) {

@@ -25,6 +25,8 @@ export interface TestRelayOptions {
   sweepIntervalMs?: number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  maxOpenPushBytes?: number;
+  keepFinalPushes?: number;
   /** The relay's clock; kept across restart. */
   now?: () => number;
   /** Default: lines are kept in `logs` (and printed when SVC_TEST_RELAY_LOG=1). */
@@ -86,6 +88,8 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       sweepIntervalMs: options.sweepIntervalMs,
       httpBucket: options.httpBucket,
       wsBucket: options.wsBucket,
+      maxOpenPushBytes: options.maxOpenPushBytes,
+      keepFinalPushes: options.keepFinalPushes,
       now: options.now,
     });
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_BODY_CHARS } from '../../core/protocol.js';
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
@@ -163,6 +164,40 @@ describe('svc agent send', () => {
     expect(refused.stderr).toBe('svc: svc-proj-sh is a shell session: svc agent send skips shell sessions\n');
     const picked = await runSvc(['agent', 'send', token('to the agent')], env);
     expect(picked.stdout).toBe('typed into svc-proj\n');
+  });
+
+  it('sends a message that starts with a dash, with or without --', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const dashed = `-${token('x')} --not-an-option -5`;
+    const sent = await runSvc(['agent', 'send', ...dashed.split(' ')], env);
+    expect(sent.stderr).toBe('');
+    expect(sent.stdout).toBe('typed into svc-proj\n');
+    const after = `--${token('after')}`;
+    const literal = await runSvc(['agent', 'send', '--session', 'svc-proj', '--', after, '--json'], env);
+    expect(literal.stdout).toBe('typed into svc-proj\n');
+    await waitFor(async () => (await typedCount(dashed)) === 1 && (await typedCount(`${after} --json`)) === 1, {
+      what: 'both messages in the pane',
+    });
+  });
+
+  it('refuses a message over 65,536 characters where it is sealed, with too_large; the listener says too_large too', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const long = 'y'.repeat(MAX_BODY_CHARS + 1);
+    const refused = await runSvc(['agent', 'send', long], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/NOT SENT \(too_large\): the message is 65537 characters; at most 65536/);
+    // Nothing reached the relay, and no stamp was spent.
+    expect((await api(relay.url, 'GET', '/pushes/1', { key })).status).toBe(404);
+    // Exactly at the limit it is sealed and sent.
+    const atLimit = await runSvc(['agent', 'send', '--json', `z${'y'.repeat(MAX_BODY_CHARS - 1)}`], env);
+    expect(atLimit.stderr).not.toMatch(/too_large/);
+    expect(JSON.parse(atLimit.stdout)).toMatchObject({ id: 1 });
+    // A sender that seals a longer text anyway: the listener says what is wrong, not bad_seal (tampering).
+    const app = await registerTestDevice(account, 'app', token('phone'));
+    const id = await post(await sealedPush(app, long, 1));
+    expect(await finalPush(account, id)).toMatchObject({ state: 'refused', code: 'too_large' });
   });
 
   it('says what became of a refused message, with exit code 1', async () => {

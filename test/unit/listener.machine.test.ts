@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
-import { emptyLedger, type Ledger } from '../../core/ledger.js';
+import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../core/protocol.js';
 import { FREE_FACTS, type WorktreeFacts } from '../../core/worktree.js';
 import { inventoryMachine } from '../../machines/inventory.js';
@@ -40,6 +40,8 @@ interface HarnessOptions {
   sessions?: SessionRecord[];
   injectFails?: boolean;
   deaf?: boolean;
+  /** The relay never acknowledges a result. */
+  forgetful?: boolean;
   worktrees?: (WorktreeInput & { repoName: string })[];
   worktreeFacts?: WorktreeFacts;
 }
@@ -88,6 +90,10 @@ function harness(opts: HarnessOptions = {}) {
               sock.sent.push(cmd);
               // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
               if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
+              // A healthy relay acknowledges each result (a `forgetful` one never does: they are sent again).
+              if (cmd.type === 'SEND' && cmd.frame.type === 'push.result' && !opts.forgetful) {
+                sendBack({ type: 'SOCKET.FRAME', frame: { type: 'push.ack', id: cmd.frame.id }, receivedAt: 0 });
+              }
             });
             return () => {
               sock.closed = true;
@@ -244,14 +250,57 @@ describe('listener machine', () => {
     expect(h.results().map((r) => r.type === 'push.result' && r.state)).toEqual(['injected', 'injected']);
   });
 
-  it('does not retype a push it was typing when it stopped (claimed in the ledger)', async () => {
-    const h = harness({ ledger: { lastPushId: 3, entries: { '3': { state: 'claimed' } } } });
+  it('does not retype a push it was typing when it stopped (claimed in the ledger), and reports it at once', async () => {
+    const h = harness({
+      ledger: { lastPushId: 3, entries: { '2': { state: 'injected' }, '3': { state: 'claimed' } } },
+    });
     await flush();
+    // Recorded before anything else, so a second crash cannot lose it either.
+    expect(h.state.persisted[0]!.entries['3']).toEqual({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.persisted[0]!.unacked).toEqual([3]);
+    // The relay will not replay it (the subscribe point is past it): it is reported without being asked.
     await h.connect();
+    expect(h.results()).toEqual([
+      { type: 'push.result', id: 3, state: 'refused', code: 'inject_failed', message: STOPPED_WHILE_TYPING },
+    ]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    // Replayed anyway: answered again from the ledger, never typed.
     h.push({ id: 3 });
     await flush();
     expect(h.state.typed).toEqual([]);
-    expect(h.results()).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+    expect(h.results().slice(1)).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+  });
+
+  it('sends a result again until the relay acknowledges it, across a reconnect and a restart', async () => {
+    const h = harness({ forgetful: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 4 });
+    await flush();
+    expect(h.results()).toEqual([{ type: 'push.result', id: 4, state: 'injected' }]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([4]);
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.results()).toHaveLength(2);
+    // The socket drops: the result is sent when the next one is subscribed.
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    h.clock.increment(2_000);
+    await flush();
+    await h.connect();
+    expect(h.results()).toHaveLength(3);
+    h.frame({ type: 'push.ack', id: 4 });
+    await flush();
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    h.clock.increment(10_000);
+    await flush();
+    expect(h.results()).toHaveLength(3);
+    expect(h.state.typed).toHaveLength(1);
+
+    // A listener that starts from a ledger with an unacknowledged outcome sends it first.
+    const again = harness({ ledger: { lastPushId: 9, entries: { '9': { state: 'expired' } }, unacked: [9] } });
+    await flush();
+    await again.connect();
+    expect(again.results()).toEqual([{ type: 'push.result', id: 9, state: 'expired' }]);
   });
 
   it('reports a push older than the replay window as expired, untyped', async () => {
@@ -441,6 +490,20 @@ describe('listener machine', () => {
     await flush();
     expect(h.state.sockets[0]!.closed).toBe(true);
     expect(h.state.logs.some((l) => l.message.includes('half-open'))).toBe(true);
+  });
+
+  it('acts on a push that arrives while a ping waits for its pong', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    // Any frame proves the socket alive; this one must also reach the listener.
+    h.push({ id: 12, body: 'while pinging' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['while pinging']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 12, state: 'injected' }]);
   });
 
   it('stops for good when the relay refuses the key', async () => {

@@ -10,7 +10,7 @@ import { createAccount, createApiKey } from '../../relay-server/accounts.js';
 import { hashApiKey } from '../../relay-server/auth.js';
 import { keptCounts, openDatabase } from '../../relay-server/sqlite/db.js';
 import { openSqliteStore, type SqliteStore } from '../../relay-server/sqliteStore.js';
-import type { NewPush } from '../../relay-server/store.js';
+import { type NewPush, StorageFullError } from '../../relay-server/store.js';
 
 let root: string;
 let dataDir: string;
@@ -66,6 +66,35 @@ describe('accounts and keys', () => {
 });
 
 describe('pushes', () => {
+  it('prunes each account to its newest final pushes, never an open one', async () => {
+    await store.createAccount('a', 0);
+    await store.createAccount('b', 0);
+    for (let i = 0; i < 6; i++) await store.insertPush(push('a'));
+    await store.insertPush(push('b'));
+    const final = { state: 'injected' as const, code: null, now: 2_000 };
+    for (const id of [1, 2, 3, 4, 6]) await store.updatePush('a', id, { states: ['pending'] }, final);
+    await store.updatePush('b', 1, { states: ['pending'] }, final);
+    expect(await store.pruneFinalPushes(2)).toBe(3);
+    const left = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => (await store.getPush('a', id))?.state ?? null));
+    // 5 is open: kept whatever its age; of the final ones only the newest two (4, 6).
+    expect(left).toEqual([null, null, null, 'injected', 'pending', 'injected']);
+    expect(await store.getPush('b', 1)).toMatchObject({ state: 'injected' });
+    // Ids are never reused after a prune.
+    expect((await store.insertPush(push('a'))).push.id).toBe(7);
+  });
+
+  it('refuses a push that would take an account past maxOpenBytes; final pushes do not count, duplicates pass', async () => {
+    await store.createAccount('a', 0);
+    const big = (clientId: string) => push('a', { body: 'x'.repeat(1_000), clientId, maxOpenBytes: 3_000 });
+    await store.insertPush(big('1'));
+    await store.insertPush(big('2'));
+    await expect(store.insertPush(big('3'))).rejects.toBeInstanceOf(StorageFullError);
+    // A retry of a push already stored is answered, full or not.
+    expect((await store.insertPush(big('2'))).duplicate).toBe(true);
+    await store.updatePush('a', 1, { states: ['pending'] }, { state: 'expired', code: null, now: 2_000 });
+    expect((await store.insertPush(big('3'))).duplicate).toBe(false);
+  });
+
   it('numbers pushes per account and deduplicates by clientId', async () => {
     await store.createAccount('a', 0);
     await store.createAccount('b', 0);

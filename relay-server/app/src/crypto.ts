@@ -9,6 +9,7 @@ import { type ApiError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
+export { commandTextProblem } from '../../../core/sealedBodies.js';
 export { fingerprint, safetyCode } from '../../../core/sealKeys.js';
 
 export type PairOutcome =

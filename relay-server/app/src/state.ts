@@ -177,9 +177,12 @@ export class App {
    * for every try, so the relay stores it once however often the request is repeated.
    */
   async send(computer: string, session: string, text: string): Promise<Message> {
+    // Sealing's chunk brings the limit (and zod) with it: checked before a stamp is spent.
+    const { sealFor, commandTextProblem } = await import('./crypto.js');
+    const problem = commandTextProblem(text);
+    if (problem) throw new Error(problem.message);
     const seq = await nextSeq('agent.command');
     const body: CommandBody = { text, seq, sentAt: Date.now(), session };
-    const { sealFor } = await import('./crypto.js');
     const envelope = await sealFor(this.device, this.keyFor(computer), 'agent.command', body);
     const message: Message = {
       clientId: `${this.device.deviceId}:${seq}`,
