@@ -144,7 +144,12 @@ const send = defineCommand({
     try {
       // Read from the raw words: a parser of flags would take `-x` in a message for options (core/agentSend.ts).
       const parsed = parseSendArgs(rawArgs);
-      if (!parsed.ok) throw new AgentSendError(parsed.message);
+      if (!parsed.ok) {
+        // a command line not understood: one line and the usage exit code, as for any other command
+        process.stderr.write(`svc: ${parsed.message}; see svc agent send --help\n`);
+        process.exitCode = 2;
+        return;
+      }
       const args = parsed.value;
       const { text } = args;
       const result = await agentSend({ text, session: args.session, computer: args.computer });
