@@ -266,6 +266,13 @@ export class Hub implements Presence {
         if (told > 0) this.opts.log.info(`pane ${event.hookId}/* stopped (computer_offline) for ${told} watch(es)`);
         return;
       }
+      case 'device.removed':
+        for (const conn of group.connections) {
+          if (conn.key.deviceId !== event.deviceId) continue;
+          this.opts.log.warn(`ws 4401 ${conn.label}: its device ${event.deviceId} was removed`);
+          conn.close(CLOSE.unauthorized, 'this device was removed; pair again');
+        }
+        return;
       case 'listener.subscribed':
         for (const conn of group.connections) {
           if (conn.role === 'listener' && conn.hookId === event.hookId && conn.id !== event.connectionId) {

@@ -19,6 +19,7 @@ import {
   type PushStatusResponse,
   type Scope,
 } from '../core/protocol.js';
+import { type Act, decideAccess } from '../core/relayAccess.js';
 import { importPublicKey } from '../core/sealKeys.js';
 import {
   authenticate,
@@ -155,8 +156,21 @@ async function getPush({ res, key, params }: Context, { store }: RouteDeps): Pro
   sendJson(res, 200, answer);
 }
 
+/** Refuse with 403 `forbidden` (and the reason) what core/relayAccess.ts does not allow this key. */
+function authorize(key: KeyRecord, act: Act): void {
+  const access = decideAccess(key, act);
+  if (!access.ok) throw new HttpError(403, 'forbidden', access.message);
+}
+
+/**
+ * A computer belongs to the key that registered it first (its `svc login`): only that key may register it again,
+ * and so change the device phones seal for. A device token registers nothing.
+ */
 async function registerComputer({ req, res, key }: Context, { store, bus, log, now }: RouteDeps): Promise<void> {
+  authorize(key, { act: 'registerComputer', owner: undefined });
   const body = await readJson(req, ComputerRegisterRequest);
+  const existing = (await store.listComputers(key.accountId)).find((c) => c.name === body.name);
+  if (existing) authorize(key, { act: 'registerComputer', owner: existing.ownerKeyId });
   if (body.deviceId !== undefined) {
     const device = await store.getDevice(body.deviceId);
     if (!device || device.accountId !== key.accountId || device.kind !== 'computer') {
@@ -169,8 +183,11 @@ async function registerComputer({ req, res, key }: Context, { store, bus, log, n
     platform: body.platform ?? null,
     hookId: newHookId(),
     deviceId: body.deviceId ?? null,
+    ownerKeyId: key.keyId,
     now: now(),
   });
+  // Another key registered the same name at the same moment and won: the store changed nothing for us.
+  if (computer.ownerKeyId !== key.keyId) authorize(key, { act: 'registerComputer', owner: computer.ownerKeyId });
   sendJson(res, 200, {
     hookId: computer.hookId,
     name: computer.name,
@@ -216,6 +233,7 @@ const deviceInfo = (d: DeviceRecord): DeviceInfo => ({
 
 /** Public keys only: a device registers the public half of a key pair it made itself. */
 async function registerDevice({ req, res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  authorize(key, { act: 'registerDevice' });
   const body = await readJson(req, DeviceRegisterRequest);
   try {
     await importPublicKey(body.publicKey);
@@ -239,20 +257,26 @@ async function listDevices({ res, key }: Context, { store }: RouteDeps): Promise
   sendJson(res, 200, { devices: devices.map(deviceInfo) });
 }
 
-async function deleteDevice({ res, key, params }: Context, { store, log }: RouteDeps): Promise<void> {
+async function deleteDevice({ res, key, params }: Context, { store, bus, log }: RouteDeps): Promise<void> {
   const deviceId = params[0] ?? '';
   // A phone's device token may unpair that phone only; removing another device (a computer, another phone) takes
   // an API key, so a lost phone cannot cut the owner's computers off.
-  if (key.deviceId && key.deviceId !== deviceId) {
-    throw new HttpError(403, 'forbidden', 'a device token can only remove its own device; use an API key');
-  }
+  authorize(key, { act: 'removeDevice', deviceId });
   if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
   sendJson(res, 200, { deviceId, deleted: true });
   log.info(`device ${deviceId} removed from ${key.accountId}`);
+  // Its tokens are gone from the store; connections opened with them go too.
+  await afterAnswer(
+    log,
+    `closing ${deviceId}'s connections`,
+    bus.publish(key.accountId, { kind: 'device.removed', deviceId }),
+  );
 }
 
 /** A one-time pairing code for this account (`svc pair`). Only its hash is stored. */
 async function createPairing({ res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  // Only an API key pairs: a token minted by a phone would outlive that phone's unpairing.
+  authorize(key, { act: 'createPairing' });
   const code = generatePairingCode();
   const at = now();
   const expiresAt = at + PAIRING_TTL_MS;

@@ -99,6 +99,10 @@ export class SqliteStore implements Store {
     return computers.getComputer(this.db, hookId);
   }
 
+  async claimComputer(hookId: string, keyId: string): Promise<boolean> {
+    return computers.claimComputer(this.db, hookId, keyId);
+  }
+
   async listComputers(accountId: string): Promise<ComputerRecord[]> {
     return computers.listComputers(this.db, accountId);
   }
