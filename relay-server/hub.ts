@@ -13,7 +13,7 @@ import { Connection, watchKey } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
 import { type Pushes, toWirePush } from './pushes.js';
-import type { KeyedBuckets } from './rateLimit.js';
+import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
 import type { Presence } from './routes.js';
 import type { KeyRecord, Store } from './store.js';
 
@@ -31,6 +31,8 @@ export interface HubOptions {
   pingIntervalMs: number;
   /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
   httpBuckets: KeyedBuckets;
+  /** Upgrades refused without a valid key spend from their address's bucket, like HTTP requests. */
+  refusals: RefusalLimiter;
   wsBucket: BucketConfig;
 }
 
@@ -114,6 +116,13 @@ export class Hub implements Presence {
       return;
     }
     if (!auth.ok) {
+      const limit = this.opts.refusals.charge(req.socket.remoteAddress ?? '?', `ws upgrade ${path}`);
+      if (!limit.allowed) {
+        const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+        const message = 'too many refused requests from this address';
+        refuseUpgrade(socket, 429, 'rate_limited', message, `Retry-After: ${seconds}\r\n`);
+        return;
+      }
       this.refuse(socket, path, 401, 'unauthorized', 'send the API key as Authorization: Bearer <key>');
       return;
     }

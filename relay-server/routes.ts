@@ -34,7 +34,7 @@ import type { Bus } from './bus.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
 import type { Pushes } from './pushes.js';
-import type { KeyedBuckets } from './rateLimit.js';
+import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
 import { NOT_BUILT_PAGE, serveAppFile } from './static.js';
 import type { DeviceRecord, KeyRecord, Store } from './store.js';
 
@@ -49,6 +49,8 @@ export interface RouteDeps {
   pushes: Pushes;
   presence: Presence;
   httpBuckets: KeyedBuckets;
+  /** Refused requests without a valid key, per client address (docs/security.md "Requests without a valid key"). */
+  refusals: RefusalLimiter;
   log: Log;
   now: () => number;
   /** The built phone app (relay-server/static.ts), or null: `/` then says how to build it. */
@@ -295,17 +297,14 @@ const CLAIM_REFUSALS = {
 /**
  * The phone claims a code with the public half of a key pair it made itself, and gets a device token: a key of the
  * account bound to the new app device, removed by `DELETE /devices/<id>`. No API key: the code is the credential.
- * Rate-limited per address like keys are (codes are 128 random bits; this bounds the work, not the odds).
+ * A refused claim spends from its address's bucket of refusals (the router does that); a claim of a real code never
+ * does, so one client guessing behind a proxy cannot block the pairing of the others (codes are 128 random bits:
+ * the bucket bounds the work, not the odds).
  */
-async function claimPairing({ req, res }: Context, { store, httpBuckets, log, now }: RouteDeps): Promise<void> {
-  const limit = httpBuckets.take(`claim:${req.socket.remoteAddress ?? '?'}`);
-  if (!limit.allowed) {
-    const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
-    throw new HttpError(429, 'rate_limited', `too many pairing attempts; retry in ${seconds}s`, {
-      'Retry-After': String(seconds),
-    });
-  }
+async function claimPairing({ req, res }: Context, { store, log, now }: RouteDeps): Promise<void> {
   const body = await readJson(req, PairingClaimRequest);
+  const open = await store.pairingState(hashApiKey(body.code), now());
+  if (open !== 'open') throw CLAIM_REFUSALS[open];
   try {
     await importPublicKey(body.publicKey);
   } catch {
@@ -388,6 +387,19 @@ export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, re
     };
     run().catch((error: unknown) => {
       const who = keyId ? ` (${keyId})` : '';
+      if (error instanceof HttpError && !keyId && error.status >= 400 && error.status < 500 && error.status !== 429) {
+        // Refused without a valid key: spend from the address's bucket; past it, a quiet 429 (the limiter logs runs).
+        const address = req.socket.remoteAddress ?? '?';
+        const limit = deps.refusals.charge(address, `http ${method} ${path}`);
+        if (!limit.allowed) {
+          if (error.status === 413) discardBody(req);
+          const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+          const headers = { 'Retry-After': String(seconds), ...(error.status === 413 ? { Connection: 'close' } : {}) };
+          const message = `too many refused requests from this address; retry in ${seconds}s`;
+          if (!res.headersSent) sendError(res, new HttpError(429, 'rate_limited', message, headers));
+          return;
+        }
+      }
       if (error instanceof HttpError) {
         log.warn(`http ${error.status} ${error.code} ${method} ${path}${who}: ${error.message}`);
         if (error.status === 413) {

@@ -139,6 +139,10 @@ export class SqliteStore implements Store {
     devices.createPairing(this.db, p);
   }
 
+  async pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'> {
+    return devices.pairingState(this.db, codeHash, now);
+  }
+
   async claimPairing(c: PairingClaim): Promise<PairingClaimResult> {
     return devices.claimPairing(this.db, c);
   }

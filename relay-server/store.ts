@@ -166,6 +166,8 @@ export interface Store {
   deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
 
   createPairing(p: NewPairing): Promise<void>;
+  /** Whether a code (its hash) could be claimed now, or why not; changes nothing. */
+  pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'>;
   /**
    * Claim a pairing code once, atomically: mark it used, add the app device (or find it by its public key) and a
    * key bound to that device. Fails without changing anything for an unknown, used or expired code.

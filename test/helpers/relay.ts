@@ -25,6 +25,7 @@ export interface TestRelayOptions {
   sweepIntervalMs?: number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  refusedBucket?: BucketConfig;
   /** The relay's clock; kept across restart. */
   now?: () => number;
   /** Default: lines are kept in `logs` (and printed when SVC_TEST_RELAY_LOG=1). */
@@ -86,6 +87,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       sweepIntervalMs: options.sweepIntervalMs,
       httpBucket: options.httpBucket,
       wsBucket: options.wsBucket,
+      refusedBucket: options.refusedBucket,
       now: options.now,
     });
 

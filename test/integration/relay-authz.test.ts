@@ -208,3 +208,55 @@ describe('unpairing', () => {
     await waitFor(() => relay.logs.some((l) => l.includes(`device ${phone.deviceId} was removed`)));
   });
 });
+
+describe('requests without a valid key', () => {
+  it('are limited per address with a bounded log, and never lock out a client with a key or the app', async () => {
+    const before = relay.logs.length;
+    const answers = await Promise.all(
+      Array.from({ length: 2_000 }, (_, i) =>
+        api(relay.url, 'GET', '/computers', { key: i % 2 ? `svc_${'x'.repeat(43)}` : null }),
+      ),
+    );
+    const count = (status: number) => answers.filter((a) => a.status === status).length;
+    // 30 in the burst and 5 a second after it: the rest is 429 with Retry-After.
+    expect(count(401)).toBeGreaterThan(0);
+    expect(count(401)).toBeLessThan(80);
+    expect(count(429)).toBe(2_000 - count(401));
+    const limited = answers.find((a) => a.status === 429)!;
+    expect(limited.json.error.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // One line per 401, one when the run of 429s started; not one per request.
+    const lines = relay.logs.slice(before);
+    expect(lines.length).toBeLessThan(count(401) + 5);
+    expect(lines.filter((l) => l.includes('dropping requests without a valid key'))).toHaveLength(1);
+    // The same address with a valid key, and the app's own files, are not refused.
+    expect((await api(relay.url, 'GET', '/computers', { key: relay.apiKey })).status).toBe(200);
+    expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
+    // An upgrade with a bad key is refused 429 too while the address has no tokens left.
+    await expect(TestSocket.open(relay.wsUrl, `svc_${'y'.repeat(43)}`)).rejects.toThrow('upgrade refused: 429');
+  });
+
+  it('pairing claims: guesses from one address run out, a real code from that same address still pairs', async () => {
+    const key = await publicKey();
+    const guesses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        api(relay.url, 'POST', '/pairings/claim', {
+          body: { code: `${String(i).padStart(2, '0')}${'A'.repeat(20)}`, name: 'guess', publicKey: key },
+        }),
+      ),
+    );
+    const statuses = guesses.map((g) => g.status);
+    expect(statuses).toContain(404);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(50);
+    expect(new Set(statuses)).toEqual(new Set([404, 429]));
+
+    // Someone else behind the same proxy (the same address here) pairs with a real code at once.
+    const phone = await pairPhone();
+    expect(phone.token).toMatch(/^svc_/);
+    // A used code is still a refusal, limited like the guesses.
+    const code = await api(relay.url, 'POST', '/pairings', { key: relay.apiKey, body: {} });
+    const claim = { code: code.json.code, name: 'phone', publicKey: await publicKey() };
+    expect((await api(relay.url, 'POST', '/pairings/claim', { body: claim })).status).toBe(200);
+    expect((await api(relay.url, 'POST', '/pairings/claim', { body: claim })).status).toBe(429);
+  });
+});
