@@ -5,7 +5,7 @@
  */
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
+import { loggedIn } from '../../actors/configFile.js';
 import { ensureDeviceIdentity, loadDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { withFileLock } from '../../actors/fileLock.js';
@@ -40,11 +40,13 @@ export async function agentSend(opts: {
   timeoutMs?: number;
 }): Promise<AgentSendResult> {
   const paths = svcPaths(opts.home ?? homedir());
-  const config = readConfigFile(paths.config);
-  if (config.status !== 'ok' || !config.data.apiKey || !config.data.baseUrl) {
-    throw new AgentSendError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
+  let account: { apiKey: string; baseUrl: string };
+  try {
+    account = loggedIn(paths.config);
+  } catch (err) {
+    throw new AgentSendError((err as Error).message);
   }
-  const { apiKey, baseUrl } = config.data;
+  const { apiKey, baseUrl } = account;
   if (opts.text.length === 0) throw new AgentSendError('nothing to send');
 
   const me = await ensureDeviceIdentity({

@@ -9,7 +9,7 @@
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
+import { loggedIn } from '../../actors/configFile.js';
 import { loadDeviceIdentity } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { RelayHttpError, relayRequest } from '../../actors/relayHttp.js';
@@ -24,11 +24,7 @@ const jsonArg = { type: 'boolean', description: 'Print JSON for scripts' } as co
 
 async function account(home = homedir()) {
   const paths = svcPaths(home);
-  const config = readConfigFile(paths.config);
-  if (config.status !== 'ok' || !config.data.apiKey || !config.data.baseUrl) {
-    throw new Error('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
-  }
-  const { apiKey, baseUrl } = config.data;
+  const { apiKey, baseUrl } = loggedIn(paths.config);
   const me = await loadDeviceIdentity(paths.deviceKey, baseUrl);
   const list = () => relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
   const computers = () =>
