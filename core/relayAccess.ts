@@ -25,8 +25,11 @@ export type Act =
   | { act: 'typeKeys' }
   /** `POST /devices`. */
   | { act: 'registerDevice' }
-  /** `DELETE /devices/<id>`. */
-  | { act: 'removeDevice'; deviceId: string }
+  /**
+   * `DELETE /devices/<id>`. `computerOwner`: when the device is a computer's own device, the key that computer
+   * belongs to (null for a computer without an owner yet); undefined otherwise.
+   */
+  | { act: 'removeDevice'; deviceId: string; computerOwner?: string | null }
   /** `POST /pairings`: a code that makes a new device token. */
   | { act: 'createPairing' }
   /**
@@ -59,6 +62,10 @@ export function decideAccess(c: Credential, a: Act): Access {
     case 'removeDevice':
       if (device && c.deviceId !== a.deviceId) {
         return deny('a device token can only remove its own device; use an API key');
+      }
+      // Removing a computer's device unlinks it, which changes what phones seal for: the computer's own key only.
+      if (typeof a.computerOwner === 'string' && a.computerOwner !== c.keyId) {
+        return deny(`this is a computer's own device; only the key it belongs to (${a.computerOwner}) may remove it`);
       }
       return c.scopes.length > 0 ? allow : deny('this key has no scope');
     case 'createPairing':

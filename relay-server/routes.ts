@@ -263,7 +263,8 @@ async function deleteDevice({ res, key, params }: Context, { store, bus, log }: 
   const deviceId = params[0] ?? '';
   // A phone's device token may unpair that phone only; removing another device (a computer, another phone) takes
   // an API key, so a lost phone cannot cut the owner's computers off.
-  authorize(key, { act: 'removeDevice', deviceId });
+  const computer = (await store.listComputers(key.accountId)).find((c) => c.deviceId === deviceId);
+  authorize(key, { act: 'removeDevice', deviceId, computerOwner: computer?.ownerKeyId });
   if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
   sendJson(res, 200, { deviceId, deleted: true });
   log.info(`device ${deviceId} removed from ${key.accountId}`);

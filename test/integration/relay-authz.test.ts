@@ -145,6 +145,10 @@ describe('what the phone seals for', () => {
     expect(repoint.json.error.message).toContain('another key');
     const listed = await api(relay.url, 'GET', '/computers', { key: relay.apiKey });
     expect(listed.json.computers[0].deviceId).toBe(deviceId);
+    // Nor unlink it by removing the computer's device.
+    const unlink = await api(relay.url, 'DELETE', `/devices/${deviceId}`, { key: other });
+    expect(unlink.status).toBe(403);
+    expect(unlink.json.error.message).toContain("computer's own device");
 
     // Its own key logging in again with a new device (a reinstalled computer) is the one way the mapping changes.
     const own = await api(relay.url, 'POST', '/computers', {
