@@ -3,6 +3,7 @@
  * a second key of the account try to take a computer over. Each attempt is refused with a code, and the computer's
  * real listener (subscribed with the key it registered with) hears nothing of it and stays subscribed.
  */
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLOSE } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
@@ -97,6 +98,26 @@ describe('the listener role', () => {
     const result = await open(other);
     result.send({ type: 'push.result', id: 1, state: 'injected' });
     expect((await result.next('error')).code).toBe('not_subscribed');
+  });
+});
+
+describe('a computer registered before owners were recorded', () => {
+  it('belongs to the first API key that listens for it, never to a device token', async () => {
+    const { hookId, listener } = await loggedInComputer();
+    await listener.close();
+    // As an older relay left it: no owner.
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(join(relay.dataDir, 'relay.db'));
+    db.prepare('UPDATE computers SET owner_key_id = NULL').run();
+    db.close();
+    const phone = await pairPhone();
+    expect((await hostileSubscribe(phone.token, hookId)).code).toBe(CLOSE.forbidden);
+    const first = await open(relay.apiKey);
+    await first.subscribeListener(hookId);
+    await waitFor(() => relay.logs.some((l) => l.includes(`computer ${hookId} now belongs to`)));
+    const other = await relay.createKey(['push:read']);
+    expect((await hostileSubscribe(other, hookId)).code).toBe(CLOSE.forbidden);
+    await stillListening(first, hookId);
   });
 });
 
