@@ -8,6 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLOSE } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { spawnSvc } from '../helpers/cli.js';
+import { loggedInComputer as realComputer } from '../helpers/computer.js';
+import { finalPush } from '../helpers/devices.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 
 let relay: TestRelay;
@@ -29,6 +32,17 @@ async function open(key: string): Promise<TestSocket> {
 }
 
 const publicKey = async () => exportPublicKey((await generateDeviceKeys(false)).publicKey);
+
+/** A well-formed envelope that opens for nobody: what the relay sees of any sealed key input. */
+async function junkEnvelope() {
+  const keys = await generateDeviceKeys(false);
+  return seal({
+    purpose: 'pane.keys',
+    from: { id: 'd_x', privateKey: keys.privateKey },
+    to: [{ id: 'd_x', publicKey: keys.publicKey }],
+    plaintext: '{}',
+  });
+}
 
 /** A phone paired the ordinary way: a code made with the API key, claimed with a fresh key pair. */
 async function pairPhone(codeKey = relay.apiKey): Promise<{ token: string; deviceId: string }> {
@@ -71,7 +85,12 @@ async function stillListening(listener: TestSocket, hookId: string) {
 async function hostileSubscribe(key: string, hookId: string) {
   const socket = await open(key);
   socket.send({ type: 'subscribe', role: 'listener', hookId, lastPushId: 0, version: '9.9.9' });
-  return socket.closed;
+  // Either the relay closes it (refused), or it becomes the listener (what happened before roles were bound).
+  const tookOver = socket
+    .next('subscribed', () => true, 10_000)
+    .then(() => ({ code: -1, reason: 'subscribed as the listener' }))
+    .catch(() => new Promise<never>(() => {}));
+  return Promise.race([socket.closed, tookOver]);
 }
 
 describe('the listener role', () => {
@@ -99,6 +118,37 @@ describe('the listener role', () => {
     result.send({ type: 'push.result', id: 1, state: 'injected' });
     expect((await result.next('error')).code).toBe('not_subscribed');
   });
+});
+
+describe('the real svc listener', () => {
+  it('stays subscribed and types while a device token and a read-only key try to take its place', async () => {
+    const computer = await realComputer({ url: relay.url, apiKey: relay.apiKey, name: 'laptop' });
+    const listener = spawnSvc(['listener'], computer.env);
+    try {
+      await listener.waitForLine(/server persisted listener.sessions/);
+      const phone = await pairPhone();
+      expect((await hostileSubscribe(phone.token, computer.hookId)).code).toBe(CLOSE.forbidden);
+      const reader = await relay.createKey(['push:read']);
+      expect((await hostileSubscribe(reader, computer.hookId)).code).toBe(CLOSE.forbidden);
+      const app = await open(reader);
+      await app.subscribeApp();
+      app.send({ type: 'pane.keys', computer: computer.hookId, session: 'svc-proj', envelope: await junkEnvelope() });
+      expect(await app.next('keys.result')).toMatchObject({ state: 'refused', code: 'forbidden' });
+
+      // Still its listener: a message is typed, and it never heard of anyone else.
+      const sent = await api(relay.url, 'POST', '/pushes/send', {
+        key: relay.apiKey,
+        body: { type: 'agent.command', agentSessionName: 'svc-proj', body: 'still typed here' },
+      });
+      expect((await finalPush(relay, sent.json.id)).state).toBe('injected');
+      await waitFor(async () => (await computer.tmux.capture('svc-proj')).includes('you said: still typed here'));
+      expect(listener.output()).not.toMatch(/4409|not retrying|replaced/);
+    } finally {
+      await listener.stop();
+      await computer.tmux.cleanup();
+      computer.home.cleanup();
+    }
+  }, 60_000);
 });
 
 describe('a computer registered before owners were recorded', () => {
