@@ -14,6 +14,8 @@ import { z } from 'zod';
 import type { RefusalCode } from './protocol.js';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from './sealedBodies.js';
 
+export { type ComputerDecision, decideComputerDevice } from './computerPins.js';
+
 /** The most device actors the listener keeps: a relay inventing device ids cannot grow it without bound. */
 export const MAX_DEVICE_ACTORS = 64;
 
@@ -192,19 +194,6 @@ export function decideTrust(pin: DevicePin | undefined, listedKey: string | null
   if (pin.changedKey) return { ok: false, why: 'unverified' };
   if (pin.publicKey !== listedKey) return { ok: false, why: 'key_changed' };
   return { ok: true, key: pin.publicKey, firstContact: false };
-}
-
-export type ComputerDecision = { ok: true; firstContact: boolean } | { ok: false; why: 'moved'; pinnedDevice: string };
-
-/**
- * Whether the device the relay names for a computer is the one pinned for it: the first one seen is pinned; any
- * other is refused until a person compares its safety code (the relay, or a key of the account, could have
- * repointed the computer at a device whose key it holds).
- */
-export function decideComputerDevice(pin: ComputerPin | undefined, listedDevice: string): ComputerDecision {
-  if (!pin) return { ok: true, firstContact: true };
-  if (pin.deviceId !== listedDevice) return { ok: false, why: 'moved', pinnedDevice: pin.deviceId };
-  return { ok: true, firstContact: false };
 }
 
 export interface ContactFacts<P extends InboundPurpose = InboundPurpose> {

@@ -2,6 +2,7 @@
  * This phone as a device: its record in IndexedDB, and the keys the relay lists for computers (pinned on first use,
  * as the listener pins ours). Sealing itself is in crypto.ts, loaded when first needed (it brings zod along).
  */
+import { decideComputerDevice } from '../../../core/computerPins.js';
 import type { DeviceInfo, DeviceListResponse } from '../../../core/protocol.js';
 import { request } from './api.js';
 import { type DeviceRecord, getKv, setKv } from './db.js';
@@ -98,12 +99,14 @@ export async function refreshKeys(token: string, computers: readonly ComputerInf
     const now = c.deviceId ? out.get(c.deviceId) : undefined;
     if (!c.deviceId || !now) continue;
     const was = computerPins[c.hookId];
-    if (!was) {
+    const decision = decideComputerDevice(was ? { deviceId: was } : undefined, c.deviceId);
+    if (decision.ok && decision.firstContact) {
       computerPins[c.hookId] = c.deviceId;
       changedComputers = true;
-    } else if (was !== c.deviceId) {
-      const pinned = pins[was] ?? '';
-      moved.set(c.hookId, { ...now, name: c.name, pinned, changed: true, movedFrom: was, hookId: c.hookId });
+    } else if (!decision.ok) {
+      const from = decision.pinnedDevice;
+      const pinned = pins[from] ?? '';
+      moved.set(c.hookId, { ...now, name: c.name, pinned, changed: true, movedFrom: from, hookId: c.hookId });
     }
   }
   if (changedComputers) await setKv('computerPins', computerPins);
