@@ -63,6 +63,7 @@ const EXPLAIN: Record<string, string> = {
   subscriber_unverified:
     "the computer does not trust this sender's key (new, changed or not on the relay); compare safety codes with `svc devices` there",
   approval_pending: 'an approval prompt is waiting on the screen; answer it first',
+  screen_unreadable: 'the agent’s screen could not be read, so it was not typed (an approval prompt could be up)',
   bad_seal: 'the computer could not open the sealed message (wrong key, or changed on the way)',
   replayed: 'the computer saw this sequence stamp before (a replayed or reordered copy)',
   bad_key_name: 'a key the computer does not accept',

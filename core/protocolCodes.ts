@@ -68,6 +68,7 @@ export const REFUSAL_CODES = [
   'e2ee_required', // spec 5.5
   'subscriber_unverified', // spec 5.5
   'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
+  'screen_unreadable', // the agent's screen could not be read: a prompt could be up unseen (fail closed)
   'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
   'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
   'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/keys.ts)

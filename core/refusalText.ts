@@ -19,6 +19,8 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   subscriber_unverified:
     'Not typed: the computer does not trust this phone’s key. Compare the safety code on the Device screen with `svc devices`.',
   approval_pending: 'Not typed: an approval prompt is waiting on the screen. Answer it first (Watch), then send.',
+  screen_unreadable:
+    'Not typed: the agent’s screen could not be read, and an approval prompt could be up. Look (Watch), then send again.',
   bad_seal: 'Not typed: the computer could not open the encrypted message (wrong key or damaged on the way).',
   replayed: 'Not typed: the computer saw this message before (an old or repeated copy), so it ignored it.',
   bad_key_name: 'Not typed: the computer does not accept that key.',

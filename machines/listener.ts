@@ -98,7 +98,13 @@ export type ListenerEvent =
   | { type: 'LINK.ONLINE'; replayWindowMs?: number | null }
   | { type: 'LINK.OFFLINE'; reason: string }
   | { type: 'LINK.STOPPED'; reason: string }
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number; approvalOnScreen: string[] }
+  | {
+      type: 'INVENTORY.SNAPSHOT';
+      sessions: SessionRecord[];
+      answers: number;
+      approvalOnScreen: string[];
+      unreadable?: string[];
+    }
   | { type: 'HOLD'; held: HeldInput }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
@@ -387,14 +393,16 @@ export const listenerMachine = setup({
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
               for (const [name, record] of Object.entries(next)) {
-                const approvalOnScreen = event.approvalOnScreen.includes(name);
-                if (context.sessions[name])
-                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, approvalOnScreen });
+                const screen = {
+                  approvalOnScreen: event.approvalOnScreen.includes(name),
+                  screenUnreadable: event.unreadable?.includes(name) === true,
+                };
+                if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
                 else
                   enqueue.spawnChild('session', {
                     id: sessionId(name),
                     systemId: sessionId(name),
-                    input: { name, record, approvalOnScreen },
+                    input: { name, record, ...screen },
                   });
               }
               enqueue.assign({ sessions: next });

@@ -5,14 +5,16 @@
  *
  * This file opens the database and answers the `Store` interface; the SQL is in `sqlite/`, one file per area:
  * `schema.ts` (tables, pragmas, added columns), `accounts.ts` (accounts and keys), `pushes.ts`, `computers.ts`
- * (computers and their inventories), `devices.ts` (devices and pairing codes).
+ * (computers and their inventories), `devices.ts` (devices and pairing codes); `db.ts` opens the file and keeps every
+ * better-sqlite3 object referenced (Node 24 aborts when the collector frees one outside a context).
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { PushState, SessionRecord } from '../core/protocol.js';
 import * as accounts from './sqlite/accounts.js';
 import * as computers from './sqlite/computers.js';
+import { openDatabase } from './sqlite/db.js';
 import * as devices from './sqlite/devices.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
@@ -42,7 +44,7 @@ export function openSqliteStore(dataDir: string): SqliteStore {
   // Create the file owner-only before SQLite does; SQLite gives -wal and -shm the database file's mode.
   closeSync(openSync(file, 'a', 0o600));
   chmodSync(file, 0o600);
-  return new SqliteStore(new Database(file));
+  return new SqliteStore(openDatabase(file));
 }
 
 /** Each method is `async` so that a failing statement rejects, as a Postgres store's would, and never throws. */

@@ -23,8 +23,7 @@ export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
     'ws-url': { type: 'string', description: 'Override wsUrl for this run' },
-    'keep-awake': { type: 'boolean', default: true, description: 'Keep the computer awake (macOS); --no-keep-awake' },
-    'turn-history': { type: 'boolean', default: true, description: 'Upload sealed session history; --no-turn-history' },
+    // --keep-awake, --turn-history and the service flags are refused until they do something (core/commandLine.ts)
     debug: { type: 'boolean', description: 'Log debug lines too' },
     status: { type: 'boolean', description: 'Is a listener running? Its pid, version, relay link and sessions' },
     json: { type: 'boolean', description: 'With --status: one JSON object' },
@@ -54,8 +53,6 @@ export default defineCommand({
     try {
       listener = await startListener({
         wsUrl: args['ws-url'],
-        keepAwake: args['keep-awake'],
-        turnHistory: args['turn-history'],
         debug: args.debug,
         // A daemon started by the wrapper has its stderr appended to listener.log already: log each line once.
         logToStderr: process.env.SVC_LISTENER_BACKGROUND !== '1',

@@ -5,13 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { computerDevice, databaseHolds, finalPush, registerTestDevice, type TestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { api, finalPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import type { TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -268,7 +268,7 @@ describe('sealed pushes', () => {
     // The relay swaps the phone's key for one it holds, and seals as the phone.
     const evil = await generateDeviceKeys(false);
     const evilKey = await exportPublicKey(evil.publicKey);
-    const db = new Database(join(relay.dataDir, 'relay.db'));
+    const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(evilKey, app.deviceId);
     db.close();
     const { seal } = await import('../../core/seal.js');
@@ -350,7 +350,7 @@ describe('sealed pushes', () => {
     // The phone was reinstalled: a new key under the same device id (as the relay would show it).
     const fresh = await generateDeviceKeys(false);
     const freshKey = await exportPublicKey(fresh.publicKey);
-    const db = new Database(join(relay.dataDir, 'relay.db'));
+    const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(freshKey, app.deviceId);
     db.close();
     const { seal } = await import('../../core/seal.js');

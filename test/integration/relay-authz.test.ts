@@ -8,10 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLOSE } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer as realComputer } from '../helpers/computer.js';
-import { finalPush } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, finalPush, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 
 let relay: TestRelay;
 const sockets: TestSocket[] = [];
@@ -156,8 +156,7 @@ describe('a computer registered before owners were recorded', () => {
     const { hookId, listener } = await loggedInComputer();
     await listener.close();
     // As an older relay left it: no owner.
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(join(relay.dataDir, 'relay.db'));
+    const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE computers SET owner_key_id = NULL').run();
     db.close();
     const phone = await pairPhone();

@@ -104,6 +104,14 @@ describe('refusals (spec 7)', () => {
       'shell_input_forbidden',
     ],
     ['shell session, addressed here', { shellSession: true, pane: pane('bash'), addressedToThisComputer: true }, null],
+    ['an approval prompt in the fresh reading', { approvalPending: true }, 'approval_pending'],
+    ['the screen could not be read', { screenUnreadable: true }, 'screen_unreadable'],
+    ['unreadable outranks a prompt', { screenUnreadable: true, approvalPending: true }, 'screen_unreadable'],
+    [
+      'a shell in front outranks an unreadable screen',
+      { screenUnreadable: true, pane: pane('bash') },
+      'shell_in_front',
+    ],
   ])('%s', (_n, override, code) => {
     expect(refusalFor({ ...base, ...override })).toBe(code);
   });

@@ -18,6 +18,7 @@ import type { InjectInput, InjectOutput } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
 import type { RemoveOutcome, WorktreeInput } from '../../machines/worktree.js';
 import { worktreeMachine } from '../../machines/worktree.js';
+import { readableScreens } from '../fakes/fakeTmux.js';
 
 const flush = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -61,6 +62,8 @@ function harness(opts: HarnessOptions = {}) {
     removed: [] as string[],
     /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
     screens: {} as Record<string, string>,
+    /** Pane ids whose screen the reading leaves out (tmux could not read it). */
+    unreadable: [] as string[],
     hold: null as Promise<void> | null,
     /** While set, typing waits on it (a push being typed when its session ends). */
     typing: null as Promise<void> | null,
@@ -100,7 +103,9 @@ function harness(opts: HarnessOptions = {}) {
             if (state.hold) await state.hold;
             const sessions = state.staleOnce ?? state.sessions;
             state.staleOnce = null;
-            return { sessions, screens: state.screens, takenAt: clock.now() };
+            const screens = readableScreens(sessions, state.screens);
+            for (const id of state.unreadable) delete screens[id];
+            return { sessions, screens, takenAt: clock.now() };
           }),
         },
         actions: { log },
@@ -532,6 +537,60 @@ describe('session actor', () => {
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
     // The picker still waits for a second reading to say so.
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working' });
+  });
+
+  it('types a message at once after the prompt was answered, while the picker still shows the prompt', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('awaiting_approval-1');
+    await flush();
+    await h.connect();
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    h.push({ id: 1, body: 'while it asks' });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so.
+    h.state.screens[pane] = fixture('working-1');
+    h.push({ id: 2, body: 'and then this' });
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ approval: 'pending' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['and then this']);
+    expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  it('refuses a message when the agent’s screen could not be read, and says so in its log once', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('idle-1');
+    await flush();
+    await h.connect();
+    // Readable: typed. This proves the refusal below is the unread screen's doing.
+    h.push({ id: 1, body: 'first' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    h.state.unreadable.push(pane);
+    h.push({ id: 2, body: 'second' });
+    await flush();
+    h.push({ id: 3, body: 'third' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'refused', code: 'screen_unreadable' },
+      { id: 3, state: 'refused', code: 'screen_unreadable' },
+    ]);
+    const lines = h.state.logs.filter((l) => /svc-proj: its screen could not be read/.test(l.message));
+    expect(lines).toHaveLength(1);
+    expect(h.state.logs.map((l) => l.message)).toContain('push 2: refused screen_unreadable for svc-proj');
+    // Readable again: typed again.
+    h.state.unreadable.length = 0;
+    h.push({ id: 4, body: 'fourth' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'fourth']);
   });
 
   it('logs once when the agent the wrapper started is no longer in its pane', async () => {

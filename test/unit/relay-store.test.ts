@@ -4,11 +4,11 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionRecord } from '../../core/protocol.js';
 import { createAccount, createApiKey } from '../../relay-server/accounts.js';
 import { hashApiKey } from '../../relay-server/auth.js';
+import { keptCounts, openDatabase } from '../../relay-server/sqlite/db.js';
 import { openSqliteStore, type SqliteStore } from '../../relay-server/sqliteStore.js';
 import type { NewPush } from '../../relay-server/store.js';
 
@@ -56,7 +56,7 @@ describe('accounts and keys', () => {
     await expect(createApiKey(store, account.accountId, [])).rejects.toThrow('at least one scope');
 
     await store.close();
-    const raw = new Database(join(dataDir, 'relay.db'), { readonly: true });
+    const raw = openDatabase(join(dataDir, 'relay.db'), { readonly: true });
     const dump = JSON.stringify(raw.prepare('SELECT * FROM api_keys').all());
     raw.close();
     expect(dump).not.toContain(account.apiKey);
@@ -207,7 +207,7 @@ describe('computers', () => {
     expect(await store.claimComputer('c_1', 'key_2')).toBe(false);
 
     // A computer of a database made before owners were recorded.
-    const raw = new Database(join(dataDir, 'relay.db'));
+    const raw = openDatabase(join(dataDir, 'relay.db'));
     raw.prepare("UPDATE computers SET owner_key_id = NULL WHERE hook_id = 'c_1'").run();
     raw.close();
     expect(await store.claimComputer('c_1', 'key_3')).toBe(true);
@@ -226,20 +226,20 @@ describe('the file', () => {
     store = openSqliteStore(dataDir);
     expect(await store.findKeyByHash(hashApiKey(account.apiKey))).not.toBeNull();
     expect((await store.insertPush(push(account.accountId))).push.id).toBe(2);
-    const raw = new Database(join(dataDir, 'relay.db'), { readonly: true });
-    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    const raw = openDatabase(join(dataDir, 'relay.db'), { readonly: true });
+    expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
     raw.close();
   });
 
   it('gives a version 1 database the columns added since', async () => {
     const account = await createAccount(store);
     await store.close();
-    const raw = new Database(join(dataDir, 'relay.db'));
+    const raw = openDatabase(join(dataDir, 'relay.db'));
     raw.exec('ALTER TABLE pushes DROP COLUMN sealed');
     raw.exec('ALTER TABLE computers DROP COLUMN device_id');
     raw.exec('ALTER TABLE api_keys DROP COLUMN device_id');
     raw.exec('ALTER TABLE computers DROP COLUMN owner_key_id');
-    raw.pragma('user_version = 1');
+    raw.exec('PRAGMA user_version = 1');
     raw.close();
     store = openSqliteStore(dataDir);
     expect(await store.findKeyByHash(hashApiKey(account.apiKey))).toMatchObject({ keyId: account.keyId });
@@ -256,17 +256,49 @@ describe('the file', () => {
       now: 1,
     };
     expect((await store.registerComputer({ ...computer, deviceId: 'dev_1' })).deviceId).toBe('dev_1');
-    const check = new Database(join(dataDir, 'relay.db'), { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(2);
+    const check = openDatabase(join(dataDir, 'relay.db'), { readonly: true });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
     check.close();
   });
 
   it('refuses a database from a newer relay', async () => {
     await store.close();
-    const raw = new Database(join(dataDir, 'relay.db'));
-    raw.pragma('user_version = 99');
+    const raw = openDatabase(join(dataDir, 'relay.db'));
+    raw.exec('PRAGMA user_version = 99');
     raw.close();
     expect(() => openSqliteStore(dataDir)).toThrow(/schema version 99/);
     store = openSqliteStore(join(root, 'fresh'));
+  });
+});
+
+describe('better-sqlite3 objects (relay-server/sqlite/db.ts)', () => {
+  // Node 24 aborts the process when the collector frees a better-sqlite3 wrapper outside a JavaScript context, so
+  // none may become garbage: one statement per SQL text, and every database kept.
+  it('hands out one statement per SQL text, and keeps every database it opened', () => {
+    const before = keptCounts();
+    const db = openDatabase(':memory:');
+    expect(db.prepare('SELECT 1 AS one')).toBe(db.prepare('SELECT 1 AS one'));
+    expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+    db.close();
+    expect(keptCounts()).toEqual({ databases: before.databases + 1, statements: before.statements + 1 });
+  });
+
+  it('a store makes no new statement for calls it has made before', async () => {
+    const account = await createAccount(store);
+    const round = async () => {
+      const { push: p } = await store.insertPush(push(account.accountId, { clientId: null }));
+      await store.getPush(account.accountId, p.id);
+      await store.updatePush(
+        account.accountId,
+        p.id,
+        { states: ['pending'] },
+        { state: 'delivered', code: null, now: 2 },
+      );
+      await store.findKeyByHash(hashApiKey(account.apiKey));
+    };
+    await round();
+    const after = keptCounts();
+    for (let i = 0; i < 20; i++) await round();
+    expect(keptCounts()).toEqual(after);
   });
 });
