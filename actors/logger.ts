@@ -64,7 +64,8 @@ export function createLogger(opts: { file?: string; stderr?: boolean; debug?: bo
   const line = ({ level, message }: LogParams) => {
     if (level === 'debug' && !opts.debug) return;
     const text = `${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`;
-    if (opts.file) appendFileSync(opts.file, text);
+    // A log deleted while we run is made again: owner-only, like the first one (the mode applies on creation).
+    if (opts.file) appendFileSync(opts.file, text, { mode: 0o600 });
     if (opts.stderr !== false) writeStd(process.stderr, text);
   };
   return {

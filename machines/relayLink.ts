@@ -80,7 +80,10 @@ export function closeExplanation(code: number): string {
     case CLOSE.unauthorized:
       return 'relay refused the API key (4401); run `svc login` with a valid key';
     case CLOSE.forbidden:
-      return 'the API key lacks the push:read scope (4403); run `svc login` with a listener key';
+      return (
+        'relay refused this key as the listener of this computer (4403): it lacks push:read, or the computer ' +
+        'belongs to the key it first logged in with; run `svc login` with that key (or another --name)'
+      );
     case CLOSE.unknownComputer:
       return 'relay does not know this computer (4404); run `svc login` again';
     case CLOSE.replaced:

@@ -13,7 +13,7 @@ import { Connection, watchKey } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
 import { type Pushes, toWirePush } from './pushes.js';
-import type { KeyedBuckets } from './rateLimit.js';
+import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
 import type { Presence } from './routes.js';
 import type { KeyRecord, Store } from './store.js';
 
@@ -31,6 +31,8 @@ export interface HubOptions {
   pingIntervalMs: number;
   /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
   httpBuckets: KeyedBuckets;
+  /** Upgrades refused without a valid key spend from their address's bucket, like HTTP requests. */
+  refusals: RefusalLimiter;
   wsBucket: BucketConfig;
   /** A listener's push.result frames spend from this when its frame bucket is empty (RELAY_RESULT_BUCKET). */
   resultBucket: BucketConfig;
@@ -126,6 +128,13 @@ export class Hub implements Presence {
       return;
     }
     if (!auth.ok) {
+      const limit = this.opts.refusals.charge(req.socket.remoteAddress ?? '?', `ws upgrade ${path}`);
+      if (!limit.allowed) {
+        const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+        const message = 'too many refused requests from this address';
+        refuseUpgrade(socket, 429, 'rate_limited', message, `Retry-After: ${seconds}\r\n`);
+        return;
+      }
       this.refuse(socket, path, 401, 'unauthorized', 'send the API key as Authorization: Bearer <key>');
       return;
     }
@@ -285,6 +294,13 @@ export class Hub implements Presence {
         if (told > 0) this.opts.log.info(`pane ${event.hookId}/* stopped (computer_offline) for ${told} watch(es)`);
         return;
       }
+      case 'device.removed':
+        for (const conn of group.connections) {
+          if (conn.key.deviceId !== event.deviceId) continue;
+          this.opts.log.warn(`ws 4401 ${conn.label}: its device ${event.deviceId} was removed`);
+          conn.close(CLOSE.unauthorized, 'this device was removed; pair again');
+        }
+        return;
       case 'listener.subscribed':
         for (const conn of group.connections) {
           if (conn.role === 'listener' && conn.hookId === event.hookId && conn.id !== event.connectionId) {

@@ -109,6 +109,10 @@ export class SqliteStore implements Store {
     return computers.getComputer(this.db, hookId);
   }
 
+  async claimComputer(hookId: string, keyId: string): Promise<boolean> {
+    return computers.claimComputer(this.db, hookId, keyId);
+  }
+
   async listComputers(accountId: string): Promise<ComputerRecord[]> {
     return computers.listComputers(this.db, accountId);
   }
@@ -143,6 +147,10 @@ export class SqliteStore implements Store {
 
   async createPairing(p: NewPairing): Promise<void> {
     devices.createPairing(this.db, p);
+  }
+
+  async pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'> {
+    return devices.pairingState(this.db, codeHash, now);
   }
 
   async claimPairing(c: PairingClaim): Promise<PairingClaimResult> {

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS computers (
   sessions TEXT NOT NULL DEFAULT '[]',
   sessions_at INTEGER,
   device_id TEXT,
+  owner_key_id TEXT,
   UNIQUE (account_id, name)
 );
 CREATE TABLE IF NOT EXISTS devices (
@@ -73,6 +74,7 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'pushes', column: 'sealed', decl: 'TEXT' },
   { table: 'computers', column: 'device_id', decl: 'TEXT' },
   { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
+  { table: 'computers', column: 'owner_key_id', decl: 'TEXT' },
 ];
 
 /** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */

@@ -27,6 +27,7 @@ export interface TestRelayOptions {
   wsBucket?: BucketConfig;
   maxOpenPushBytes?: number;
   keepFinalPushes?: number;
+  refusedBucket?: BucketConfig;
   /** The relay's clock; kept across restart. */
   now?: () => number;
   /** Default: lines are kept in `logs` (and printed when SVC_TEST_RELAY_LOG=1). */
@@ -90,6 +91,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       wsBucket: options.wsBucket,
       maxOpenPushBytes: options.maxOpenPushBytes,
       keepFinalPushes: options.keepFinalPushes,
+      refusedBucket: options.refusedBucket,
       now: options.now,
     });
 

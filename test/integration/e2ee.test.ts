@@ -339,6 +339,46 @@ describe('sealed pushes', () => {
     expect(row.safetyCode).not.toBe(await safetyCode(computer.publicKey, app.publicKey));
   });
 
+  it('refuses a computer the relay repoints at another device, with a safety code, until verified', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    expect((await runSvc(['agent', 'send', token('first')], env)).stdout).toBe('typed into svc-proj\n');
+    // The computer's own key (the one thing the relay still lets do it) names a new device for it: a reinstall, or
+    // a stolen key, or the relay's operator. The new device's key is ours, so we could read what is sealed for it.
+    const decoy = await generateDeviceKeys(false);
+    const decoyKey = await exportPublicKey(decoy.publicKey);
+    const device = await api(relay.url, 'POST', '/devices', {
+      key,
+      body: { name: 'decoy', kind: 'computer', publicKey: decoyKey },
+    });
+    const name = (await api(relay.url, 'GET', '/computers', { key })).json.computers[0].name;
+    const moved = await api(relay.url, 'POST', '/computers', { key, body: { name, deviceId: device.json.deviceId } });
+    expect(moved.json.deviceId).toBe(device.json.deviceId);
+
+    const refused = await runSvc(['agent', 'send', token('redirected')], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `NOT SENT: the relay now says ${name} (${hookId}) is device ${device.json.deviceId}`,
+    );
+    expect(refused.stderr).toContain(`it was ${computer.id}`);
+    const { safetyCode } = await import('../../core/sealKeys.js');
+    expect(refused.stderr).toContain(`safety code ${await safetyCode(computer.publicKey, decoyKey)}`);
+    expect((await api(relay.url, 'GET', '/pushes/2', { key })).status).toBe(404);
+    const rows = JSON.parse((await runSvc(['devices', '--json'], env)).stdout).devices;
+    expect(rows.find((d: { deviceId: string }) => d.deviceId === device.json.deviceId).state).toContain(
+      `COMPUTER MOVED (${name} was ${computer.id})`,
+    );
+    // Still refused on the next try: the pin, not a one-off check.
+    expect((await runSvc(['agent', 'send', token('again')], env)).stderr).toContain('NOT SENT');
+
+    // The person compared the code and accepts the new device: now it is sealed for that one (and, since that is
+    // not really this computer's key, the listener here cannot open it).
+    expect((await runSvc(['devices', 'verify', device.json.deviceId, '--yes'], env)).code).toBe(0);
+    const after = await runSvc(['agent', 'send', token('after')], env);
+    expect(after.stderr).not.toContain('NOT SENT');
+    expect((await api(relay.url, 'GET', '/pushes/2', { key })).status).toBe(200);
+  });
+
   it('svc devices verify accepts a device’s new key; forget drops it here and on the relay', async () => {
     listener = await startListener();
     expect((await finalPush(account, await post(await sealedPush(app, token('first'), 1)))).state).toBe('injected');

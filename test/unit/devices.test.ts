@@ -8,6 +8,7 @@ import {
   type ContactFacts,
   type DevicePin,
   DevicesUnavailableError,
+  decideComputerDevice,
   decideContact,
   decideTrust,
   emptyPins,
@@ -214,5 +215,53 @@ describe('lookupWithRetry: the device list read again before giving up', () => {
       message: "could not read the relay's device list: connect ECONNREFUSED 127.0.0.1:1",
     });
     expect(openFailure(new Error('bad'), 'pane.keys').code).toBe('bad_seal');
+  });
+});
+
+describe('which device a computer is', () => {
+  it.each([
+    ['first sight pins it', undefined, 'd_1', { ok: true, firstContact: true }],
+    ['the pinned device', { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 }, 'd_1', { ok: true, firstContact: false }],
+    [
+      'another device',
+      { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 },
+      'd_2',
+      { ok: false, why: 'moved', pinnedDevice: 'd_1' },
+    ],
+    [
+      'another device, already seen',
+      { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1, changedDevice: { deviceId: 'd_2', seenAt: 2 } },
+      'd_2',
+      { ok: false, why: 'moved', pinnedDevice: 'd_1' },
+    ],
+  ] as const)('%s', (_name, pin, listed, decision) => {
+    expect(decideComputerDevice(pin, listed)).toEqual(decision);
+  });
+
+  it('pins once, records a move once, takes the new device on verify, and forgets it with its device', () => {
+    let file = applyPinOps(emptyPins(), [
+      { op: 'pinComputer', hookId: 'c_1', deviceId: 'd_1', at: 1 },
+      { op: 'pinComputer', hookId: 'c_1', deviceId: 'd_9', at: 2 },
+    ]);
+    expect(file.computers).toEqual({ c_1: { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 } });
+    const moved = applyPinOp(file, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_2', at: 3 });
+    expect(moved.computers?.c_1?.changedDevice).toEqual({ deviceId: 'd_2', seenAt: 3 });
+    expect(applyPinOp(moved, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_2', at: 4 })).toBe(moved);
+    expect(applyPinOp(file, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_1', at: 4 })).toBe(file);
+    file = applyPinOp(moved, { op: 'verifyComputer', hookId: 'c_1', deviceId: 'd_2', at: 5 });
+    expect(file.computers?.c_1).toEqual({ hookId: 'c_1', deviceId: 'd_2', pinnedAt: 5 });
+    // Device ops keep the computers; forgetting the device drops the computer pinned to it.
+    const withKey = applyPinOp(file, {
+      op: 'pin',
+      deviceId: 'd_2',
+      publicKey: KEY_A,
+      fingerprint: 'a',
+      at: 6,
+      lastSeq: {},
+    });
+    expect(withKey.computers?.c_1?.deviceId).toBe('d_2');
+    const forgotten = applyPinOp(withKey, { op: 'forget', deviceId: 'd_2' });
+    expect(forgotten.devices).toEqual({});
+    expect(forgotten.computers).toBeUndefined();
   });
 });

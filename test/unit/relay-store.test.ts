@@ -183,6 +183,7 @@ describe('computers', () => {
       name: 'laptop',
       platform: null,
       hookId: 'c_1',
+      ownerKeyId: 'key_a',
       now: 1,
     });
     const again = await store.registerComputer({
@@ -190,11 +191,20 @@ describe('computers', () => {
       name: 'laptop',
       platform: 'darwin',
       hookId: 'c_2',
+      ownerKeyId: 'key_a',
       now: 2,
     });
     expect(again).toMatchObject({ hookId: laptop.hookId, platform: 'darwin' });
-    await store.registerComputer({ accountId: 'a', name: 'desk', platform: null, hookId: 'c_3', now: 3 });
-    await store.registerComputer({ accountId: 'b', name: 'laptop', platform: null, hookId: 'c_4', now: 4 });
+    const c3 = { accountId: 'a', name: 'desk', platform: null, hookId: 'c_3', ownerKeyId: 'key_a', now: 3 };
+    await store.registerComputer(c3);
+    await store.registerComputer({
+      accountId: 'b',
+      name: 'laptop',
+      platform: null,
+      hookId: 'c_4',
+      ownerKeyId: 'key_b',
+      now: 4,
+    });
     await store.saveSessions('c_1', [session('svc-a'), session('svc-b')], 10);
     await store.saveSessions('c_3', [session('svc-b')], 11);
     await store.saveSessions('c_4', [session('svc-a')], 12);
@@ -209,6 +219,29 @@ describe('computers', () => {
     });
     expect((await store.listComputers('a')).map((c) => c.hookId)).toEqual(['c_1', 'c_3']);
     expect(await store.getComputer('c_9')).toBeNull();
+  });
+
+  it('belongs to the key that registered it: another key changes nothing, an ownerless one is claimed once', async () => {
+    await store.createAccount('a', 0);
+    const laptop = { accountId: 'a', name: 'laptop', platform: 'linux', hookId: 'c_1', now: 1 };
+    expect(await store.registerComputer({ ...laptop, deviceId: 'd_1', ownerKeyId: 'key_1' })).toMatchObject({
+      ownerKeyId: 'key_1',
+      deviceId: 'd_1',
+    });
+    const other = await store.registerComputer({ ...laptop, deviceId: 'd_evil', ownerKeyId: 'key_2' });
+    expect(other).toMatchObject({ ownerKeyId: 'key_1', deviceId: 'd_1' });
+    expect(await store.registerComputer({ ...laptop, deviceId: 'd_2', ownerKeyId: 'key_1' })).toMatchObject({
+      deviceId: 'd_2',
+    });
+    expect(await store.claimComputer('c_1', 'key_2')).toBe(false);
+
+    // A computer of a database made before owners were recorded.
+    const raw = openDatabase(join(dataDir, 'relay.db'));
+    raw.prepare("UPDATE computers SET owner_key_id = NULL WHERE hook_id = 'c_1'").run();
+    raw.close();
+    expect(await store.claimComputer('c_1', 'key_3')).toBe(true);
+    expect(await store.claimComputer('c_1', 'key_1')).toBe(false);
+    expect((await store.getComputer('c_1'))?.ownerKeyId).toBe('key_3');
   });
 });
 
@@ -234,6 +267,7 @@ describe('the file', () => {
     raw.exec('ALTER TABLE pushes DROP COLUMN sealed');
     raw.exec('ALTER TABLE computers DROP COLUMN device_id');
     raw.exec('ALTER TABLE api_keys DROP COLUMN device_id');
+    raw.exec('ALTER TABLE computers DROP COLUMN owner_key_id');
     raw.exec('PRAGMA user_version = 1');
     raw.close();
     store = openSqliteStore(dataDir);
@@ -242,7 +276,14 @@ describe('the file', () => {
     expect((await store.getPush(account.accountId, sealed.id))?.sealed).toBe('{"v":1}');
     const device = { deviceId: 'dev_1', accountId: account.accountId, name: 'mac', kind: 'computer' as const };
     await store.registerDevice({ ...device, publicKey: 'pk', now: 1 });
-    const computer = { accountId: account.accountId, name: 'mac', platform: null, hookId: 'hook_1', now: 1 };
+    const computer = {
+      accountId: account.accountId,
+      name: 'mac',
+      platform: null,
+      hookId: 'hook_1',
+      ownerKeyId: 'k',
+      now: 1,
+    };
     expect((await store.registerComputer({ ...computer, deviceId: 'dev_1' })).deviceId).toBe('dev_1');
     const check = openDatabase(join(dataDir, 'relay.db'), { readonly: true });
     expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });

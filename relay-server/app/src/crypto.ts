@@ -64,6 +64,11 @@ export async function sealFor(
   body: unknown,
 ): Promise<unknown> {
   if (!key) throw new SealRefused('this computer has no key yet: update svc on it (the app only sends encrypted)');
+  if (key.movedFrom) {
+    throw new SealRefused(
+      `the relay names another device for ${key.name}: compare the safety code on the Device screen`,
+    );
+  }
   if (key.changed) {
     throw new SealRefused(`the relay lists a new key for ${key.name}: compare the safety code on the Device screen`);
   }
