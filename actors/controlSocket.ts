@@ -66,6 +66,8 @@ export interface ControlServerOptions {
   inspector: Inspector;
   version: string;
   tmuxSocket: string;
+  /** `up` when the listener runs inside `svc up` (stopping it leaves that process and its relay running). */
+  host?: 'listener' | 'up';
   /** Asked to stop the listener (after the `stop` answer is written). */
   stop: () => void;
   now?: () => number;
@@ -137,6 +139,7 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
       tmuxSocket: opts.tmuxSocket,
       relay: relay ? formatStateValue(relay.value) : null,
       sessions: actors.filter((a) => a.machine === 'session').length,
+      host: opts.host ?? 'listener',
     };
   };
 
@@ -145,7 +148,7 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
       case 'status':
         return send(status());
       case 'stop':
-        send({ ok: true, type: 'stop', pid: process.pid });
+        send({ ok: true, type: 'stop', pid: process.pid, host: opts.host ?? 'listener' });
         setImmediate(opts.stop);
         return;
       case 'state':
@@ -359,6 +362,15 @@ export function controlConnect(
   });
 }
 
+/** The listener answering on this `~/.svc`'s control socket (the best witness that one runs), or null. */
+export async function runningListener(svcDir: string, timeoutMs = 3000): Promise<StatusReply | null> {
+  try {
+    return await controlRequest(svcDir, { type: 'status' }, 'status', { timeoutMs });
+  } catch {
+    return null; // nothing answers, or not a listener of ours
+  }
+}
+
 /** One request, its first reply. Error replies reject with their message. */
 export async function controlRequest<T extends ControlReply['type']>(
   svcDir: string,
@@ -384,6 +396,15 @@ export async function controlRequest<T extends ControlReply['type']>(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+function socketGone(path: string): boolean {
+  try {
+    lstatSync(path);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * `svc listener --stop` through the socket: ask, then wait for the process to exit. Null when no listener answers
  * (the caller falls back to the pid file and signals); `exited: false` when it answered but is still running after
@@ -392,15 +413,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function stopThroughControl(
   svcDir: string,
   timeoutMs = 10_000,
-): Promise<{ pid: number; exited: boolean } | null> {
-  let pid: number;
+): Promise<{ pid: number; exited: boolean; host: 'listener' | 'up' } | null> {
+  let reply: Extract<ControlReply, { type: 'stop' }>;
   try {
-    pid = (await controlRequest(svcDir, { type: 'stop' }, 'stop')).pid;
+    reply = await controlRequest(svcDir, { type: 'stop' }, 'stop');
   } catch (err) {
     if (err instanceof ControlUnavailable) return null;
     throw err;
   }
+  const { pid } = reply;
+  // A listener inside `svc up` stops while that process keeps serving its relay: its socket going away says so.
+  const gone = reply.host === 'up' ? () => socketGone(controlSocketPath(svcDir)) : () => hasExited(pid);
   const deadline = Date.now() + timeoutMs;
-  while (!hasExited(pid) && Date.now() < deadline) await sleep(25);
-  return { pid, exited: hasExited(pid) };
+  while (!gone() && Date.now() < deadline) await sleep(25);
+  return { pid, exited: gone(), host: reply.host ?? 'listener' };
 }

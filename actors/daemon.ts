@@ -16,6 +16,7 @@ import { resolveConfig } from '../core/config.js';
 import { type DaemonAge, daemonAge, listenerPidsFromPs, PS_COLUMNS, staleLine } from '../core/daemon.js';
 import type { SvcPaths } from '../core/paths.js';
 import { readConfigFile } from './configFile.js';
+import { runningListener } from './controlSocket.js';
 import { hasExited, isListenerProcess, readPid } from './daemonFiles.js';
 import { withFileLock } from './fileLock.js';
 import { ensurePrivateDir } from './files.js';
@@ -38,9 +39,13 @@ export interface DaemonContext {
 
 export interface FoundListener {
   pid: number;
-  via: 'pidfile' | 'ps';
-  /** `listener.version`; null when missing. */
+  via: 'socket' | 'pidfile' | 'ps';
+  /** The version it runs (its answer, else `listener.version`); null when unknown. */
   version: string | null;
+  /** `up`: it runs inside `svc up`, which cannot be restarted from here; `listener`: the daemon (or unknown). */
+  host: 'listener' | 'up';
+  /** The tmux server it watches, when it said (its control socket answered). */
+  tmuxSocket?: string;
 }
 
 export type EnsureStatus = 'running' | 'newer' | 'started' | 'restarted' | 'not-logged-in' | 'failed';
@@ -117,17 +122,31 @@ function hasHome(pid: number, home: string): boolean {
   return entry === undefined || resolve(entry.slice(5)) === resolve(home);
 }
 
-/** The daemon of this HOME: by the pid file, else by a process-list search for the entry script (spec 9.4). */
+/**
+ * The listener of this HOME, whoever started it: the one answering on the control socket (the daemon, a
+ * foreground `svc listener` or the one inside `svc up`), else the pid file, else a process-list search for the
+ * entry script (spec 9.4; a daemon from before the socket, or one whose socket could not be made).
+ */
 export async function findListener(
   ctx: Pick<DaemonContext, 'paths' | 'home' | 'entry'>,
 ): Promise<FoundListener | null> {
+  const answer = await runningListener(ctx.paths.dir);
+  if (answer)
+    return {
+      pid: answer.pid,
+      via: 'socket',
+      // listener.version is what spec 9.2 compares; the answer when the file is missing
+      version: readVersion(ctx.paths.version) ?? answer.version,
+      host: answer.host ?? 'listener',
+      tmuxSocket: answer.tmuxSocket,
+    };
   const version = readVersion(ctx.paths.version);
   const pid = readPid(ctx.paths.pid);
-  if (pid && isListenerProcess(pid)) return { pid, via: 'pidfile', version };
+  if (pid && isListenerProcess(pid)) return { pid, via: 'pidfile', version, host: 'listener' };
   const pids = listenerPidsFromPs(await psOutput(), entryScripts(ctx.entry), process.pid).filter(
     (p) => !hasExited(p) && hasHome(p, ctx.home),
   );
-  return pids[0] ? { pid: pids[0], via: 'ps', version } : null;
+  return pids[0] ? { pid: pids[0], via: 'ps', version, host: 'listener' } : null;
 }
 
 // ---------------------------------------------------------------------------
@@ -157,6 +176,7 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
   const env: NodeJS.ProcessEnv = { ...ctx.env, SVC_LISTENER_BACKGROUND: '1' };
   if (ctx.socketPath) env.SVC_TMUX_SOCKET = ctx.socketPath;
   delete env.TMUX; // the daemon is not inside anyone's pane
+  // The node this CLI runs on (its native modules are built for it), never the first `node` on PATH.
   const child = spawn(process.execPath, [ctx.entry, 'listener'], {
     detached: true,
     stdio: ['ignore', out, out],
@@ -228,6 +248,13 @@ export async function ensureListener(ctx: DaemonContext): Promise<EnsureResult> 
       let status: EnsureStatus = 'started';
       if (found) {
         const age: DaemonAge = daemonAge(found.version, ctx.cliVersion);
+        if (ctx.socketPath && found.tmuxSocket && found.tmuxSocket !== ctx.socketPath)
+          lines.push(otherServerLine(found, ctx.socketPath));
+        if (found.host === 'up') {
+          // `svc up` serves the relay too: never stopped from here, and never doubled by a daemon beside it
+          if (age === 'older') lines.push(upOlderLine(found, ctx.cliVersion));
+          return { status: age === 'newer' ? 'newer' : 'running', pid: found.pid, lines };
+        }
         if (age !== 'older') return { status: age === 'newer' ? 'newer' : 'running', pid: found.pid, lines };
         lines.push(staleLine(found.version ?? '?', ctx.cliVersion));
         const note = await stopPid(ctx, found.pid);
@@ -240,6 +267,15 @@ export async function ensureListener(ctx: DaemonContext): Promise<EnsureResult> 
     },
     ctx.lockTimeoutMs,
   );
+}
+
+function otherServerLine(found: FoundListener, socketPath: string): string {
+  const fix = found.host === 'up' ? 'start `svc up` from this shell' : 'run `svc listener --restart` from this shell';
+  return `svc: the listener (pid ${found.pid}) watches the tmux server ${found.tmuxSocket}, not ${socketPath} where this session is: the phone will not see it; ${fix}, or set SVC_TMUX_SOCKET`;
+}
+
+function upOlderLine(found: FoundListener, cliVersion: string): string {
+  return `svc: the listener inside \`svc up\` (pid ${found.pid}) runs v${found.version ?? '?'}, older than this CLI (v${cliVersion}): restart \`svc up\` to update it`;
 }
 
 /** `svc listener --stop`: the stopped pid, or null when none was running. */

@@ -11,7 +11,6 @@ import { resolveConfig } from '../core/config.js';
 import { sessionEvents } from '../core/notify/events.js';
 import { svcPaths } from '../core/paths.js';
 import type { AgentState } from '../core/protocol.js';
-import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
 import { VERSION } from '../core/version.js';
@@ -26,7 +25,7 @@ import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { readConfigFile } from './configFile.js';
-import { startListenerControl } from './controlSocket.js';
+import { runningListener, startListenerControl } from './controlSocket.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
 import { loadDeviceIdentity } from './deviceKey.js';
 import { readPinsSafely, updatePins, watchPins } from './devicePins.js';
@@ -42,6 +41,7 @@ import { ensurePrivateDir } from './files.js';
 import { createGit } from './git.js';
 import { injectText, realSleep } from './inject.js';
 import { createInspector } from './inspector.js';
+import { readInventory } from './inventoryReading.js';
 import { loadLedger, saveLedger } from './ledgerFile.js';
 import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
@@ -63,6 +63,13 @@ export interface ListenerOptions {
   debug?: boolean;
   /** Also write each log line to stderr (default); off for the background daemon, whose stderr is the log file. */
   logToStderr?: boolean;
+  /** `up` when `svc up` runs this listener in its own process (said on the control socket). */
+  host?: 'listener' | 'up';
+  /**
+   * The tmux server to watch, instead of discovering one (spec 4.15): `svc up` gives the one `svc cc` run from the
+   * same shell uses, so a server that happens to answer elsewhere (found by lsof) is not taken instead.
+   */
+  tmuxSocket?: { path: string; source: string };
 }
 
 export class ListenerStartError extends Error {}
@@ -77,8 +84,6 @@ export interface RunningListener {
 }
 
 const REPLAY_WINDOW_MS = 120_000;
-/** Lines of each agent pane read per tick: the screen rules look at the last dozen non-blank ones. */
-const SCREEN_LINES = 40;
 
 export async function startListener(opts: ListenerOptions = {}): Promise<RunningListener> {
   const env = opts.env ?? process.env;
@@ -98,19 +103,24 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     throw new ListenerStartError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
   }
 
-  const running = readPid(paths.pid);
-  if (running && running !== process.pid && isListenerProcess(running)) {
+  // One listener per computer: the control socket is the witness (a listener inside `svc up` has one too).
+  const other = await runningListener(paths.dir);
+  const running = other?.pid ?? readPid(paths.pid);
+  if (running && running !== process.pid && (other || isListenerProcess(running))) {
     throw new ListenerStartError(
-      `a listener is already running (pid ${running}); stop it with \`svc listener --stop\``,
+      other?.host === 'up'
+        ? `a listener is already running inside \`svc up\` (pid ${running}); stop that \`svc up\` first`
+        : `a listener is already running (pid ${running}); stop it with \`svc listener --stop\``,
     );
   }
 
   const uid = process.getuid?.() ?? 0;
   // No tmux server yet: watch the default socket, where the first `tmux` or `svc cc` will start one.
-  const found = (await discoverTmuxSocket({ env, uid })) ?? {
-    path: defaultSocketPath(env, uid),
-    source: 'default (no server yet)',
-  };
+  const found = opts.tmuxSocket ??
+    (await discoverTmuxSocket({ env, uid })) ?? {
+      path: defaultSocketPath(env, uid),
+      source: 'default (no server yet)',
+    };
   const socketPath = found.path;
   const log = createLogger({ file: paths.log, debug: opts.debug, stderr: opts.logToStderr !== false });
   writeDaemonFiles(paths, VERSION);
@@ -193,12 +203,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
-          listSessions: fromPromise<InventoryReading>(async () => {
-            const sessions = await tmux.listSessions();
-            const panes = panesToRead(describeInventory(sessions, host));
-            const screens = panes.length > 0 ? await tmux.captureMany(panes, SCREEN_LINES) : {};
-            return { sessions, screens, takenAt: Date.now() };
-          }),
+          listSessions: fromPromise<InventoryReading>(() => readInventory(tmux, host)),
         },
         actions: { log: logAction },
       }),
@@ -283,6 +288,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     inspector,
     version: VERSION,
     tmuxSocket: socketPath,
+    host: opts.host ?? 'listener',
     stop: () => actor.send({ type: 'STOP' }),
     log,
     mcp: asks.handle,

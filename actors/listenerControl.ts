@@ -41,7 +41,7 @@ export async function listenerStatus(ctx: DaemonContext): Promise<ListenerStatus
       via: 'socket',
       status,
       lines: [
-        `listener ${status.pid} running v${status.version} for ${duration(status.uptimeMs)}; ` +
+        `listener ${status.pid} running${status.host === 'up' ? ' inside `svc up`' : ''} v${status.version} for ${duration(status.uptimeMs)}; ` +
           `relay ${status.relay ?? '-'}; ${status.sessions} session(s); tmux ${status.tmuxSocket}`,
       ],
     };
@@ -68,7 +68,15 @@ export async function stopListenerVia(ctx: DaemonContext): Promise<{ pid: number
     () => stopThroughControl(ctx.paths.dir, ctx.stopTimeoutMs ?? 10_000),
     ctx.lockTimeoutMs,
   );
-  if (viaSocket?.exited) return { pid: viaSocket.pid, lines: [`svc: listener ${viaSocket.pid} stopped`] };
+  if (viaSocket?.exited)
+    return {
+      pid: viaSocket.pid,
+      lines: [
+        viaSocket.host === 'up'
+          ? `svc: the listener inside \`svc up\` (pid ${viaSocket.pid}) stopped; \`svc up\` keeps serving the relay`
+          : `svc: listener ${viaSocket.pid} stopped`,
+      ],
+    };
   const signalled = await stopListener(ctx);
   if (viaSocket && !viaSocket.exited)
     signalled.lines.unshift(`svc: listener ${viaSocket.pid} did not stop when asked on its control socket`);

@@ -20,7 +20,8 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { SessionRecord } from '../core/protocol.js';
 import {
   chain,
@@ -42,6 +43,7 @@ import {
   sizedScreenCommands,
   TmuxError,
 } from '../core/tmux.js';
+import { type DirFacts, decideSocketDir } from '../core/tmuxSocket.js';
 
 // Part of this adapter's interface: its calls take these targets and fail with these errors.
 export { type PaneTarget, TmuxError, type TmuxErrorCode } from '../core/tmux.js';
@@ -128,6 +130,35 @@ export interface CreateTmuxOptions {
 // ---------------------------------------------------------------------------
 // The real adapter
 
+/**
+ * Before a call that may start a server: the per-user socket directory as tmux itself makes it
+ * (core/tmuxSocket.ts `decideSocketDir`); a directory tmux would refuse fails the call with one line.
+ */
+export function prepareSocketDir(socketPath: string, uid = process.getuid?.() ?? 0): void {
+  const dir = dirname(socketPath);
+  const facts = (): DirFacts | null => {
+    try {
+      const s = lstatSync(dir);
+      return { directory: s.isDirectory(), owner: s.uid, mode: s.mode };
+    } catch {
+      return null;
+    }
+  };
+  let decision = decideSocketDir(socketPath, facts(), uid);
+  if (decision.action === 'create') {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new TmuxError('failed', `cannot create the tmux socket directory ${dir}: ${(err as Error).message}`);
+    }
+    // made by us or by a tmux a moment ago: the same rule either way
+    decision = decideSocketDir(socketPath, facts(), uid);
+    if (decision.action === 'create') throw new TmuxError('failed', `cannot create the tmux socket directory ${dir}`);
+  }
+  if (decision.action === 'refuse') throw new TmuxError('failed', decision.message);
+}
+
 let bufferCounter = 0;
 
 function resolveOnPath(bin: string, pathVar: string | undefined): string {
@@ -148,6 +179,15 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     opts: { input?: string; env?: NodeJS.ProcessEnv } = {},
     pathChanged = false,
   ): Promise<string> {
+    return runBoth(args, opts, pathChanged).then((r) => r.stdout);
+  }
+
+  /** stdout and stderr of a call that succeeded (tmux may exit 0 with an error on stderr). */
+  function runBoth(
+    args: readonly string[],
+    opts: { input?: string; env?: NodeJS.ProcessEnv } = {},
+    pathChanged = false,
+  ): Promise<{ stdout: string; stderr: string }> {
     const argv = ['-u', '-S', socketPath, ...(configFile ? ['-f', configFile] : []), ...args];
     // execFile looks the program up in the PATH of `env`: with a PATH changed for the session, find tmux first
     const program = pathChanged ? resolveOnPath(bin, baseEnv.PATH) : bin;
@@ -157,7 +197,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
         argv,
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: opts.env ?? baseEnv },
         (error, stdout, stderr) => {
-          if (!error) return resolve(stdout);
+          if (!error) return resolve({ stdout, stderr: String(stderr) });
           const err = error as NodeJS.ErrnoException & { killed?: boolean };
           if (err.code === 'ENOENT') return reject(new TmuxError('no_tmux', `tmux not found (${bin})`));
           const text = String(stderr).trim();
@@ -268,18 +308,21 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       for (const [k, v] of Object.entries(opts.env ?? {})) args.push('-e', `${k}=${v}`);
       const { command } = opts;
       if (typeof command === 'string') args.push('--', command);
-      else if (command && command.length === 1) args.push('--', shellQuote(command[0]!));
+      // tmux runs one argument through `sh -c`: `exec` so the program, not a shell that some `sh` (dash) keeps
+      // as its parent, is the pane's process (a shell in front refuses pushes: shell_in_front)
+      else if (command && command.length === 1) args.push('--', `exec ${shellQuote(command[0]!)}`);
       else if (command && command.length > 1) args.push('--', ...command);
       const commands: string[][] = [args];
       for (const [option, value] of Object.entries(opts.options ?? {}))
         commands.push(['set-option', '-t', paneTargetArg(opts.name), option, value]);
+      prepareSocketDir(socketPath);
       const path = opts.env?.PATH;
-      const out = await run(
+      const { stdout, stderr } = await runBoth(
         chain(commands),
         path === undefined ? {} : { env: { ...baseEnv, PATH: path } },
         path !== undefined,
       );
-      return parseNewSession(out, nonce);
+      return parseNewSession(stdout, nonce, stderr);
     },
 
     async killSession(name) {

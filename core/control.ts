@@ -88,12 +88,14 @@ export const StatusReply = z.object({
   /** The relay link's state value, e.g. `connection.online.quiet`. */
   relay: z.string().nullable(),
   sessions: z.number().int(),
+  /** Which command runs this listener: `listener` (the background daemon or a foreground `svc listener`) or `up`. */
+  host: z.enum(['listener', 'up']).optional(),
 });
 export type StatusReply = z.infer<typeof StatusReply>;
 
 export const ControlReply = z.discriminatedUnion('type', [
   StatusReply,
-  z.object({ ...Ok, type: z.literal('stop'), pid: z.number().int() }),
+  z.object({ ...Ok, type: z.literal('stop'), pid: z.number().int(), host: z.enum(['listener', 'up']).optional() }),
   z.object({ ...Ok, type: z.literal('state'), actors: z.array(ActorView) }),
   z.object({ ...Ok, type: z.literal('events'), transitions: z.array(TransitionRecord), following: z.boolean() }),
   z.object({ ...Ok, type: z.literal('transition'), transition: TransitionRecord }),

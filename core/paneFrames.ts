@@ -78,3 +78,35 @@ export function fitFontSize(cols: number, availablePx: number, cellPerPx: number
   const fits = Math.floor((availablePx / (cols * cellPerPx)) * 2) / 2;
   return Math.min(limits.max, Math.max(limits.min, fits));
 }
+
+/**
+ * How big the Watch screen draws a pane, as the person chose on this phone: `fit` (the font at which the pane's
+ * columns fit the width, down to PANE_FONT.min: an 80-column pane on a 390 px phone is barely legible) or a font
+ * size in CSS px, at which a wide pane scrolls sideways. Readable by default.
+ */
+export type PaneZoom = 'fit' | number;
+
+/** The sizes the zoom control steps through (CSS px). */
+export const PANE_ZOOM_SIZES = [7, 8, 9, 10, 11, 12, 13, 14, 16, 18, 20] as const;
+/** Where a phone starts: legible text, the pane scrolling sideways. */
+export const READABLE_FONT = 12;
+
+/** The zoom kept on this device (`fit` or a size in px); anything else is the readable default. */
+export function parsePaneZoom(stored: string | null | undefined): PaneZoom {
+  if (stored === 'fit') return 'fit';
+  const n = Number(stored);
+  return (PANE_ZOOM_SIZES as readonly number[]).includes(n) ? n : READABLE_FONT;
+}
+
+/** The font size to draw with: the fitted one, or the chosen one. */
+export function paneFont(zoom: PaneZoom, fitSize: number): number {
+  return zoom === 'fit' ? fitSize : zoom;
+}
+
+/** One step larger (`+1`) or smaller (`-1`) than what is shown now; from `fit`, a step from the fitted size. */
+export function stepPaneZoom(zoom: PaneZoom, fitSize: number, direction: 1 | -1): PaneZoom {
+  const now = paneFont(zoom, fitSize);
+  const sizes = PANE_ZOOM_SIZES as readonly number[];
+  if (direction > 0) return sizes.find((s) => s > now) ?? sizes[sizes.length - 1]!;
+  return [...sizes].reverse().find((s) => s < now) ?? sizes[0]!;
+}

@@ -70,6 +70,41 @@ export function dirTrusted(listing: Pick<DirListing, 'owner' | 'mode'>, uid: num
   return listing.owner === uid && (listing.mode & 0o007) === 0;
 }
 
+/** What `lstat` says of a socket directory; null when it does not exist. */
+export interface DirFacts {
+  directory: boolean;
+  owner: number;
+  mode: number;
+}
+
+export type SocketDirDecision = { action: 'create' } | { action: 'use' } | { action: 'refuse'; message: string };
+
+/**
+ * Before a call that may start a tmux server on `socketPath`: tmux creates its per-user directory
+ * (`tmux-<uid>`, mode 0700) only when it picks the socket itself; given `-S` it does not, prints `error creating …`
+ * and exits 0. So for a socket in a `tmux-<uid>` directory svc does what tmux would: create it when missing, and
+ * refuse one that is not a directory, belongs to someone else or is open to others (tmux's own rule: it
+ * accepts group bits). A socket elsewhere (an explicit `SVC_TMUX_SOCKET` path) is left to tmux.
+ */
+export function decideSocketDir(socketPath: string, facts: DirFacts | null, uid: number): SocketDirDecision {
+  const dir = socketPath.slice(0, socketPath.lastIndexOf('/')) || '/';
+  if (!dir.endsWith(`/tmux-${uid}`)) return { action: 'use' };
+  if (!facts) return { action: 'create' };
+  const fix = 'remove it or set TMUX_TMPDIR to a directory of yours';
+  if (!facts.directory) return { action: 'refuse', message: `tmux socket directory ${dir} is not a directory: ${fix}` };
+  if (facts.owner !== uid)
+    return {
+      action: 'refuse',
+      message: `tmux socket directory ${dir} belongs to uid ${facts.owner}, not you (uid ${uid}): ${fix}`,
+    };
+  if ((facts.mode & 0o007) !== 0)
+    return {
+      action: 'refuse',
+      message: `tmux socket directory ${dir} is open to others (mode ${(facts.mode & 0o777).toString(8).padStart(4, '0')}; tmux refuses it too): chmod 700 ${dir}`,
+    };
+  return { action: 'use' };
+}
+
 /**
  * Socket files to probe in the scan stage, in order: directory order as given, then `default` first and the
  * rest by name within a directory. Paths in `exclude` (already probed) are left out.

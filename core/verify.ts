@@ -15,12 +15,16 @@ export interface VerifyFacts {
   config: ResolvedConfig;
   listener: {
     pid: number;
-    /** How it was found: the PID file, or the process list when the PID file is missing (spec 9.4). */
-    via: 'pidfile' | 'ps';
+    /** How it was found: its control socket answered, else the PID file, else the process list (spec 9.4). */
+    via: 'socket' | 'pidfile' | 'ps';
+    /** `up` when it runs inside `svc up`; absent or `listener` for the daemon. */
+    host?: 'listener' | 'up';
     /** `listener.version`, null when missing. */
     version: string | null;
   } | null;
   pidFile: string;
+  /** `~/.svc/listener.sock`. */
+  controlSocket?: string;
   versionFile: string;
   /** The login service; `not installed` until svc installs one. */
   service: string;
@@ -28,7 +32,7 @@ export interface VerifyFacts {
 
 /** Where a value came from, as shown: `file <path>`, `environment SVC_WS_URL`, `flag --ws-url`, `default`, … */
 export interface Origin {
-  source: Source | 'PATH' | 'process list' | 'pid file' | 'none';
+  source: Source | 'PATH' | 'process list' | 'pid file' | 'control socket' | 'none';
   /** The file or variable. */
   where?: string;
 }
@@ -46,6 +50,8 @@ export interface VerifyReport {
     pid: number | null;
     version: string | null;
     age: DaemonAge | null;
+    /** `up` when it runs inside `svc up`. */
+    host: 'listener' | 'up' | null;
     from: Origin;
   };
   service: { state: string };
@@ -103,7 +109,9 @@ export function buildVerifyReport(f: VerifyFacts): VerifyReport {
   else if (age === 'older') {
     listenerOk = false;
     problems.push(
-      `listener ${f.listener.version} is older than this CLI (${f.cliVersion}): run \`svc listener --restart\``,
+      f.listener.host === 'up'
+        ? `listener ${f.listener.version} (inside \`svc up\`) is older than this CLI (${f.cliVersion}): restart \`svc up\``
+        : `listener ${f.listener.version} is older than this CLI (${f.cliVersion}): run \`svc listener --restart\``,
     );
   }
 
@@ -131,10 +139,13 @@ export function buildVerifyReport(f: VerifyFacts): VerifyReport {
       pid: f.listener?.pid ?? null,
       version: f.listener?.version ?? null,
       age,
+      host: f.listener ? (f.listener.host ?? 'listener') : null,
       from: f.listener
-        ? f.listener.via === 'pidfile'
-          ? { source: 'pid file', where: f.pidFile }
-          : { source: 'process list', where: 'ps' }
+        ? f.listener.via === 'socket'
+          ? { source: 'control socket', ...(f.controlSocket ? { where: f.controlSocket } : {}) }
+          : f.listener.via === 'pidfile'
+            ? { source: 'pid file', where: f.pidFile }
+            : { source: 'process list', where: 'ps' }
         : { source: 'none' },
     },
     service: { state: f.service },
@@ -158,7 +169,7 @@ export function formatVerifyReport(r: VerifyReport): string[] {
       l.age === 'older'
         ? (find('listener') ?? '')
         : `v${l.version ?? '?'} (CLI v${r.version}${l.age === 'newer' ? '; the daemon is newer: left alone' : l.age === 'unknown' ? `; ${l.version === null ? 'no listener.version' : 'version not semver'}` : ''})`;
-    listenerText = `running, pid ${l.pid}, ${versionText} (from ${from(l.from)})`;
+    listenerText = `running${l.host === 'up' ? ' inside `svc up`' : ''}, pid ${l.pid}, ${versionText} (from ${from(l.from)})`;
   }
   const lines = [
     `svc ${r.version}`,

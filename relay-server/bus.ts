@@ -25,7 +25,9 @@ export type BusEvent =
   /** An ask, its end, an answer's result or a notification for the account's apps (relay-server/asks/). */
   | { kind: 'ask.toApps'; frame: AskAppFrame }
   /** An app's sealed answer for the listener of hookId. Routed, never stored. */
-  | { kind: 'ask.toListener'; hookId: string; frame: AskListenerFrame };
+  | { kind: 'ask.toListener'; hookId: string; frame: AskListenerFrame }
+  /** A device was removed with its tokens: connections opened with one of them are closed (4401). */
+  | { kind: 'device.removed'; deviceId: string };
 
 export type BusHandler = (event: BusEvent) => void;
 

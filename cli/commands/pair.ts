@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import QRCode from 'qrcode';
 import { readConfigFile } from '../../actors/configFile.js';
 import { relayRequest } from '../../actors/relayHttp.js';
+import { qrStyle } from '../../core/commandLine.js';
 import { svcPaths } from '../../core/paths.js';
 import type { PairingCreateResponse } from '../../core/protocol.js';
 import { fail } from '../output.js';
@@ -21,16 +22,29 @@ export async function createPairingLink(opts: { baseUrl: string; apiKey: string;
   return { url: `${app}/#pair=${answer.code}`, code: answer.code, expiresAt: answer.expiresAt } satisfies PairingLink;
 }
 
-/** The lines `svc pair` and `svc up` print: the link, a QR code of it, and when it stops working. */
-export async function pairingText(link: PairingLink, now = Date.now()): Promise<string> {
-  const qr = await QRCode.toString(link.url, { type: 'terminal', small: true, errorCorrectionLevel: 'L' });
+/**
+ * The lines `svc pair` and `svc up` print: the link, a QR code of it (on a terminal only: coloured, or in plain
+ * block characters under NO_COLOR; core/commandLine.ts `qrStyle`), and when it stops working.
+ */
+export async function pairingText(
+  link: PairingLink,
+  style: 'ansi' | 'blocks' | 'none' = qrStyle(Boolean(process.stdout.isTTY), process.env),
+  now = Date.now(),
+): Promise<string> {
   const minutes = Math.max(1, Math.round((link.expiresAt - now) / 60_000));
-  return [
-    `Pair a phone: open this link on it (or scan the code). It works once, for the next ${minutes} minutes.`,
+  const lines = [
+    `Pair a phone: open this link on it${style === 'none' ? '' : ' (or scan the code)'}. It works once, for the next ${minutes} minutes.`,
     `  ${link.url}`,
-    qr.trimEnd(),
-    '',
-  ].join('\n');
+  ];
+  if (style !== 'none') {
+    const qr = await QRCode.toString(link.url, {
+      type: style === 'ansi' ? 'terminal' : 'utf8',
+      small: true,
+      errorCorrectionLevel: 'L',
+    });
+    lines.push(qr.trimEnd());
+  }
+  return [...lines, ''].join('\n');
 }
 
 export default defineCommand({

@@ -2,11 +2,15 @@ import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
+import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon.js';
 import { ensurePrivateDir } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
+import { stopListenerVia } from '../../actors/listenerControl.js';
 import { createLogger } from '../../actors/logger.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/tls.js';
+import { wrapperSocket } from '../../core/launch.js';
 import { svcPaths } from '../../core/paths.js';
+import { VERSION } from '../../core/version.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { authenticate } from '../../relay-server/auth.js';
 import { startRelay } from '../../relay-server/server.js';
@@ -14,6 +18,14 @@ import { openSqliteStore } from '../../relay-server/sqliteStore.js';
 import { fail } from '../output.js';
 import { login } from './login.js';
 import { createPairingLink, pairingText } from './pair.js';
+
+/** What `svc up` says when its listener ended on its own (or was stopped by `svc listener --stop`). */
+export function listenerEndedLine(code: number, relayUrl: string, log: string): string {
+  return [
+    `svc: the listener stopped (exit ${code}; the lines above and ${log} say why); the relay keeps serving at ${relayUrl}.`,
+    '  The next `svc cc` (or `svc listener --restart`) starts a listener in the background.',
+  ].join('\n');
+}
 
 export default defineCommand({
   meta: {
@@ -86,9 +98,32 @@ export default defineCommand({
     if (!apiKey) apiKey = (await createAccount(store)).apiKey;
     const account = await login({ url: relay.url, key: apiKey });
 
+    // One listener per computer, and it must use the login just written: a background one (started by an
+    // earlier `svc cc`, perhaps for another relay or key) gives way to the one this process runs.
+    const daemon: DaemonContext = {
+      home: homedir(),
+      paths,
+      env: process.env,
+      cliVersion: VERSION,
+      entry: defaultEntry(),
+    };
+    const running = await findListener(daemon);
+    if (running && running.host !== 'up') {
+      const stopped = await stopListenerVia(daemon);
+      for (const line of stopped.lines.filter((l) => !l.endsWith(' stopped'))) process.stderr.write(`${line}\n`);
+      process.stderr.write(
+        `svc: stopped the background listener (pid ${running.pid}); this \`svc up\` runs the listener now\n`,
+      );
+    }
+
     let listener: RunningListener | null = null;
     try {
-      listener = await startListener({});
+      // The tmux server `svc cc` in another terminal uses (core/launch.ts), whether or not it runs yet.
+      const socket = wrapperSocket(process.env, process.getuid?.() ?? 0);
+      listener = await startListener({
+        host: 'up',
+        tmuxSocket: { path: socket.path, source: `${socket.source} (the one \`svc cc\` uses)` },
+      });
     } catch (err) {
       if (!(err instanceof ListenerStartError)) throw err;
       process.stderr.write(`svc: ${err.message}\n`);
@@ -120,6 +155,8 @@ export default defineCommand({
         'then',
         `  ${curl}`,
         '  tmux capture-pane -p -t my-session',
+        'Once a phone is paired, plain text like this curl is refused (e2ee_required): from the command line, send',
+        '  svc agent send --session my-session "hello from svc"',
         '',
         'Ctrl-C stops the relay and the listener.',
         '',
@@ -148,13 +185,9 @@ export default defineCommand({
     process.on('SIGINT', () => void stop());
     process.on('SIGTERM', () => void stop());
     if (listener) {
+      // The relay serves the phone and every listener of this account: it never stops with this one.
       const code = await listener.done;
-      if (!stopping) {
-        process.stderr.write(`svc: the listener stopped (exit ${code}); see ${paths.log}\n`);
-        await relay.close();
-        await store.close();
-        process.exit(code);
-      }
+      if (!stopping) process.stderr.write(`${listenerEndedLine(code, relay.url, paths.log)}\n`);
     }
   },
 });

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
-import { controlRequest } from '../../actors/controlSocket.js';
+import { controlRequest, controlSocketPath } from '../../actors/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon.js';
 import { onPath } from '../../actors/which.js';
 import { resolveConfig } from '../../core/config.js';
@@ -44,6 +44,7 @@ export default defineCommand({
       config: resolveConfig(reading, env, {}, paths.config),
       listener: await findListener({ paths, home, entry: defaultEntry() }),
       pidFile: paths.pid,
+      controlSocket: controlSocketPath(paths.dir),
       versionFile: paths.version,
       service: 'not installed',
     });

@@ -36,6 +36,7 @@ export const ASK_CODES = [
   'bad_seal', // the answer did not open, or holds another ask's id or session
   'listener_stopped', // the listener stopped while the ask waited
   'computer_offline', // relay: the computer's listener is not connected
+  'forbidden', // relay: this key may not answer (core/relayAccess.ts)
 ] as const;
 export type AskCode = (typeof ASK_CODES)[number];
 

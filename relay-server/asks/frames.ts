@@ -3,6 +3,7 @@
  * what is outside the envelopes, and logs ids, sessions and codes, never a question or an answer.
  */
 import type { NotifyEvent } from '../../core/notify/push.js';
+import { decideAccess } from '../../core/relayAccess.js';
 import type { Connection } from '../connection.js';
 import type { FrameContext } from '../frames.js';
 import type { AskClientFrame } from './book.js';
@@ -20,6 +21,14 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
       code: 'not_subscribed',
       message: `subscribe as a listener before sending ${frame.type}`,
     });
+    return;
+  }
+  // Asked and told on the computer's behalf: its own key only (core/relayAccess.ts), as for its listener.
+  const computer = await ctx.store.getComputer(hookId);
+  const access = decideAccess(conn.key, { act: 'announce', owner: computer?.ownerKeyId });
+  if (!access.ok) {
+    ctx.log.warn(`ws forbidden from ${conn.label}: ${frame.type} for ${hookId}: ${access.message}`);
+    conn.send({ type: 'error', code: 'forbidden', message: access.message.slice(0, 200) });
     return;
   }
   const publish = (f: Parameters<typeof ctx.bus.publish>[1]) => ctx.bus.publish(conn.accountId, f);
@@ -70,6 +79,20 @@ async function answer(
   if (conn.role !== 'app' || conn.phase !== 'subscribed') {
     ctx.log.warn(`ws not_subscribed from ${conn.label}: ask.answer`);
     conn.send({ type: 'error', code: 'not_subscribed', message: 'subscribe as an app before sending ask.answer' });
+    return;
+  }
+  const access = decideAccess(conn.key, { act: 'answerAsk' });
+  if (!access.ok) {
+    ctx.log.warn(`ws forbidden from ${conn.label}: ask.answer for ${frame.computer}: ${access.message}`);
+    conn.send({
+      type: 'ask.result',
+      computer: frame.computer,
+      id: frame.id,
+      deviceId: conn.deviceId,
+      connection: conn.id,
+      state: 'refused',
+      code: 'forbidden',
+    });
     return;
   }
   const computer = await ctx.store.getComputer(frame.computer);

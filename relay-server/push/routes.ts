@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { PushSubscribeRequest } from '../../core/notify/push.js';
+import { decideAccess } from '../../core/relayAccess.js';
 import { HttpError, sendJson } from '../http.js';
 import type { Log } from '../log.js';
 import type { KeyRecord, Store } from '../store.js';
@@ -28,13 +29,14 @@ function need(deps: PushRouteDeps): WebPush {
   return deps.webPush;
 }
 
+/** A device of this account, and one this key may subscribe (core/relayAccess.ts: a device token, its own only). */
 async function ownDevice(store: Store, key: KeyRecord, deviceId: string): Promise<void> {
+  const access = decideAccess(key, { act: 'subscribePush', deviceId });
+  if (!access.ok) throw new HttpError(403, 'forbidden', access.message);
   const device = await store.getDevice(deviceId);
   if (!device || device.accountId !== key.accountId) {
     throw new HttpError(400, 'unknown_device', 'deviceId is not a device of this account');
   }
-  if (key.deviceId && key.deviceId !== deviceId)
-    throw new HttpError(403, 'forbidden', 'a device token speaks for its own device only');
 }
 
 export const vapidKey = async ({ res }: PushRouteContext, deps: PushRouteDeps) =>

@@ -89,7 +89,7 @@ describe('the phone app', () => {
     const pair = await runSvc(['pair'], env);
     expect(pair.code).toBe(0);
     link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0];
-    expect(pair.stdout).toContain('▀'); // the QR code, drawn in the terminal
+    expect(pair.stdout).not.toContain('▀'); // through a pipe the link alone: the QR code is for a terminal
     page = await browser.newPage();
     await page.goto(link);
     await page.getByRole('region', { name: 'computer laptop' }).waitFor({ timeout: 10_000 });
@@ -150,7 +150,7 @@ describe('the phone app', () => {
     await shot(page, '4-watch');
   }, 60_000);
 
-  it('draws the pane at its own size, in a font that fits the phone when the pane is narrow enough', async () => {
+  it('draws the pane at its own size: readable by default with sideways scroll, or fitted to the width', async () => {
     const paneSize = async () => {
       const out = await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_width} #{pane_height}']);
       return out.trim().split(' ');
@@ -167,16 +167,68 @@ describe('the phone app', () => {
       .locator('.xterm-rows > div')
       .filter({ hasText: `you said: ${long}` })
       .waitFor({ timeout: 10_000 });
-    // 200 columns cannot fit 375 px in a readable font: the smallest one, and the pane scrolls sideways.
+    const wrap = page.locator('.terminal-wrap');
+    const scrollsSideways = () => wrap.evaluate((el) => el.scrollWidth > el.clientWidth);
+    // Readable by default: 12 px letters, and the 200 columns scroll sideways.
+    expect(await term.getAttribute('data-zoom')).toBe('12');
+    expect(Number(await term.getAttribute('data-font-size'))).toBe(12);
+    expect(await page.getByTestId('zoom-size').textContent()).toBe('12 px');
+    expect(await scrollsSideways()).toBe(true);
+    // Fit width: 200 columns cannot fit 375 px in a readable font: the smallest one, still scrolling sideways.
+    const fit = page.getByRole('button', { name: 'Fit width' });
+    await fit.click();
+    expect(await fit.getAttribute('aria-pressed')).toBe('true');
     expect(Number(await term.getAttribute('data-font-size'))).toBe(7);
     // A 60-column pane fits the phone's width: bigger letters, nothing to scroll.
     await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', '60', '-y', '20']);
     await waitFor(async () => (await term.getAttribute('data-cols')) === '60', { what: 'the resized pane' });
     expect(await term.getAttribute('data-rows')).toBe('20');
-    expect(Number(await term.getAttribute('data-font-size'))).toBeGreaterThan(7);
-    const wrap = page.locator('.terminal-wrap');
-    expect(await wrap.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    await waitFor(async () => Number(await term.getAttribute('data-font-size')) > 7, { what: 'a larger fitted font' });
+    expect(await scrollsSideways()).toBe(false);
     await shot(page, '4-watch-narrow');
+    await fit.click(); // back to readable
+    expect(await term.getAttribute('data-zoom')).toBe('12');
+    await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', cols!, '-y', rows!]);
+    await waitFor(async () => (await term.getAttribute('data-cols')) === cols, { what: 'the pane back at its size' });
+  }, 60_000);
+
+  it('an 80x24 pane on a 390 px phone: readable letters, a zoom control, remembered on this phone', async () => {
+    const term = page.getByRole('img', { name: 'Live screen of the session' });
+    const [cols, rows] = (await tmux.run(['display-message', '-p', '-t', '=svc-proj:', '#{pane_width} #{pane_height}']))
+      .trim()
+      .split(' ');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', '80', '-y', '24']);
+    await waitFor(async () => (await term.getAttribute('data-cols')) === '80', { what: 'the 80-column pane' });
+    const font = async () => Number(await term.getAttribute('data-font-size'));
+    const rowHeight = () =>
+      page
+        .locator('.xterm-rows > div')
+        .first()
+        .evaluate((el) => el.getBoundingClientRect().height);
+    const said = 'you said: readable on a phone, the rest of an 80-column line scrolls sideways';
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', said.slice('you said: '.length)]);
+    await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
+    await page.locator('.xterm-rows > div').filter({ hasText: said }).waitFor({ timeout: 10_000 });
+    expect(await font()).toBe(12);
+    expect(await rowHeight()).toBeGreaterThanOrEqual(12); // a line as tall as the font, not the fitted 7 px
+    expect(await page.locator('.terminal-wrap').evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+    await shot(page, '4-watch-readable');
+
+    await page.getByRole('button', { name: 'Larger text' }).click();
+    await page.getByRole('button', { name: 'Larger text' }).click();
+    expect(await font()).toBe(14);
+    expect(await page.getByTestId('zoom-size').textContent()).toBe('14 px');
+    // Kept on this phone: the Watch screen opens at 14 px after a reload.
+    await page.reload();
+    await page.locator('.xterm-rows').waitFor({ timeout: 10_000 });
+    await waitFor(async () => (await term.getAttribute('data-cols')) === '80', { what: 'the pane after a reload' });
+    expect(await font()).toBe(14);
+
+    await page.getByRole('button', { name: 'Smaller text' }).click();
+    await page.getByRole('button', { name: 'Smaller text' }).click();
+    expect(await font()).toBe(12);
+    await page.setViewportSize({ width: 375, height: 812 });
     await tmux.run(['resize-window', '-t', '=svc-proj:', '-x', cols!, '-y', rows!]);
     await waitFor(async () => (await term.getAttribute('data-cols')) === cols, { what: 'the pane back at its size' });
   }, 60_000);

@@ -60,7 +60,7 @@ describe('svc listener through the control socket', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(
       new RegExp(
-        `^listener ${pid} running v\\d+\\.\\d+\\.\\d+\\S* for \\d+ s; relay connection\\.online\\.quiet; 1 session\\(s\\); tmux ${tmux.socketPath}\\n$`,
+        `^listener ${pid} running v\\d+\\.\\d+\\.\\d+\\S* for \\d+ s; relay connection\\.online\\.[^;]*; 1 session\\(s\\); tmux ${tmux.socketPath}\\n$`,
       ),
     );
     const json = JSON.parse((await runSvc(['listener', '--status', '--json'], env)).stdout);

@@ -8,6 +8,7 @@ import {
   agentForCommand,
   agentForPane,
   agentForSubcommand,
+  agentSubmit,
   genericProgram,
   sessionNameFromTitle,
   startProgram,
@@ -98,6 +99,8 @@ describe('agent registry', () => {
     ['"claude --resume"', 'claude'],
     ['"/opt/bin/gemini -m x"', 'gemini'],
     ['codex', 'codex'],
+    ['"exec \'claude\'"', 'claude'], // how the wrapper starts a lone program (tmux 3.3a shows it so)
+    ['"exec \'/opt/bin/pi\'"', 'pi'],
     ['/usr/bin/node /x/cli.js', 'node'],
     ['', ''],
     [undefined, ''],
@@ -109,6 +112,7 @@ describe('agent registry', () => {
     [{ command: 'codex' }, 'A2'],
     [{ command: 'node', startCommand: '"gemini"' }, 'A3'], // an agent shown as its interpreter
     [{ command: 'node', startCommand: 'claude --continue' }, 'A1'],
+    [{ command: 'node', startCommand: '"exec \'gemini\'"' }, 'A3'], // `svc gemini` with no arguments
     [{ command: 'node', startCommand: '"node server.js"' }, undefined],
     [{ command: 'node' }, undefined],
     [{ command: 'bash', startCommand: '"claude"' }, undefined], // agent exited to a shell: not an agent
@@ -120,7 +124,8 @@ describe('agent registry', () => {
   it('unknown programs get the generic strategy: spec 4.7 literal, unverified', () => {
     expect(submitStrategyFor({ command: 'python3' })).toBe(genericProgram.submit);
     expect(genericProgram.submit).toEqual({ kind: 'literal', enterDelayMs: 0 });
-    expect(submitStrategyFor({ command: 'claude' })).toBe(agentById('A1')!.submit);
+    expect(submitStrategyFor({ command: 'claude' })).toEqual(agentSubmit(agentById('A1')!));
+    expect(agentSubmit(agentById('A1')!).screen?.trusted).toBe(true);
   });
 });
 

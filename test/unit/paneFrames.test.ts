@@ -1,8 +1,19 @@
 /** core/paneFrames.ts, core/keys.ts, core/agentSend.ts: frames, key input rules, and svc agent send's picks. */
 import { describe, expect, it } from 'vitest';
-import { pickComputer, pickSession } from '../../core/agentSend.js';
+import { parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
 import { badKeyName, keysRefusal } from '../../core/keys.js';
-import { applyFrame, fitFontSize, frameRows, PANE_FONT, paneScreen, splitScreen } from '../../core/paneFrames.js';
+import {
+  applyFrame,
+  fitFontSize,
+  frameRows,
+  PANE_FONT,
+  paneFont,
+  paneScreen,
+  parsePaneZoom,
+  READABLE_FONT,
+  splitScreen,
+  stepPaneZoom,
+} from '../../core/paneFrames.js';
 import type { SessionRecord } from '../../core/protocol.js';
 
 describe('frameRows and applyFrame', () => {
@@ -152,5 +163,63 @@ describe('svc agent send picks', () => {
       message: 'svc-a-sh is a shell session: svc agent send skips shell sessions',
     });
     expect(pickSession({ ...box, sessions: [s('svc-x-sh', 1, { shell: true })] })).toMatchObject({ ok: false });
+  });
+});
+
+describe('the Watch zoom (core/paneFrames.ts)', () => {
+  it.each([
+    [null, READABLE_FONT],
+    ['', READABLE_FONT],
+    ['fit', 'fit'],
+    ['14', 14],
+    ['15', READABLE_FONT], // not a size the control offers
+    ['huge', READABLE_FONT],
+  ])('parsePaneZoom(%j) = %j', (stored, zoom) => {
+    expect(parsePaneZoom(stored)).toBe(zoom);
+  });
+
+  it.each([
+    ['fit', 5.5, 5.5],
+    [12, 5.5, 12],
+    [9, 11, 9],
+  ] as const)('paneFont(%j, fitted %d) = %d', (zoom, fit, font) => {
+    expect(paneFont(zoom, fit)).toBe(font);
+  });
+
+  it.each([
+    [12, 7, 1, 13],
+    [12, 7, -1, 11],
+    ['fit', 7, 1, 8],
+    ['fit', 7.5, 1, 8],
+    ['fit', 7.5, -1, 7],
+    [20, 7, 1, 20], // the largest stays
+    [7, 7, -1, 7], // the smallest stays
+  ] as const)('stepPaneZoom(%j, fitted %d, %d) = %d', (zoom, fit, dir, next) => {
+    expect(stepPaneZoom(zoom, fit, dir)).toBe(next);
+  });
+});
+
+describe('parseSendArgs: svc agent send reads its words itself', () => {
+  it.each([
+    ['plain words', ['run', 'the', 'tests'], { text: 'run the tests', json: false }],
+    ['a leading dash', ['-5', 'degrees'], { text: '-5 degrees', json: false }],
+    ['a word like an option', ['-rf', '--force', 'now'], { text: '-rf --force now', json: false }],
+    ['options anywhere', ['hi', '--session', 's1', '--json', 'there'], { text: 'hi there', session: 's1', json: true }],
+    ['an option with =', ['--computer=laptop', 'go'], { text: 'go', computer: 'laptop', json: false }],
+    [
+      'everything after -- is the message',
+      ['--session', 's', '--', '--json', '-x'],
+      { text: '--json -x', session: 's', json: false },
+    ],
+  ])('%s', (_, raw, expected) => {
+    expect(parseSendArgs(raw)).toEqual({ ok: true, value: expected });
+  });
+
+  it.each([
+    ['no words', []],
+    ['only options', ['--json']],
+    ['an option without its value', ['hello', '--session']],
+  ])('refuses %s', (_, raw) => {
+    expect(parseSendArgs(raw).ok).toBe(false);
   });
 });

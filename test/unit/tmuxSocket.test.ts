@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { discoverTmuxSocket } from '../../actors/tmuxSocket.js';
 import {
   type DirListing,
+  decideSocketDir,
   defaultSocketDir,
   defaultSocketPath,
   dirTrusted,
@@ -57,6 +58,33 @@ describe('core/tmuxSocket', () => {
     [{ owner: 0, mode: 0o700 }, false],
   ])('dirTrusted(%j)', (listing, ok) => {
     expect(dirTrusted(listing, UID)).toBe(ok);
+  });
+
+  it.each([
+    ['/tmp/tmux-501/default', null, { action: 'create' }],
+    ['/tmp/tmux-501/work', { directory: true, owner: 501, mode: 0o40700 }, { action: 'use' }],
+    ['/tmp/tmux-501/default', { directory: true, owner: 501, mode: 0o40750 }, { action: 'use' }], // tmux allows group
+    ['/srv/sock', null, { action: 'use' }], // an explicit path: left to tmux
+    ['/tmp/tmux-502/default', null, { action: 'use' }], // another uid's directory is not ours to make
+  ] as const)('decideSocketDir(%s, %j)', (path, facts, decision) => {
+    expect(decideSocketDir(path, facts, UID)).toEqual(decision);
+  });
+
+  it.each([
+    [
+      { directory: true, owner: 0, mode: 0o40700 },
+      'tmux socket directory /tmp/tmux-501 belongs to uid 0, not you (uid 501): remove it or set TMUX_TMPDIR to a directory of yours',
+    ],
+    [
+      { directory: true, owner: 501, mode: 0o40777 },
+      'tmux socket directory /tmp/tmux-501 is open to others (mode 0777; tmux refuses it too): chmod 700 /tmp/tmux-501',
+    ],
+    [
+      { directory: false, owner: 501, mode: 0o100600 },
+      'tmux socket directory /tmp/tmux-501 is not a directory: remove it or set TMUX_TMPDIR to a directory of yours',
+    ],
+  ])('decideSocketDir refuses %j in one line', (facts, message) => {
+    expect(decideSocketDir('/tmp/tmux-501/default', facts, UID)).toEqual({ action: 'refuse', message });
   });
 
   it('scanCandidates: sockets only, default first then by name, trusted dirs, no repeats', () => {

@@ -43,6 +43,7 @@ const PROBLEM_TEXT: Record<string, string> = {
   not_for_you: 'This question was not sealed for this phone.',
   bad_seal: 'The computer could not open the answer.',
   ask_unknown: 'The computer no longer knows this question.',
+  forbidden: 'Not allowed: answering needs a key that may send (push:write).',
 };
 
 const apps = new WeakMap<App, Asks>();

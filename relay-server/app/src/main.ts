@@ -200,6 +200,29 @@ function runApp(app: App): void {
   show();
 }
 
+/** The device store (IndexedDB) did not open: private browsing, blocked site data, a full disk. */
+function storageFailedPage(error: unknown): void {
+  const reason = error instanceof Error || error instanceof DOMException ? error.message : String(error);
+  page(
+    'Storage unavailable',
+    h(
+      'section',
+      { class: 'pair-failed', role: 'alert' },
+      h(
+        'p',
+        { class: 'lead' },
+        'svc cannot open its storage on this phone, so it cannot keep its key or your messages.',
+      ),
+      h(
+        'p',
+        {},
+        'The browser refused IndexedDB. Private browsing and blocked site data do this: allow this site to keep data (or leave private browsing) and reload.',
+      ),
+      h('p', { class: 'muted', 'data-testid': 'storage-error' }, `The browser said: ${reason || 'no reason given'}`),
+    ),
+  );
+}
+
 async function boot(): Promise<void> {
   // A pairing link opened in a tab that already shows the app only changes the fragment: start over with it.
   window.addEventListener('hashchange', () => {
@@ -218,7 +241,13 @@ async function boot(): Promise<void> {
   }
   if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});
 
-  let device = await loadDevice();
+  let device: DeviceRecord | undefined;
+  try {
+    device = await loadDevice();
+  } catch (error) {
+    storageFailedPage(error);
+    return;
+  }
   const code = PAIR_RE.exec(location.hash)?.[1];
   if (code) {
     // The code leaves the address bar and the history at once: it works once, but nobody needs to see it.
@@ -246,4 +275,9 @@ async function boot(): Promise<void> {
   setTimeout(() => void import('./crypto.js').catch(() => {}), 1_000);
 }
 
-void boot();
+boot().catch((error: unknown) => {
+  page(
+    'svc could not start',
+    h('p', { class: 'lead', role: 'alert' }, `Something went wrong: ${String(error)}. Reload to try again.`),
+  );
+});

@@ -6,7 +6,7 @@
  */
 import { Terminal } from '@xterm/xterm';
 import xtermCss from '@xterm/xterm/css/xterm.css';
-import { fitFontSize, PANE_FONT } from '../../../core/paneFrames.js';
+import { fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/paneFrames.js';
 import type { FrameBody } from '../../../core/sealedBodies.js';
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
@@ -20,12 +20,18 @@ export interface PaneTerminal {
   draw(body: FrameBody): boolean;
   /** The text on screen, row by row (for tests and screen readers). */
   text(): string;
+  /** Draw at this zoom (fit the width, or a font size with sideways scroll). */
+  setZoom(zoom: PaneZoom): void;
+  /** The font size at which the pane fits the width (what `fit` draws with). */
+  fittedSize(): number;
   dispose(): void;
 }
 
 let styled = false;
 
-export function createTerminal(container: HTMLElement): PaneTerminal {
+export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = 'fit'): PaneTerminal {
+  let zoom = initialZoom;
+  let fitted: number = PANE_FONT.max;
   if (!styled) {
     styled = true;
     document.head.appendChild(Object.assign(document.createElement('style'), { textContent: xtermCss }));
@@ -61,9 +67,11 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
     const font = term.options.fontSize ?? PANE_FONT.max;
     const cellPerPx = screen.getBoundingClientRect().width / term.cols / font;
     // Cells are rounded to device pixels: a pixel of slack keeps the fitted width from spilling over.
-    const next = fitFontSize(term.cols, available - 1, cellPerPx);
+    fitted = fitFontSize(term.cols, available - 1, cellPerPx);
+    const next = paneFont(zoom, fitted);
     if (next !== font) term.options.fontSize = next;
     container.dataset.fontSize = String(term.options.fontSize);
+    container.dataset.zoom = String(zoom);
   };
   const onResize = () => fitFont();
   window.addEventListener('resize', onResize);
@@ -104,6 +112,11 @@ export function createTerminal(container: HTMLElement): PaneTerminal {
         .map(([, r]) => r.replace(ANSI_RE, ''))
         .join('\n');
     },
+    setZoom(next) {
+      zoom = next;
+      fitFont();
+    },
+    fittedSize: () => fitted,
     dispose() {
       dark.removeEventListener('change', onScheme);
       window.removeEventListener('resize', onResize);

@@ -4,6 +4,8 @@
  * away the last screen stays, under a banner that says so; it is asked for again when the computer is back, and
  * keys pressed meanwhile are refused at once (docs/protocol.md "Live panes").
  */
+
+import { type PaneZoom, parsePaneZoom, stepPaneZoom } from '../../../../core/paneFrames.js';
 import { computerAway, type RelayFrame } from '../../../../core/protocol.js';
 import { paneStatusText, refusalText } from '../../../../core/refusalText.js';
 import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/sealedBodies.js';
@@ -32,6 +34,25 @@ export const KEY_BUTTONS = [
   { key: 'Enter', label: 'Enter', name: 'Enter' },
 ] as const;
 
+/** Where this phone keeps its Watch zoom (per device: each browser keeps its own). */
+const ZOOM_KEY = 'svc.paneZoom';
+
+function storedZoom(): PaneZoom {
+  try {
+    return parsePaneZoom(localStorage.getItem(ZOOM_KEY));
+  } catch {
+    return parsePaneZoom(null); // storage blocked: the readable default, not remembered
+  }
+}
+
+function keepZoom(zoom: PaneZoom): void {
+  try {
+    localStorage.setItem(ZOOM_KEY, String(zoom));
+  } catch {
+    // not remembered; it still applies to this screen
+  }
+}
+
 export function watchScreen(app: App, hookId: string, name: string): Screen {
   const found0 = findSession(app.computers, hookId, name);
   const viewOnly = found0?.card.viewOnly ?? false;
@@ -43,6 +64,42 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
   const away = h('p', { class: 'watch-away', role: 'alert', hidden: true, 'data-testid': 'computer-away' });
   const screen = h('div', { class: 'terminal', 'aria-label': 'Live screen of the session', role: 'img' });
   const wrap = h('div', { class: 'terminal-wrap' }, screen);
+  // Text size: readable by default (the pane scrolls sideways), or the whole width at a small size; kept per device.
+  let zoom = storedZoom();
+  const sizeLabel = h('span', { class: 'zoom-size', 'aria-live': 'polite', 'data-testid': 'zoom-size' });
+  const fitButton = h(
+    'button',
+    { type: 'button', class: 'zoom-fit', onclick: () => setZoom(zoom === 'fit' ? parsePaneZoom(null) : 'fit') },
+    'Fit width',
+  );
+  const zoomRow = h(
+    'div',
+    { class: 'zoom', role: 'group', 'aria-label': 'Text size' },
+    h(
+      'button',
+      { type: 'button', 'aria-label': 'Smaller text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), -1)) },
+      'A−',
+    ),
+    sizeLabel,
+    h(
+      'button',
+      { type: 'button', 'aria-label': 'Larger text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), 1)) },
+      'A+',
+    ),
+    fitButton,
+  );
+  const fitted = () => term?.fittedSize() ?? 7;
+  function showZoom(): void {
+    sizeLabel.textContent = zoom === 'fit' ? 'Fit' : `${zoom} px`;
+    fitButton.setAttribute('aria-pressed', String(zoom === 'fit'));
+  }
+  function setZoom(next: PaneZoom): void {
+    zoom = next;
+    keepZoom(zoom);
+    term?.setZoom(zoom);
+    showZoom();
+  }
+  showZoom();
   const mirror = h('pre', { class: 'visually-hidden', 'aria-live': 'off', 'data-testid': 'screen-text' });
   const keyResult = h('p', { class: 'key-result', role: 'status', 'aria-live': 'polite' });
   const sentKeys = new Map<number, string>();
@@ -65,6 +122,7 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     { class: 'screen watch' },
     status,
     away,
+    zoomRow,
     wrap,
     mirror,
     keyRow,
@@ -215,7 +273,7 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
   // After the element is in the page: xterm measures its font when it opens.
   requestAnimationFrame(() => {
     if (disposed) return;
-    term = createTerminal(screen);
+    term = createTerminal(screen, zoom);
     for (const body of pendingFrames.splice(0)) draw(body);
   });
 

@@ -1,0 +1,70 @@
+/**
+ * The top-level commands with their one-line descriptions, so `svc --help` loads nothing else; a command's module
+ * loads when it runs or shows its own help (cli/run.ts).
+ */
+import { AGENTS } from '../core/agents.js';
+import type { CommandTable } from './run.js';
+
+/** A command listed with its description; its module is imported only by `load`. */
+const entry = <M extends Record<string, unknown>>(
+  description: string,
+  importer: () => Promise<M>,
+  name: keyof M = 'default',
+) => ({ description, load: async () => (await importer())[name] as never });
+
+/** Each description is the command's own `meta.description` (test/unit/commandLine.test.ts keeps them equal). */
+export const ROOT: CommandTable = {
+  description: 'Drive the coding agents on this computer from your phone.',
+  commands: {
+    up: entry(
+      'Everything on this computer: a local relay (embedded SQLite), an account, the listener, the web app',
+      () => import('./commands/up.js'),
+    ),
+    login: entry(
+      'Register this computer with a relay and save the key in ~/.svc/config.json',
+      () => import('./commands/login.js'),
+    ),
+    pair: entry(
+      'Print a one-time link (and QR code) that pairs a phone with this account',
+      () => import('./commands/pair.js'),
+    ),
+    listener: entry(
+      'Run the listener in the foreground: relay link, inventory, injection',
+      () => import('./commands/listener.js'),
+    ),
+    relay: entry('Run a relay server and manage its accounts and API keys', () => import('./commands/relay/index.js')),
+    sh: entry(
+      'Your login shell in the session svc-<project>-sh, reachable from your phone',
+      () => import('./commands/sh.js'),
+    ),
+    verify: entry(
+      'Check tmux, login, listener, service and relay URL, and where each came from',
+      () => import('./commands/verify.js'),
+    ),
+    worktree: entry(
+      'List the worktrees made by --wt and what holds each',
+      () => import('./commands/worktree/index.js'),
+    ),
+    debug: entry(
+      'Look inside the running listener: its actors, their states, what they do',
+      () => import('./commands/debug/index.js'),
+    ),
+    // `agent` is a group (svc agent send), not an agent: no registry entry has that subcommand.
+    agent: entry('Talk to agent sessions: svc agent send', () => import('./commands/agentSend.js'), 'agentGroup'),
+    devices: entry('The account’s devices: pinned, verified, safety codes', () => import('./commands/devices.js')),
+    mcp: entry(
+      'MCP server on stdio for agents: svc_ask and svc_notify reach your phone',
+      () => import('./commands/mcp.js'),
+    ),
+    // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4); run below, not through the table
+    ...Object.fromEntries(
+      AGENTS.map((a) => [
+        a.subcommand,
+        {
+          description: `${a.name} in a named tmux session: [--detach] [--label x] [--wt branch] [${a.command} args…]`,
+          load: async () => (await import('./commands/agent.js')).agentCommand(a),
+        },
+      ]),
+    ),
+  },
+};

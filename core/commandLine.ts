@@ -1,0 +1,176 @@
+/**
+ * How the `svc` command line behaves like the tools people know, as pure decisions (cli/run.ts does the IO):
+ * colour only on a terminal (`NO_COLOR`, `FORCE_COLOR`), one line for an unknown command or flag with its own exit
+ * code, flags accepted only when they do something, and usage text that names the whole command.
+ */
+
+/** Exit code of a command line that could not be understood (unknown command or flag, missing argument). */
+export const USAGE_EXIT = 2;
+
+/** https://no-color.org and the FORCE_COLOR convention: NO_COLOR wins, then FORCE_COLOR, then "is it a terminal". */
+export function colorEnabled(isTTY: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return !['0', 'false'].includes(force.trim().toLowerCase());
+  return isTTY && env.TERM !== 'dumb';
+}
+
+/** The pairing QR code: with ANSI colours, as plain block characters (NO_COLOR on a terminal), or not at all. */
+export function qrStyle(isTTY: boolean, env: Readonly<Record<string, string | undefined>>): 'ansi' | 'blocks' | 'none' {
+  if (colorEnabled(isTTY, env)) return 'ansi';
+  return isTTY ? 'blocks' : 'none';
+}
+
+/** The part of a command's definition the command line checks (citty's `args`). */
+export interface FlagSpec {
+  type?: 'boolean' | 'string' | 'enum' | 'positional' | undefined;
+  alias?: string | string[] | undefined;
+  description?: string | undefined;
+  default?: unknown;
+  required?: boolean | undefined;
+  valueHint?: string | undefined;
+}
+
+const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const aliases = (spec: FlagSpec) => (Array.isArray(spec.alias) ? spec.alias : spec.alias ? [spec.alias] : []);
+
+/** The flag's definition, if the command has it; `negated` for `--no-<boolean>`. */
+function lookup(name: string, specs: Readonly<Record<string, FlagSpec>>): { spec: FlagSpec; negated: boolean } | null {
+  for (const [key, spec] of Object.entries(specs)) {
+    if (spec.type === 'positional') continue;
+    if (name === key || camel(name) === camel(key) || aliases(spec).includes(name)) return { spec, negated: false };
+    if (spec.type === 'boolean' && name.startsWith('no-') && camel(name.slice(3)) === camel(key))
+      return { spec, negated: true };
+  }
+  return null;
+}
+
+export type FlagCheck =
+  | { ok: true; help: boolean; version: boolean }
+  | { ok: false; kind: 'unknown'; flag: string }
+  | { ok: false; kind: 'not-yet'; flag: string; message: string };
+
+/**
+ * Reads the flags of one command's arguments (up to `--`): `--help`/`-h` and `--version`/`-v` unless the command
+ * defines them; a flag the command does not define is `unknown`; one in `notYet` (accepted by earlier versions,
+ * with nothing behind it yet) is refused with its message. A string flag's value is skipped. For a command whose
+ * words are a message (`freeText`, see FREE_TEXT), a word that is no flag of its own is part of the message.
+ */
+export function checkFlags(
+  args: readonly string[],
+  specs: Readonly<Record<string, FlagSpec>>,
+  notYet: Readonly<Record<string, string>> = {},
+  freeText = false,
+): FlagCheck {
+  let help = false;
+  let version = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (!arg.startsWith('-') || arg === '-') continue;
+    const flag = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (notYet[flag] !== undefined) return { ok: false, kind: 'not-yet', flag, message: notYet[flag] };
+    const name = flag.replace(/^--?/, '');
+    const found = lookup(name, specs);
+    if (found) {
+      if (!arg.includes('=') && !found.negated && (found.spec.type === 'string' || found.spec.type === 'enum')) i++;
+      continue;
+    }
+    if (flag === '--help' || flag === '-h') help = true;
+    else if (flag === '--version' || flag === '-v') version = true;
+    else if (!freeText) return { ok: false, kind: 'unknown', flag };
+  }
+  return { ok: true, help, version };
+}
+
+/** Index of the first argument that is not a flag (nor a string flag's value), or -1; stops at `--`. */
+export function firstPositional(args: readonly string[], specs: Readonly<Record<string, FlagSpec>>): number {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') return -1;
+    if (!arg.startsWith('-') || arg === '-') return i;
+    const found = arg.includes('=') ? null : lookup(arg.replace(/^--?/, ''), specs);
+    if (found && !found.negated && (found.spec.type === 'string' || found.spec.type === 'enum')) i++;
+  }
+  return -1;
+}
+
+export const unknownCommandLine = (word: string, command: string): string =>
+  `svc: unknown command "${word}"${command === 'svc' ? '' : ` for ${command}`}; see ${command} --help`;
+
+export const unknownFlagLine = (flag: string, command: string): string =>
+  `svc: unknown flag "${flag}" for ${command}; see ${command} --help`;
+
+/** What a usage page shows. */
+export interface UsageModel {
+  /** The whole command: `svc relay serve`. */
+  command: string;
+  description: string;
+  flags: Readonly<Record<string, FlagSpec>>;
+  /** Subcommands with their one-line descriptions, in order. */
+  commands: readonly { name: string; description: string }[];
+  /** Lines after the options (examples, notes). */
+  notes?: readonly string[];
+}
+
+/** The usage page; `bold` styles the headings (identity when colour is off). */
+export function usageText(model: UsageModel, bold: (s: string) => string = (s) => s): string {
+  const positionals = Object.entries(model.flags).filter(([, s]) => s.type === 'positional');
+  const options = Object.entries(model.flags).filter(([, s]) => s.type !== 'positional');
+  const shape = [
+    model.command,
+    ...(model.commands.length > 0 ? ['<command>'] : []),
+    ...(options.length > 0 ? ['[options]'] : []),
+    ...positionals.map(([name, s]) => (s.required ? `<${name}>` : `[${name}]`)),
+  ].join(' ');
+  const rows = (pairs: [string, string][]) => {
+    const width = Math.max(0, ...pairs.map(([left]) => left.length)) + 2;
+    return pairs.map(([left, right]) => `  ${left.padEnd(width)}${right}`.trimEnd());
+  };
+  const optionRows: [string, string][] = options.map(([name, s]) => {
+    const short = aliases(s).filter((a) => a.length === 1);
+    const value = s.type === 'string' || s.type === 'enum' ? ` <${s.valueHint ?? name}>` : '';
+    const left = [...short.map((a) => `-${a}`), `--${name}${value}`].join(', ');
+    const def = s.default !== undefined && s.type !== 'boolean' ? ` (default: ${String(s.default)})` : '';
+    return [left, `${s.description ?? ''}${def}`];
+  });
+  optionRows.push(['-h, --help', 'this help'], ['-v, --version', "svc's version"]);
+  const lines = [model.description, '', `${bold('Usage:')} ${shape}`, ''];
+  if (positionals.length > 0) {
+    lines.push(bold('Arguments:'), ...rows(positionals.map(([n, s]) => [n, s.description ?? ''])), '');
+  }
+  if (model.commands.length > 0) {
+    lines.push(bold('Commands:'), ...rows(model.commands.map((c) => [c.name, c.description])), '');
+  }
+  lines.push(bold('Options:'), ...rows(optionRows), '');
+  if (model.commands.length > 0) lines.push(`Run \`${model.command} <command> --help\` for a command's own flags.`, '');
+  if (model.notes) lines.push(...model.notes, '');
+  return lines.join('\n');
+}
+
+/**
+ * Flags earlier versions accepted with nothing behind them, refused until their capabilities land (keeping the
+ * computer awake, sealed turn history, the login service), by command.
+ */
+export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>> = (() => {
+  const awake = 'keeping the computer awake comes with the login service, in a later version';
+  const history = 'uploading sealed turn history comes in a later version';
+  const service =
+    'the login service comes in a later version; today `svc cc` starts the listener in the background, or run `svc listener`';
+  const says = (flag: string, why: string) => `svc: ${flag} does nothing yet (${why}): leave it out`;
+  const notYet = (flag: string, why: string) => `svc: ${flag} is not available yet: ${why}`;
+  return {
+    'svc listener': {
+      '--keep-awake': says('--keep-awake', awake),
+      '--no-keep-awake': says('--no-keep-awake', awake),
+      '--turn-history': says('--turn-history', history),
+      '--no-turn-history': says('--no-turn-history', history),
+      '--install-service': notYet('--install-service', service),
+      '--uninstall-service': notYet('--uninstall-service', service),
+      '--service-status': notYet('--service-status', service),
+    },
+  };
+})();
+
+/** Commands whose words are a message: a word like a flag that the command does not define is part of the text. */
+export const FREE_TEXT: ReadonlySet<string> = new Set(['svc agent send']);

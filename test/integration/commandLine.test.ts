@@ -1,0 +1,148 @@
+/**
+ * The compiled `svc` as a person or a script meets it: through a pipe (no terminal: no escape codes, no QR code), in
+ * a terminal (node-pty), with NO_COLOR and FORCE_COLOR; unknown commands and flags; --help and --version at every
+ * level; flags that do nothing yet; what `svc --help` loads.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import * as pty from 'node-pty';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOT_YET } from '../../core/commandLine.js';
+import { VERSION } from '../../core/version.js';
+import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+
+let home: ReturnType<typeof tempHome>;
+let env: NodeJS.ProcessEnv;
+let relay: TestRelay | null = null;
+
+beforeEach(() => {
+  home = tempHome();
+  env = svcEnv(home.home);
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+});
+
+afterEach(async () => {
+  await relay?.close();
+  relay = null;
+  home.cleanup();
+});
+
+function svc(
+  args: string[],
+  extra: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [...nodeArgs, SVC_BIN, ...args],
+      { env: { ...env, ...extra }, timeout: 30_000 },
+      (err, stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** `svc …` in a real terminal; resolves with everything it drew. */
+function inTerminal(args: string[], extra: Record<string, string> = {}): Promise<string> {
+  return new Promise((done) => {
+    const term = pty.spawn(process.execPath, [SVC_BIN, ...args], {
+      name: 'xterm-256color',
+      cols: 120,
+      rows: 60,
+      env: { ...env, TERM: 'xterm-256color', ...extra } as Record<string, string>,
+    });
+    let out = '';
+    term.onData((d) => {
+      out += d;
+    });
+    term.onExit(() => done(out));
+  });
+}
+
+const ESC = '\x1b';
+
+describe('svc on a pipe and on a terminal', () => {
+  it('help through a pipe has no escape codes; in a terminal it is styled, unless NO_COLOR; FORCE_COLOR forces it', async () => {
+    const piped = await svc(['--help']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toContain('Usage: svc <command>');
+    expect(piped.stdout).not.toContain(ESC);
+    expect(await inTerminal(['--help'])).toContain(`${ESC}[1mUsage:`);
+    expect(await inTerminal(['--help'], { NO_COLOR: '1' })).not.toContain(ESC);
+    expect((await svc(['--help'], { FORCE_COLOR: '1' })).stdout).toContain(`${ESC}[1mUsage:`);
+  });
+
+  it('svc pair prints the link alone through a pipe, and the QR code only on a terminal', async () => {
+    relay = await startTestRelay();
+    expect((await svc(['login', '--url', relay.url, '--key', relay.apiKey])).code).toBe(0);
+    const piped = await svc(['pair']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
+    expect(piped.stdout).not.toContain(ESC);
+    expect(piped.stdout).not.toMatch(/[▀▄█]/);
+    const drawn = await inTerminal(['pair']);
+    expect(drawn).toMatch(/[▀▄█]/);
+    expect(drawn).toContain(ESC);
+    const plain = await inTerminal(['pair'], { NO_COLOR: '1' });
+    expect(plain).toMatch(/[▀▄█]/); // block characters, no colour codes
+    expect(plain).not.toContain(ESC);
+  });
+});
+
+describe('a command line that says what it did not understand', () => {
+  it.each([
+    [['schedule'], 'svc: unknown command "schedule"; see svc --help'],
+    [['relay', 'sreve'], 'svc: unknown command "sreve" for svc relay; see svc relay --help'],
+    [['verify', '--frob'], 'svc: unknown flag "--frob" for svc verify; see svc verify --help'],
+    [['relay', 'serve', '--prot', '1'], 'svc: unknown flag "--prot" for svc relay serve; see svc relay serve --help'],
+    [['agent', 'send'], 'svc: nothing to send: svc agent send [--session NAME] TEXT; see svc agent send --help'],
+  ])('svc %j: one line on stderr, exit 2', async (args, line) => {
+    expect(await svc(args)).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
+  });
+
+  it.each([
+    [[]],
+    [['relay']],
+    [['relay', 'serve']],
+    [['relay', 'account', 'create']],
+    [['verify']],
+    [['listener']],
+    [['debug', 'state']],
+    [['worktree', 'clean']],
+    [['agent', 'send']],
+  ])('svc %j --help names the whole command; --version answers', async (args) => {
+    const help = await svc([...args, '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(`Usage: ${['svc', ...args].join(' ')}`);
+    expect(await svc([...args, '--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+    expect(await svc([...args, '-v'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it.each(Object.keys(NOT_YET['svc listener']!))(
+    'svc listener %s is refused in one line, and no listener starts',
+    async (flag) => {
+      const run = await svc(['listener', flag]);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(new RegExp(`^svc: ${flag} (does nothing yet|is not available yet)[^\\n]*\\n$`));
+      expect(existsSync(join(home.home, '.svc', 'listener.pid'))).toBe(false);
+    },
+  );
+
+  it('svc --help loads only the table of commands: no command module, no citty', async () => {
+    const log = join(home.home, 'imports.log');
+    const run = await svc(['--help'], { SVC_IMPORT_LOG: log }, [
+      '--import',
+      resolve(import.meta.dirname, '../helpers/importLog.mjs'),
+    ]);
+    expect(run.code).toBe(0);
+    const loaded = readFileSync(log, 'utf8').trim().split('\n');
+    expect(loaded.some((url) => url.endsWith('/dist/cli/commands.js'))).toBe(true); // the hook saw the run
+    expect(loaded.filter((url) => url.includes('/dist/cli/commands/'))).toEqual([]);
+    expect(loaded.filter((url) => url.includes('/node_modules/'))).toEqual([]);
+    rmSync(log);
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The path a new user takes, which the other tests' private sockets never take: a computer just booted (no tmux
+ * server has run, so `$TMUX_TMPDIR/tmux-<uid>/` does not exist), a HOME without `~/.svc`, no `LANG`, no
+ * `SVC_TMUX_SOCKET` and no `-S`: the wrapper, `svc sh`, `--wt` and the listener the wrapper starts all use tmux's
+ * default socket, in an empty `TMUX_TMPDIR` made for the test (never the real user's server).
+ * Then the README's order: `svc up` in one terminal, `svc cc --detach` and the rest in another.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
+import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
+import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
+
+const UID = process.getuid?.() ?? 0;
+
+let root: string;
+let home: string;
+let tmuxTmp: string;
+let proj: string;
+let env: NodeJS.ProcessEnv;
+let relay: TestRelay | null = null;
+let up: SpawnedSvc | null = null;
+
+const socketDir = () => join(tmuxTmp, `tmux-${UID}`);
+const defaultSocket = () => join(socketDir(), 'default');
+
+function svc(args: string[], cwd = proj): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [SVC_BIN, ...args], { cwd, env, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The pane's screen on the default socket of the test's TMUX_TMPDIR. */
+const capture = (session: string) => runTmux(defaultSocket(), ['capture-pane', '-p', '-t', `=${session}:`]);
+
+/** As a person would: once the program is in front (a shell in front of an agent session refuses the push). */
+async function inFront(session: string, program: string) {
+  await waitFor(
+    async () =>
+      (
+        await runTmux(defaultSocket(), ['display-message', '-p', '-t', `=${session}:`, '#{pane_current_command}'])
+      ).trim() === program,
+    { timeoutMs: 15_000, what: `${program} in front in ${session}` },
+  );
+}
+
+/** A plain push as the README's curl sends it, addressed to this computer (shell sessions take only those). */
+async function typedInto(baseUrl: string, key: string, session: string, body: string, seen: string) {
+  const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+  const sent = await api(baseUrl, 'POST', '/pushes/send', {
+    key,
+    body: { type: 'agent.command', agentSessionName: session, body, targetComputer: hookId },
+  });
+  expect(sent.status).toBe(200);
+  await waitFor(async () => (await capture(session)).includes(seen), {
+    timeoutMs: 20_000,
+    what: `"${seen}" in ${session}`,
+  }).catch(async (err) => {
+    const r = await api(baseUrl, 'GET', `/pushes/${sent.json.id}`, { key });
+    const log = existsSync(join(home, '.svc', 'listener.log'))
+      ? readFileSync(join(home, '.svc', 'listener.log'), 'utf8')
+      : '';
+    throw new Error(`${err.message}; the relay says ${JSON.stringify(r.json)}\n${log}${up?.output() ?? ''}`);
+  });
+}
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), 'svc-first-'));
+  home = join(root, 'home');
+  tmuxTmp = join(root, 'tmux-tmp');
+  proj = join(root, 'proj');
+  mkdirSync(home);
+  mkdirSync(tmuxTmp);
+  mkdirSync(proj);
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: proj });
+  writeFileSync(join(proj, 'README'), 'x\n');
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.'], { cwd: proj });
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first'], { cwd: proj });
+  const bin = await fakeAgentBin(root, ['claude']);
+  env = svcEnv(home, { TMUX_TMPDIR: tmuxTmp, PATH: `${bin}:${process.env.PATH}`, SHELL: '/bin/sh' });
+  for (const name of Object.keys(env))
+    if (name === 'LANG' || name === 'LANGUAGE' || name.startsWith('LC_') || name.startsWith('SVC_')) delete env[name];
+});
+
+afterEach(async () => {
+  await up?.stop('SIGINT');
+  up = null;
+  await killDaemonsOf(home);
+  await runTmux(defaultSocket(), ['kill-server']).catch(() => {});
+  await relay?.close();
+  relay = null;
+  rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
+describe('a first run on a computer just booted (the default tmux socket, no server, no ~/.svc, no LANG)', () => {
+  it.each([
+    [
+      'svc cc --detach',
+      ['cc', '--detach'],
+      'svc-proj',
+      'claude',
+      'hello from the phone',
+      'you said: hello from the phone',
+    ],
+    ['svc sh --detach', ['sh', '--detach'], 'svc-proj-sh', 'sh', 'echo typed-$((6*7))', 'typed-42'],
+    [
+      'svc cc --wt feat/x --detach',
+      ['cc', '--wt', 'feat/x', '--detach'],
+      'svc-proj-wt-feat-x',
+      'claude',
+      'hello worktree',
+      'you said: hello worktree',
+    ],
+  ])('%s works the first time, and the listener it starts types a push', async (_, args, name, program, body, seen) => {
+    relay = await startTestRelay();
+    expect(existsSync(join(home, '.svc'))).toBe(false);
+    expect(await svc(['login', '--url', relay.url, '--key', relay.apiKey])).toMatchObject({ code: 0 });
+    expect(existsSync(socketDir())).toBe(false);
+
+    const run = await svc(args);
+    expect(run).toMatchObject({ code: 0, stdout: `${name}\n`, stderr: '' });
+
+    // the socket directory as tmux makes it: 0700, ours
+    const dir = statSync(socketDir());
+    expect(dir.mode & 0o777).toBe(0o700);
+    expect(dir.uid).toBe(UID);
+    expect(await runTmux(defaultSocket(), ['has-session', '-t', `=${name}`])).toBe('');
+    // the listener the wrapper started watches the same server
+    // (the daemon writes its pid file, which the wrapper waits for, a moment before its first log line)
+    const first = await waitFor(() => readFileSync(join(home, '.svc', 'listener.log'), 'utf8').split('\n')[0], {
+      what: 'the first line of listener.log',
+    });
+    expect(first).toMatch(new RegExp(`listener starting v\\S+ ${defaultSocket()}$`));
+    expect(daemonsOf(home)).toHaveLength(1);
+
+    await inFront(name, program);
+    await typedInto(relay.url, relay.apiKey, name, body, seen);
+  });
+
+  it('an empty answer from tmux is an error that says what tmux said', async () => {
+    // A socket path given in a directory that does not exist: tmux prints `error creating …` and exits 0.
+    env.SVC_TMUX_SOCKET = join(root, 'missing', 'sock');
+    const run = await svc(['sh', '--detach']);
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `svc: could not create svc-proj-sh: tmux created no session (tmux said: error creating ${env.SVC_TMUX_SOCKET} (No such file or directory))\n`,
+    });
+  });
+
+  it('refuses a socket directory open to others in one line, as tmux would', async () => {
+    mkdirSync(socketDir());
+    chmodSync(socketDir(), 0o777);
+    const run = await svc(['cc', '--detach']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `svc: could not create svc-proj: tmux socket directory ${socketDir()} is open to others (mode 0777; tmux refuses it too): chmod 700 ${socketDir()}\n`,
+    );
+  });
+});
+
+describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
+  async function startUp() {
+    up = spawnSvc(['up', '--port', '0'], { ...env });
+    const line = await up.waitForLine(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/, 30_000);
+    await up.waitForLine(/connected to ws:/, 30_000);
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
+    const key = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).apiKey as string;
+    return { url, key, pid: up.child.pid! };
+  }
+
+  const serving = async (url: string) => (await fetch(`${url}/healthz`)).status === 200;
+
+  it('finds the listener inside svc up: one listener, the relay still serving at the end', async () => {
+    const { url, key, pid } = await startUp();
+
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n', stderr: '' });
+    expect(await svc(['sh', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj-sh\n', stderr: '' });
+    expect(await svc(['cc', '--wt', 'feat/x', '--detach'])).toMatchObject({
+      code: 0,
+      stdout: 'svc-proj-wt-feat-x\n',
+      stderr: '',
+    });
+    expect(daemonsOf(home)).toEqual([]); // no background listener beside svc up's
+
+    const verify = await svc(['verify']);
+    expect(verify.stdout).toMatch(
+      new RegExp(`^ok\\s+listener\\s+running inside \`svc up\`, pid ${pid}, .*\\(from control socket `, 'm'),
+    );
+    expect(verify.code).toBe(0);
+
+    const status = await svc(['listener', '--status']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^listener ${pid} running inside \`svc up\``));
+
+    // the session actor appears with the next inventory reading
+    const state = await waitFor(
+      async () => {
+        const s = await svc(['debug', 'state']);
+        return s.code === 0 && /session\.svc-proj\b/.test(s.stdout) ? s : null;
+      },
+      { timeoutMs: 20_000, what: 'svc debug state to show session.svc-proj' },
+    );
+    expect(state.stdout).toMatch(/^listener\b/m);
+
+    await inFront('svc-proj', 'claude');
+    await typedInto(url, key, 'svc-proj', 'hello beside svc up', 'you said: hello beside svc up');
+
+    expect(await serving(url)).toBe(true);
+    expect(up!.child.exitCode).toBeNull();
+    expect(up!.output()).not.toMatch(/another listener|listener stopped/);
+    // through a pipe: the pairing link alone, no QR code, no escape codes
+    expect(up!.output()).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
+    expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
+  });
+
+  it('takes over from a background listener an earlier svc cc started for another relay', async () => {
+    relay = await startTestRelay();
+    expect(await svc(['login', '--url', relay.url, '--key', relay.apiKey])).toMatchObject({ code: 0 });
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    const [before] = daemonsOf(home);
+    expect(before).toBeGreaterThan(0);
+
+    const { url, key, pid } = await startUp();
+    expect(up!.output()).toContain(
+      `svc: stopped the background listener (pid ${before}); this \`svc up\` runs the listener now`,
+    );
+    expect(daemonsOf(home)).toEqual([]);
+    expect((await svc(['listener', '--status'])).stdout).toMatch(new RegExp(`^listener ${pid} running inside`));
+    await inFront('svc-proj', 'claude');
+    await typedInto(url, key, 'svc-proj', 'hello from the new relay', 'you said: hello from the new relay');
+  });
+
+  it('keeps serving when its listener is stopped; the next svc cc starts one in the background', async () => {
+    const { url, key } = await startUp();
+    const stop = await svc(['listener', '--stop']);
+    expect(stop).toMatchObject({
+      code: 0,
+      stdout: `svc: the listener inside \`svc up\` (pid ${up!.child.pid}) stopped; \`svc up\` keeps serving the relay\n`,
+    });
+    await up!.waitForLine(/the listener stopped .*the relay keeps serving at/);
+    expect(await serving(url)).toBe(true);
+
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n', stderr: '' });
+    expect(daemonsOf(home)).toHaveLength(1);
+    await inFront('svc-proj', 'claude');
+    await typedInto(url, key, 'svc-proj', 'hello again', 'you said: hello again');
+    expect(up!.child.exitCode).toBeNull();
+  });
+});
