@@ -7,7 +7,7 @@
  *   afterEach(() => browser.expectNoErrors());        // an uncaught page error or console error fails the test
  *   await browser.close();                            // also removes the profiles
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -30,7 +30,10 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+/** Fails, saying what to install, where there is no Chromium: a browser test never passes by not running. */
 export async function startBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set SVC_TEST_CHROMIUM to one`);
   const contexts: { context: BrowserContext; dir: string }[] = [];
   const logs: string[] = [];
   let errors: string[] = [];
