@@ -190,7 +190,11 @@ export const sessionMachine = setup({
     events: {} as SessionEvent,
   },
   actors: {
-    inject: fromPromise<InjectOutput, InjectInput>(async () => ({ submitted: 'unverified' })),
+    // Provided by the listener's wiring (actors/listener.ts); a machine started without it fails loudly rather than
+    // report a message as typed.
+    inject: fromPromise<InjectOutput, InjectInput>(async () => {
+      throw new Error('no inject provided');
+    }),
     /** Text as is (no submit), then named keys: actors/tmux.ts sendLiteral and sendKeys. */
     typeKeys: fromPromise<void, TypeKeysInput>(async () => {}),
   },
@@ -280,7 +284,7 @@ export const sessionMachine = setup({
     },
     approval: {
       description:
-        'An approval prompt on screen (debounced, as the picker shows it): messages are refused (approval_pending) until it is answered, and already from the first reading that shows it; answers from the app are typed only for the exact prompt (later issue).',
+        'An approval prompt on screen (debounced, as the picker shows it): messages are refused (approval_pending) until it is answered, and already from the first reading that shows it; answers from the app are to be typed only for the exact prompt (not built yet).',
       initial: 'sorting',
       states: {
         sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },
