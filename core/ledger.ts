@@ -19,10 +19,6 @@ export function emptyLedger(): Ledger {
   return { lastPushId: 0, entries: {} };
 }
 
-export function hasActed(ledger: Ledger, id: number): boolean {
-  return String(id) in ledger.entries;
-}
-
 /** Record a claim or an outcome, keeping only the newest LEDGER_KEEP ids. */
 export function recordOutcome(ledger: Ledger, id: number, outcome: Ledger['entries'][string]): Ledger {
   const entries = { ...ledger.entries, [String(id)]: outcome };
