@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
@@ -19,6 +19,7 @@ import {
   worktreeSessionName,
 } from '../core/worktree.js';
 import type { RemoveOutcome, WorktreeInput } from '../machines/worktree.js';
+import { writeFileAtomic } from './files.js';
 import { type Git, GitError } from './git.js';
 
 // ---------------------------------------------------------------------------
@@ -50,10 +51,7 @@ export function createWorktreeIndex(file = defaultIndexFile()): WorktreeIndex {
     async add(repo) {
       const repos = await read();
       if (repos.includes(repo)) return;
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify({ repos: [...repos, repo].sort() }, null, 2)}\n`, { mode: 0o600 });
-      await rename(tmp, file);
+      writeFileAtomic(file, `${JSON.stringify({ repos: [...repos, repo].sort() }, null, 2)}\n`);
     },
   };
 }
