@@ -12,10 +12,10 @@ import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
 import { loadDeviceIdentity } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
-import { RelayHttpError, relayRequest } from '../../actors/relayHttp.js';
+import { RelayHttpError, relayJson, relayRequest } from '../../actors/relayHttp.js';
 import { type DevicePin, trustOf } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
-import type { DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
+import { type DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
 import { fingerprint, safetyCode } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
@@ -29,7 +29,7 @@ async function account(home = homedir()) {
   }
   const { apiKey, baseUrl } = config.data;
   const me = await loadDeviceIdentity(paths.deviceKey, baseUrl);
-  const list = () => relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
+  const list = () => relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
   return { paths, apiKey, baseUrl, me, list };
 }
 
