@@ -63,6 +63,18 @@ describe('answers from a relay that does not keep to the protocol', () => {
     }
   });
 
+  it('svc login: a device registration answer without a device id is refused', async () => {
+    const home = tempHome();
+    try {
+      answers['POST /devices'] = { name: 'box', kind: 'computer', publicKey: 'k', createdAt: 1 };
+      const run = await runSvc(['login', '--url', url, '--key', 'svc_key_test', '--name', 'box'], svcEnv(home.home));
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(/answer to POST \/devices is malformed \(deviceId: .*\[malformed_answer\]$/m);
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('svc login: a registration answer without a hookId is refused, and no config is written from it', async () => {
     const home = tempHome();
     try {
