@@ -176,6 +176,7 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
   const env: NodeJS.ProcessEnv = { ...ctx.env, SVC_LISTENER_BACKGROUND: '1' };
   if (ctx.socketPath) env.SVC_TMUX_SOCKET = ctx.socketPath;
   delete env.TMUX; // the daemon is not inside anyone's pane
+  // The node this CLI runs on (its native modules are built for it), never the first `node` on PATH.
   const child = spawn(process.execPath, [ctx.entry, 'listener'], {
     detached: true,
     stdio: ['ignore', out, out],

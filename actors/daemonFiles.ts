@@ -46,9 +46,13 @@ export function isListenerProcess(pid: number): boolean {
   }
 }
 
+/**
+ * The version first, then the pid: a starter waits for the pid file to name the new daemon (actors/daemon.ts), so
+ * once it does, the version file is already the new daemon's, never the one it replaced.
+ */
 export function writeDaemonFiles(paths: { pid: string; version: string }, version: string): void {
-  writeFileAtomic(paths.pid, `${process.pid}\n`);
   writeFileAtomic(paths.version, `${version}\n`);
+  writeFileAtomic(paths.pid, `${process.pid}\n`);
 }
 
 export function removePidFile(path: string): void {

@@ -4,6 +4,7 @@
  * docs/security.md says what is trusted and why.
  */
 import { fromPromise } from 'xstate';
+import { DEVICE_LIST_RETRY_MS, DevicesUnavailableError } from '../core/devices.js';
 import { type PaneScreen, paneScreen } from '../core/paneFrames.js';
 import type { DeviceListResponse } from '../core/protocol.js';
 import { type Envelope, openText, seal } from '../core/seal.js';
@@ -100,6 +101,21 @@ function cryptoKey(publicKey: string): Promise<CryptoKey> {
 }
 
 /**
+ * Read the device list, trying again after each wait in `retryMs` when it cannot be read; then give up with
+ * DevicesUnavailableError, which the device machine refuses with the temporary `devices_unavailable`.
+ */
+export async function lookupWithRetry<T>(read: () => Promise<T>, retryMs: readonly number[]): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= retryMs.length) throw new DevicesUnavailableError((error as Error).message ?? String(error));
+      await new Promise((resolve) => setTimeout(resolve, retryMs[attempt]));
+    }
+  }
+}
+
+/**
  * `openSealed` for `device.<id>`: the pin as the file holds it now, the key the relay lists, and the envelope
  * opened with that key. Without a device key of its own the listener cannot open anything: that is an error
  * (the device machine refuses it `bad_seal`).
@@ -109,6 +125,8 @@ export function openSealedLogic(deps: {
   directory: DeviceDirectory;
   pinsPath: string;
   now?: () => number;
+  /** Waits before each new try to read the device list (DEVICE_LIST_RETRY_MS). */
+  retryMs?: readonly number[];
 }) {
   return fromPromise<OpenSealedOutput, OpenSealedInput>(async ({ input }) => {
     const me = deps.me;
@@ -116,7 +134,9 @@ export function openSealedLogic(deps: {
     const pin = readPins(deps.pinsPath).devices[input.deviceId];
     const fresh = input.purpose === 'agent.command';
     const hints = pin ? { pinnedKey: pin.publicKey } : {};
-    let listed = await deps.directory.lookup(input.deviceId, { fresh, ...hints });
+    const lookup = (h: { fresh: boolean; pinnedKey?: string }) =>
+      lookupWithRetry(() => deps.directory.lookup(input.deviceId, h), deps.retryMs ?? DEVICE_LIST_RETRY_MS);
+    let listed = await lookup({ fresh, ...hints });
     const tryOpen = async (key: Listed | null): Promise<OpenSealedOutput['opened']> => {
       // With a pin, only the pinned key may open it; a listed key that differs is refused without trying.
       if (!key || (pin && pin.publicKey !== key.publicKey)) return null;
@@ -141,7 +161,7 @@ export function openSealedLogic(deps: {
       !opened.ok &&
       !['bad_envelope', 'bad_version', 'wrong_purpose', 'not_for_me'].includes(opened.reason)
     ) {
-      listed = await deps.directory.lookup(input.deviceId, { fresh: true, ...hints });
+      listed = await lookup({ fresh: true, ...hints });
       opened = await tryOpen(listed);
     }
     return { pin, listed, opened, now: (deps.now ?? Date.now)() };

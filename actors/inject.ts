@@ -16,7 +16,8 @@ import type { PaneTarget, Tmux } from './tmux.js';
 
 export interface InjectResult {
   /** `true`: the input line emptied; `false`: it still held the text after the retry; `'unverified'`: no rule
-   *  for this agent, or its input line was not on screen (then no retry Enter is sent). */
+   *  for this agent, or a look found no input line holding the text (an approval prompt, a dialog, only the
+   *  transcript): then no further key is sent. */
   submitted: SubmitResult;
   /** Enter keys sent. */
   enters: number;
@@ -67,7 +68,14 @@ export async function injectText({ tmux, target, text, strategy, pane, sleep }: 
         break;
       case 'check': {
         const after = await tmux.capture(target, CHECK_LINES);
-        const cleared = inputCleared({ after, before, inputLine: plan.inputLine, text: plan.text });
+        const cleared = inputCleared({
+          after,
+          before,
+          inputLine: plan.inputLine,
+          inputBelowRule: plan.inputBelowRule,
+          screen: plan.screen,
+          text: plan.text,
+        });
         if (cleared === true) return done(true);
         if (cleared === 'unknown') return done('unverified');
         if (step.final) return done(false);

@@ -43,7 +43,7 @@ export const SUMMARISERS: Record<string, Summariser> = {
   relayLink: (c: RelayLinkContext) => ({
     relay: hostOf(c.wsUrl),
     attempt: c.attempt,
-    outbox: c.outbox.length,
+    unacked: c.unacked.length,
     lastPushId: c.lastPushId,
     lastError: short(c.lastError),
   }),

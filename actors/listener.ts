@@ -9,7 +9,6 @@ import { submitStrategyFor } from '../core/agents.js';
 import type { ResolvedConfig } from '../core/config.js';
 import { resolveConfig } from '../core/config.js';
 import { svcPaths } from '../core/paths.js';
-import { describeInventory, panesToRead } from '../core/sessionView.js';
 import { normalizeSubmitText } from '../core/submit.js';
 import { defaultSocketPath } from '../core/tmuxSocket.js';
 import { VERSION } from '../core/version.js';
@@ -39,6 +38,7 @@ import { ensurePrivateDir } from './files.js';
 import { createGit } from './git.js';
 import { injectText, realSleep } from './inject.js';
 import { createInspector } from './inspector.js';
+import { readInventory } from './inventoryReading.js';
 import { loadLedger, saveLedger } from './ledgerFile.js';
 import type { Logger } from './logger.js';
 import { createLogger } from './logger.js';
@@ -80,8 +80,6 @@ export interface RunningListener {
 }
 
 const REPLAY_WINDOW_MS = 120_000;
-/** Lines of each agent pane read per tick: the screen rules look at the last dozen non-blank ones. */
-const SCREEN_LINES = 40;
 
 export async function startListener(opts: ListenerOptions = {}): Promise<RunningListener> {
   const env = opts.env ?? process.env;
@@ -188,12 +186,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
-          listSessions: fromPromise<InventoryReading>(async () => {
-            const sessions = await tmux.listSessions();
-            const panes = panesToRead(describeInventory(sessions, host));
-            const screens = panes.length > 0 ? await tmux.captureMany(panes, SCREEN_LINES) : {};
-            return { sessions, screens, takenAt: Date.now() };
-          }),
+          listSessions: fromPromise<InventoryReading>(() => readInventory(tmux, host)),
         },
         actions: { log: logAction },
       }),

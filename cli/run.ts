@@ -10,6 +10,7 @@ import {
   checkFlags,
   colorEnabled,
   type FlagSpec,
+  FREE_TEXT,
   firstPositional,
   NOT_YET,
   USAGE_EXIT,
@@ -87,7 +88,7 @@ export async function runCli(root: CommandTable, argv: readonly string[]): Promi
     const hasSubs = subs !== undefined && Object.keys(subs).length > 0;
     const at = hasSubs ? firstPositional(rest, specs) : -1;
     const mine = at < 0 ? rest : rest.slice(0, at);
-    const check = checkFlags(mine, specs, NOT_YET[path]);
+    const check = checkFlags(mine, specs, NOT_YET[path], FREE_TEXT.has(path));
     if (!check.ok) {
       err(check.kind === 'unknown' ? unknownFlagLine(check.flag, path) : check.message);
       return USAGE_EXIT;

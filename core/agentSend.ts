@@ -63,11 +63,54 @@ const EXPLAIN: Record<string, string> = {
   subscriber_unverified:
     "the computer does not trust this sender's key (new, changed or not on the relay); compare safety codes with `svc devices` there",
   approval_pending: 'an approval prompt is waiting on the screen; answer it first',
+  screen_unreadable: 'the agent’s screen could not be read, so it was not typed (an approval prompt could be up)',
   bad_seal: 'the computer could not open the sealed message (wrong key, or changed on the way)',
   replayed: 'the computer saw this sequence stamp before (a replayed or reordered copy)',
   bad_key_name: 'a key the computer does not accept',
+  devices_unavailable:
+    "the computer could not reach the relay's device list to check the sender (a network problem, not tampering); send it again",
+  too_large: 'the message is over 65,536 characters',
 };
 
 export function explainCode(code: string | null): string {
   return (code && EXPLAIN[code]) || 'no reason given';
+}
+
+export interface SendArgs {
+  text: string;
+  session?: string;
+  computer?: string;
+  json: boolean;
+}
+
+/**
+ * `svc agent send`'s words, read from the raw arguments: `--session NAME`, `--computer ID` (or `=value`) and `--json`
+ * are options wherever they are; every other word is the message, joined by spaces, even one that starts with `-`
+ * (`svc agent send -5 degrees is too cold`), and everything after `--` is the message as it is.
+ */
+export function parseSendArgs(rawArgs: readonly string[]): Pick<SendArgs> {
+  const out: SendArgs = { text: '', json: false };
+  const words: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!;
+    if (arg === '--') {
+      words.push(...rawArgs.slice(i + 1));
+      break;
+    }
+    if (arg === '--json') {
+      out.json = true;
+      continue;
+    }
+    const option = /^--(session|computer)(?:=(.*))?$/.exec(arg);
+    if (!option) {
+      words.push(arg);
+      continue;
+    }
+    const value = option[2] ?? rawArgs[++i];
+    if (value === undefined) return { ok: false, message: `--${option[1]} needs a value` };
+    out[option[1] as 'session' | 'computer'] = value;
+  }
+  out.text = words.join(' ');
+  if (out.text.length === 0) return { ok: false, message: 'nothing to send: svc agent send [--session NAME] TEXT' };
+  return { ok: true, value: out };
 }

@@ -29,10 +29,24 @@ export interface SubmitStrategy {
    * Without it a submit cannot be checked (`'unverified'`).
    */
   inputLine?: RegExp;
+  /**
+   * The input line counts only with a horizontal rule (a line of `─`) at most this many lines above it: above that
+   * rule is the transcript, whose echo of a sent message looks just like the input line (Claude Code `❯ …`,
+   * Gemini CLI ` > …`). A screen whose last match has no rule there shows no input line (a dialog replaced it).
+   */
+  inputBelowRule?: number;
   /** Wait after an Enter before reading the screen. Default `DEFAULT_VERIFY_DELAY_MS`. */
   verifyDelayMs?: number;
+  /**
+   * Send one more Enter when two looks after the first Enter both show our text still in the input line. Only for
+   * an agent seen to swallow an Enter (Gemini CLI after a paste): the looks cannot tell a swallowed Enter from a
+   * taken one the agent has not redrawn yet, and an Enter that lands in a dialog drawn a moment later answers it.
+   */
+  retryEnter?: true;
   /** Wait before the one retry Enter. Default `DEFAULT_RETRY_DELAY_MS`. */
   retryDelayMs?: number;
+  /** The agent's screen rules (`agentSubmit` adds its trusted ones): a check that reads a prompt stops. */
+  screen?: ScreenRules;
 }
 
 export interface AgentSpec {
@@ -137,7 +151,8 @@ export const AGENTS: readonly AgentSpec[] = [
     timelineSource: 'transcript',
     approvalReading: 'screen',
     screenRules: SCREEN_RULES.A1 ?? null,
-    submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT },
+    // input line right below a rule (test/fixtures/screens/A1)
+    submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT, inputBelowRule: 1 },
   },
   {
     id: 'A2',
@@ -177,7 +192,16 @@ export const AGENTS: readonly AgentSpec[] = [
     approvalReading: 'screen',
     screenRules: SCREEN_RULES.A3 ?? null,
     // Seen to swallow the Enter after a paste: the check + one retry Enter covers it.
-    submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT, retryDelayMs: 400 },
+    // a rule, `Shift+Tab to accept edits`, a blank line, then the input line (test/fixtures/screens/A3)
+    // it may swallow the Enter right after a paste (research/field-notes.md): one retry
+    submit: {
+      kind: 'paste',
+      enterDelayMs: 200,
+      inputLine: BOXED_PROMPT,
+      inputBelowRule: 4,
+      retryEnter: true,
+      retryDelayMs: 400,
+    },
   },
   {
     id: 'A4',
@@ -319,7 +343,15 @@ export function agentForPane(pane: { command: string; startCommand?: string | un
 
 /** The submit strategy for what is in front of a pane: the agent's, or the generic one. */
 export function submitStrategyFor(pane: { command: string; startCommand?: string | undefined }): SubmitStrategy {
-  return (agentForPane(pane) ?? genericProgram).submit;
+  return agentSubmit(agentForPane(pane) ?? genericProgram);
+}
+
+/**
+ * An agent's submit strategy with its trusted screen rules, so that the check after an Enter sees an approval
+ * prompt (and sends no further key into it).
+ */
+export function agentSubmit(agent: AgentSpec): SubmitStrategy {
+  return agent.screenRules?.trusted ? { ...agent.submit, screen: agent.screenRules } : agent.submit;
 }
 
 /**

@@ -53,12 +53,14 @@ export type FlagCheck =
 /**
  * Reads the flags of one command's arguments (up to `--`): `--help`/`-h` and `--version`/`-v` unless the command
  * defines them; a flag the command does not define is `unknown`; one in `notYet` (accepted by earlier versions,
- * with nothing behind it yet) is refused with its message. A string flag's value is skipped.
+ * with nothing behind it yet) is refused with its message. A string flag's value is skipped. For a command whose
+ * words are a message (`freeText`, see FREE_TEXT), a word that is no flag of its own is part of the message.
  */
 export function checkFlags(
   args: readonly string[],
   specs: Readonly<Record<string, FlagSpec>>,
   notYet: Readonly<Record<string, string>> = {},
+  freeText = false,
 ): FlagCheck {
   let help = false;
   let version = false;
@@ -76,7 +78,7 @@ export function checkFlags(
     }
     if (flag === '--help' || flag === '-h') help = true;
     else if (flag === '--version' || flag === '-v') version = true;
-    else return { ok: false, kind: 'unknown', flag };
+    else if (!freeText) return { ok: false, kind: 'unknown', flag };
   }
   return { ok: true, help, version };
 }
@@ -169,3 +171,6 @@ export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>>
     },
   };
 })();
+
+/** Commands whose words are a message: a word like a flag that the command does not define is part of the text. */
+export const FREE_TEXT: ReadonlySet<string> = new Set(['svc agent send']);

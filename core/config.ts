@@ -24,7 +24,8 @@ export type FileReading =
   | { status: 'ok'; data: ConfigFile }
   | { status: 'missing' }
   | { status: 'foreign_owner'; owner: number }
-  | { status: 'world_writable'; mode: number }
+  /** Readable or writable by anyone but its owner (it holds the API key), like device-key.json. */
+  | { status: 'open_to_others'; mode: number }
   | { status: 'invalid'; reason: string };
 
 export type Source = 'file' | 'env' | 'flag' | 'default' | 'derived';
@@ -62,8 +63,10 @@ export function resolveConfig(
 ): ResolvedConfig {
   const warnings: string[] = [];
   if (file.status === 'foreign_owner') warnings.push(`ignoring ${path}: owned by uid ${file.owner}, not by you`);
-  if (file.status === 'world_writable')
-    warnings.push(`ignoring ${path}: writable by anyone (mode ${file.mode.toString(8)})`);
+  if (file.status === 'open_to_others') {
+    const what = file.mode & 0o002 ? 'writable by anyone' : 'open to others';
+    warnings.push(`ignoring ${path}: ${what} (mode ${file.mode.toString(8)}); chmod 600 it`);
+  }
   if (file.status === 'invalid') warnings.push(`ignoring ${path}: ${file.reason}`);
   const data: ConfigFile = file.status === 'ok' ? file.data : {};
 

@@ -11,8 +11,10 @@
  * and `svc devices` can both write it without undoing each other.
  */
 import { z } from 'zod';
-import type { RefusalCode } from './protocol.js';
+import { MAX_BODY_CHARS, type RefusalCode } from './protocol.js';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from './sealedBodies.js';
+
+export { type ComputerDecision, decideComputerDevice } from './computerPins.js';
 
 /** The most device actors the listener keeps: a relay inventing device ids cannot grow it without bound. */
 export const MAX_DEVICE_ACTORS = 64;
@@ -33,7 +35,25 @@ export const DevicePin = z.object({
 });
 export type DevicePin = z.infer<typeof DevicePin>;
 
-export const PinsFile = z.object({ version: z.literal(1), devices: z.record(z.string(), DevicePin) });
+/**
+ * Which device a computer is, as first seen (`cli-pins.json`; `svc agent send`). The relay's computer → device
+ * mapping is as unsigned as its key list: a computer whose device changes is refused like a changed key.
+ */
+export const ComputerPin = z.object({
+  hookId: z.string(),
+  deviceId: z.string(),
+  pinnedAt: z.number(),
+  /** The relay names another device for this computer: nothing is sealed for it until a person verifies that one. */
+  changedDevice: z.object({ deviceId: z.string(), seenAt: z.number() }).optional(),
+});
+export type ComputerPin = z.infer<typeof ComputerPin>;
+
+export const PinsFile = z.object({
+  version: z.literal(1),
+  devices: z.record(z.string(), DevicePin),
+  /** By hookId. Absent in files written before computers were pinned. */
+  computers: z.record(z.string(), ComputerPin).optional(),
+});
 export type PinsFile = z.infer<typeof PinsFile>;
 
 export function emptyPins(): PinsFile {
@@ -64,9 +84,19 @@ export type PinOp =
   | { op: 'keyChanged'; deviceId: string; publicKey: string; fingerprint: string; at: number }
   /** A person compared the safety code of this key: pin it, verified. A new key starts its stamps afresh. */
   | { op: 'verify'; deviceId: string; publicKey: string; fingerprint: string; at: number }
-  | { op: 'forget'; deviceId: string };
+  /** Dropping a device drops the computers pinned to it too (their next contact is a first one). */
+  | { op: 'forget'; deviceId: string }
+  /** First time this computer is seen with a device: remember which (no-op when it has a pin). */
+  | { op: 'pinComputer'; hookId: string; deviceId: string; at: number }
+  /** The relay names another device for a pinned computer. */
+  | { op: 'computerMoved'; hookId: string; deviceId: string; at: number }
+  /** A person compared the safety code of the device the relay names now: it is the computer's device. */
+  | { op: 'verifyComputer'; hookId: string; deviceId: string; at: number };
 
 export function applyPinOp(file: PinsFile, op: PinOp): PinsFile {
+  if (op.op === 'pinComputer' || op.op === 'computerMoved' || op.op === 'verifyComputer') {
+    return applyComputerOp(file, op);
+  }
   const devices = { ...file.devices };
   const pin = devices[op.deviceId];
   switch (op.op) {
@@ -108,12 +138,38 @@ export function applyPinOp(file: PinsFile, op: PinOp): PinsFile {
       };
       break;
     }
-    case 'forget':
-      if (!pin) return file;
+    case 'forget': {
+      const computers = Object.values(file.computers ?? {}).filter((c) => c.deviceId !== op.deviceId);
+      if (!pin && computers.length === Object.keys(file.computers ?? {}).length) return file;
       delete devices[op.deviceId];
+      return withComputers({ version: 1, devices }, Object.fromEntries(computers.map((c) => [c.hookId, c])));
+    }
+  }
+  return withComputers({ version: 1, devices }, file.computers);
+}
+
+const withComputers = (file: PinsFile, computers: PinsFile['computers']): PinsFile =>
+  computers && Object.keys(computers).length > 0 ? { ...file, computers } : file;
+
+type ComputerOp = Extract<PinOp, { op: 'pinComputer' | 'computerMoved' | 'verifyComputer' }>;
+
+function applyComputerOp(file: PinsFile, op: ComputerOp): PinsFile {
+  const computers = { ...file.computers };
+  const pin = computers[op.hookId];
+  switch (op.op) {
+    case 'pinComputer':
+      if (pin) return file;
+      computers[op.hookId] = { hookId: op.hookId, deviceId: op.deviceId, pinnedAt: op.at };
+      break;
+    case 'computerMoved':
+      if (!pin || pin.deviceId === op.deviceId || pin.changedDevice?.deviceId === op.deviceId) return file;
+      computers[op.hookId] = { ...pin, changedDevice: { deviceId: op.deviceId, seenAt: op.at } };
+      break;
+    case 'verifyComputer':
+      computers[op.hookId] = { hookId: op.hookId, deviceId: op.deviceId, pinnedAt: op.at };
       break;
   }
-  return { version: 1, devices };
+  return { ...file, computers };
 }
 
 export function applyPinOps(file: PinsFile, ops: readonly PinOp[]): PinsFile {
@@ -154,7 +210,14 @@ export interface ContactFacts<P extends InboundPurpose = InboundPurpose> {
 
 export type ContactOutcome<P extends InboundPurpose = InboundPurpose> =
   | { accepted: true; body: InboundBody<P>; publicKey: string }
-  | { accepted: false; code: Extract<RefusalCode, 'subscriber_unverified' | 'bad_seal' | 'replayed'>; message: string };
+  | {
+      accepted: false;
+      code: Extract<
+        RefusalCode,
+        'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large' | 'devices_unavailable'
+      >;
+      message: string;
+    };
 
 export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
   outcome: ContactOutcome<P>;
@@ -166,7 +229,11 @@ export interface ContactDecision<P extends InboundPurpose = InboundPurpose> {
 /** Everything the listener decides about one sealed contact, in order: trust, opening, shape, stamp. */
 export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>): ContactDecision<P> {
   const { deviceId, purpose, pin, listed, opened, now } = facts;
-  const refuse = (code: 'subscriber_unverified' | 'bad_seal' | 'replayed', message: string, ops: PinOp[] = []) => ({
+  const refuse = (
+    code: 'subscriber_unverified' | 'bad_seal' | 'replayed' | 'too_large',
+    message: string,
+    ops: PinOp[] = [],
+  ) => ({
     outcome: { accepted: false as const, code, message },
     ops,
     alarm: null as string | null,
@@ -206,7 +273,12 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
   const parsed = INBOUND_BODIES[purpose].safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return refuse('bad_seal', `sealed ${purpose} body: ${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+    const where = issue?.path.join('.') || 'body';
+    // Authentic, and only too long: a sender that skipped the check where it sealed (core/sealedBodies.ts).
+    if (purpose === 'agent.command' && where === 'text' && issue?.code === 'too_big') {
+      return refuse('too_large', `sealed ${purpose} text is over ${MAX_BODY_CHARS} characters`);
+    }
+    return refuse('bad_seal', `sealed ${purpose} body: ${where}: ${issue?.message}`);
   }
   const body = parsed.data as InboundBody<P>;
   const last = pin?.lastSeq[purpose] ?? 0;
@@ -226,4 +298,29 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
       ]
     : [{ op: 'seq', deviceId, publicKey: trust.key, purpose, seq: body.seq }];
   return { outcome: { accepted: true, body, publicKey: trust.key }, ops, alarm: null };
+}
+
+/**
+ * The relay's device list could not be read (the relay restarting, the network), even after retrying: nothing is
+ * known about the sender, so nothing is decided about it. Temporary, and no sign of tampering.
+ */
+export class DevicesUnavailableError extends Error {
+  override readonly name = 'DevicesUnavailableError';
+}
+
+/** How long to wait before each new try to read the device list (about 4 s in all, a relay restart's length). */
+export const DEVICE_LIST_RETRY_MS: readonly number[] = [250, 500, 1_000, 2_000];
+
+/**
+ * What a sealed contact that could not be opened at all is refused with: `devices_unavailable` (temporary, send it
+ * again) when the device list could not be read, else `bad_seal`.
+ */
+export function openFailure(
+  error: unknown,
+  purpose: string,
+): { code: 'devices_unavailable' | 'bad_seal'; message: string } {
+  if (error instanceof DevicesUnavailableError) {
+    return { code: 'devices_unavailable', message: `could not read the relay's device list: ${error.message}` };
+  }
+  return { code: 'bad_seal', message: `could not open a sealed ${purpose}: ${String(error).slice(0, 200)}` };
 }

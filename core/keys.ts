@@ -46,7 +46,12 @@ export type KeysFacts = Omit<InjectionFacts, 'body'> & { keys: readonly string[]
  */
 export function keysRefusal(facts: KeysFacts): RefusalCode | null {
   const { keys, text, ...rest } = facts;
-  const code = refusalFor({ ...rest, approvalPending: false, body: text.length > 0 ? text : keys.join(' ') });
+  const code = refusalFor({
+    ...rest,
+    approvalPending: false,
+    screenUnreadable: false,
+    body: text.length > 0 ? text : keys.join(' '),
+  });
   if (code) return code;
   if (badKeyName(keys) !== undefined) return 'bad_key_name';
   if (facts.shellSession && keys.some((k) => SHELL_FORBIDDEN_KEYS.has(k))) return 'shell_input_forbidden';

@@ -8,10 +8,17 @@ import { DEVICE_ID_RE } from './seal.js';
 /** Spec 2.1 / 7.4: the only characters a target session name may contain. */
 export const SESSION_NAME_RE = /^[A-Za-z0-9._-]+$/;
 export const MAX_SESSION_NAME = 128;
-/** Largest push body the relay accepts (characters of the JSON string). */
+/**
+ * The one limit on a message's text, in characters (UTF-16 code units): a plaintext `body` at the relay, and the
+ * `text` inside a sealed one, checked where it is sealed (core/sealedBodies.ts commandTextProblem) and by the
+ * listener (`too_large`).
+ */
 export const MAX_BODY_CHARS = 64 * 1024;
-/** Largest HTTP request body and WebSocket frame the relay reads, in bytes. */
-export const MAX_HTTP_BYTES = 256 * 1024;
+/**
+ * Largest HTTP request body the relay reads, in bytes. Room for any text within MAX_BODY_CHARS once sealed: up to
+ * 3 UTF-8 bytes a character, then base64 (4/3) in the envelope, about 263 KB.
+ */
+export const MAX_HTTP_BYTES = 384 * 1024;
 export const MAX_WS_FRAME_BYTES = 1024 * 1024;
 
 export const SCOPES = ['push:read', 'push:write'] as const;
@@ -33,6 +40,7 @@ export const HTTP_ERROR_CODES = [
   'unavailable', // 503: the relay is shutting down
   'pairing_used', // 410: a pairing code that was already claimed (codes work once)
   'pairing_expired', // 410: a pairing code past its expiry (PAIRING_TTL_MS)
+  'storage_full', // 429: the account's open pushes hold MAX_OPEN_PUSH_BYTES already (relay-server/pushes.ts)
 ] as const;
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 
@@ -68,10 +76,13 @@ export const REFUSAL_CODES = [
   'e2ee_required', // spec 5.5
   'subscriber_unverified', // spec 5.5
   'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
+  'screen_unreadable', // the agent's screen could not be read: a prompt could be up unseen (fail closed)
   'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
   'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
   'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/keys.ts)
   'computer_offline', // relay: key input for a computer whose listener is not connected; refused, never typed later
+  'devices_unavailable', // temporary: the relay's device list could not be read to open a sealed message; send again
+  'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -203,6 +203,8 @@ export const RelayFrame = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('push.new'), push: WirePush }),
   z.object({ type: z.literal('push.status'), id: z.number().int(), state: PushState, code: z.string().nullable() }),
+  /** The relay has taken the listener's push.result for `id` (stored, or moot): the listener stops resending it. */
+  z.object({ type: z.literal('push.ack'), id: z.number().int() }),
   z.object({
     type: z.literal('sessions.result'),
     seq: z.number().int().nonnegative(),

@@ -19,11 +19,16 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   subscriber_unverified:
     'Not typed: the computer does not trust this phone’s key. Compare the safety code on the Device screen with `svc devices`.',
   approval_pending: 'Not typed: an approval prompt is waiting on the screen. Answer it first (Watch), then send.',
+  screen_unreadable:
+    'Not typed: the agent’s screen could not be read, and an approval prompt could be up. Look (Watch), then send again.',
   bad_seal: 'Not typed: the computer could not open the encrypted message (wrong key or damaged on the way).',
   replayed: 'Not typed: the computer saw this message before (an old or repeated copy), so it ignored it.',
   bad_key_name: 'Not typed: the computer does not accept that key.',
   computer_offline:
     'Not typed: the computer is offline. Keys are never kept to be typed later; press it again when the screen is live.',
+  devices_unavailable:
+    'Not typed: the computer could not reach the relay to check who sent it (a network problem, not tampering). Send it again.',
+  too_large: 'Not typed: the message is longer than 65,536 characters. Split it, or send a file path instead.',
 };
 
 /** A sentence for any code a push, key or watch came back with; unknown codes are shown as they are. */
@@ -48,7 +53,10 @@ export function pushStateText(state: PushState | 'sending' | 'unsent', code: str
     case 'refused':
       return refusalText(code);
     case 'expired':
-      return 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
+      // no_result: the computer took it and never said (it stopped while handling it); it may have been typed.
+      return code === 'no_result'
+        ? 'No answer: the computer took it but never said whether it was typed. Look at the session before sending again.'
+        : 'Not typed: the computer was away too long, and old messages are never typed late. Send it again.';
   }
 }
 

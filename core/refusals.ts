@@ -41,6 +41,11 @@ export interface InjectionFacts {
   addressedToThisComputer: boolean;
   /** The agent's screen shows an approval prompt: typed text could answer it (never answered for the user). */
   approvalPending?: boolean;
+  /**
+   * The agent's screen should have been read (trusted screen rules) and was not: an approval prompt could be up
+   * unseen, so nothing is typed (fail closed).
+   */
+  screenUnreadable?: boolean;
 }
 
 const CONTROL_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/;
@@ -57,6 +62,7 @@ export function refusalFor(facts: InjectionFacts): RefusalCode | null {
     return null;
   }
   if (isInteractiveShell(facts.pane.command)) return 'shell_in_front'; // 7.1
+  if (facts.screenUnreadable) return 'screen_unreadable';
   if (facts.approvalPending) return 'approval_pending';
   return null;
 }

@@ -11,7 +11,7 @@ import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from
 import { activePane } from './inventory.js';
 import { badKeyName } from './keys.js';
 import type { Ledger } from './ledger.js';
-import { triagePush } from './ledger.js';
+import { STOPPED_WHILE_TYPING, triagePush } from './ledger.js';
 import type {
   ClientFrame,
   PaneAnswerFrame,
@@ -93,7 +93,7 @@ export type PushDecision =
   /** Plaintext: claimed, then held for a tmux reading newer than itself. */
   | { kind: 'hold' };
 
-export const STOPPED_WHILE_TYPING = 'listener stopped while typing this push; not typed again';
+export { STOPPED_WHILE_TYPING };
 
 export function decidePush(push: WirePush, receivedAt: number, facts: RouteFacts): PushDecision {
   const triage = triagePush(push, facts.ledger, facts.replayWindowMs);

@@ -136,27 +136,39 @@ export function panesToRead(described: readonly SessionRecord[]): string[] {
  * debounced per session: a new state counts once read on two polls in a row, idle once the screen is quiet.
  * `approvalOnScreen` names the sessions whose screen shows an approval prompt in this very reading, debounced or
  * not: the picker waits for a second reading, typing must not (text and an Enter could answer the prompt).
+ * `unreadable` names the sessions whose agent has trusted screen rules but whose screen is missing from the reading
+ * (the pane went away, or its screen could not be filed under its id): nothing may be typed into them as if idle.
  */
 export function applyScreens(
   described: readonly SessionRecord[],
   screens: Readonly<Record<string, string>>,
   debounce: Readonly<Record<string, DebounceState>>,
   now: number,
-): { sessions: SessionRecord[]; debounce: Record<string, DebounceState>; approvalOnScreen: string[] } {
+): {
+  sessions: SessionRecord[];
+  debounce: Record<string, DebounceState>;
+  approvalOnScreen: string[];
+  unreadable: string[];
+} {
   const next: Record<string, DebounceState> = {};
   const approvalOnScreen: string[] = [];
+  const unreadable: string[] = [];
   const sessions = described.map((record) => {
     if (!record.agent || record.shell) return record;
     const agent = record.parent ? agentForPane(agentPane(record)!) : sessionAgent(record);
     const pane = agentPane(record);
     const text = pane ? screens[pane.id] : undefined;
     const rules = agent ? SCREEN_RULES[agent.id] : undefined;
-    if (!pane || text === undefined || !rules?.trusted) return { ...record, state: 'unknown' as const };
+    if (!pane || !rules?.trusted) return { ...record, state: 'unknown' as const };
+    if (text === undefined) {
+      unreadable.push(record.name);
+      return { ...record, state: 'unknown' as const };
+    }
     const reading = readScreen(rules, { text, title: pane.title });
     if (reading === 'awaiting_approval') approvalOnScreen.push(record.name);
     const state = nextAgentState(debounce[record.name] ?? initialDebounce(now), reading, now, screenHash(text));
     next[record.name] = state;
     return { ...record, state: state.state };
   });
-  return { sessions, debounce: next, approvalOnScreen };
+  return { sessions, debounce: next, approvalOnScreen, unreadable };
 }

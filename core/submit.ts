@@ -5,7 +5,14 @@
  * Two paths:
  * - `literal` (spec 4.7): `send-keys -l <text>` then `Enter`, chained in ONE tmux call.
  * - `paste`: the whole text as one bracketed paste, a per-agent wait, `Enter`, then a look at the input line;
- *   if the text is still there, one more `Enter` after a delay, and a last look.
+ *   for an agent that may swallow an Enter (`retryEnter`), if the text is still there, a delay, a second look, and
+ *   only if the text is STILL there one more `Enter`, and a last look.
+ *
+ * A look that does not find the input line holding our text sends nothing more: an approval prompt (read with the
+ * agent's screen rules), a dialog that replaced the input line, or only transcript lines (the echo of the sent
+ * message, which looks like the input line; `inputBelowRule` tells them apart) all end the plan. An Enter into an
+ * approval prompt would pick its highlighted answer, and a model that answers with a tool call at once puts one up
+ * within a few hundred ms of the first Enter.
  *
  * A `literal` strategy still takes the paste path when typing the text would misbehave: a line break (each one
  * would be an Enter and submit early), any other control character (ESC, C-c, Tab … would act as keys), or more
@@ -15,6 +22,7 @@
  * markers: when the reading says so, the first step that types leaves the mode first, in the same tmux call.
  */
 import type { SubmitStrategy } from './agents.js';
+import { readScreen, type ScreenRules } from './screens.js';
 
 export const LITERAL_MAX_BYTES = 8 * 1024;
 /** Enter delay used when a `literal` strategy falls back to pasting. */
@@ -33,8 +41,9 @@ export type SubmitStep =
   | { op: 'enter' }
   /** Read the screen now; it is the "before" for the checks that follow. */
   | { op: 'snapshot' }
-  /** Read the screen: input cleared → submitted; not readable → unverified (stop, no more Enters);
-   *  still there → go on with the next steps, or, when `final`, report not submitted. */
+  /** Read the screen: input cleared → submitted; no input line holding our text found (a prompt, a dialog, only
+   *  the transcript) → unverified (stop, no more keys); still there → go on with the next steps, or, when
+   *  `final`, report not submitted. */
   | { op: 'check'; final: boolean };
 
 /** What the fresh tmux reading says about the pane, as far as a plan depends on it. */
@@ -50,6 +59,10 @@ export interface SubmitPlan {
   steps: SubmitStep[];
   /** The input-line rule the checks use; absent when the plan has no check. */
   inputLine?: RegExp;
+  /** How near below a rule the input line must be (`SubmitStrategy.inputBelowRule`). */
+  inputBelowRule?: number;
+  /** The agent's screen rules: a check that reads an approval prompt stops. */
+  screen?: ScreenRules;
 }
 
 export type SubmitResult = true | false | 'unverified';
@@ -83,10 +96,17 @@ export function literalUnsafe(text: string): 'newline' | 'control' | 'too_long' 
 function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
   const verify = strategy.verifyDelayMs ?? DEFAULT_VERIFY_DELAY_MS;
   const retry = strategy.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+  if (!strategy.retryEnter)
+    return [
+      { op: 'wait', ms: verify },
+      { op: 'check', final: true },
+    ];
   return [
     { op: 'wait', ms: verify },
     { op: 'check', final: false },
     { op: 'wait', ms: retry },
+    // a second look right before the retry: a prompt that came up during the wait must not get the Enter
+    { op: 'check', final: false },
     { op: 'enter' },
     { op: 'wait', ms: verify },
     { op: 'check', final: true },
@@ -96,7 +116,13 @@ function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
 export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: PaneFacts = {}): SubmitPlan {
   const text = normalizeSubmitText(rawText);
   const verify = strategy.inputLine !== undefined;
-  const withRule = verify ? { inputLine: strategy.inputLine as RegExp } : {};
+  const withRule = verify
+    ? {
+        inputLine: strategy.inputLine as RegExp,
+        ...(strategy.inputBelowRule !== undefined ? { inputBelowRule: strategy.inputBelowRule } : {}),
+        ...(strategy.screen ? { screen: strategy.screen } : {}),
+      }
+    : {};
   if (text === '') return { path: strategy.kind, text, steps: [] };
   const leave = pane.inMode ? { leaveMode: true as const } : {};
 
@@ -126,13 +152,22 @@ export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: Pane
 const nonSticky = (re: RegExp): RegExp =>
   re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
 
-/** The content of the input line: capture group 1 of the LAST screen line the rule matches; `null` if none. */
-export function readInput(screen: string, inputLine: RegExp): string | null {
+/** A horizontal rule: a line of `─` alone (a box edge such as `╰───` is not one). */
+const RULE = /^\s*─{8,}\s*$/;
+
+/**
+ * The content of the input line: capture group 1 of the LAST screen line the rule matches; `null` if none. With
+ * `belowRule`, that line counts only with a horizontal rule at most `belowRule` lines above it; otherwise it is a
+ * transcript line and the screen shows no input line (`null`).
+ */
+export function readInput(screen: string, inputLine: RegExp, belowRule?: number): string | null {
   const re = nonSticky(inputLine);
   const lines = screen.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = re.exec(lines[i] ?? '');
-    if (m) return m[1] ?? '';
+    if (!m) continue;
+    if (belowRule !== undefined && !lines.slice(Math.max(0, i - belowRule), i).some((l) => RULE.test(l))) return null;
+    return m[1] ?? '';
   }
   return null;
 }
@@ -152,7 +187,8 @@ const PROBE_LEN = 16;
 
 /**
  * Did the input line empty after an Enter?
- * - `'unknown'`: no rule, or the rule finds no input line on screen (a dialog, another view).
+ * - `'unknown'`: no rule; the screen shows an approval prompt (by the agent's screen rules); or the rule finds no
+ *   input line on screen (a dialog, another view, only the transcript's echo of the message).
  * - `true`: the input is empty, or shows something that is neither our text nor what it showed before the
  *   Enter (a placeholder, the user's own typing).
  * - `false`: it still shows our text (its first or last line), or shows exactly what it showed before the
@@ -162,10 +198,13 @@ export function inputCleared(check: {
   after: string;
   before?: string | undefined;
   inputLine?: RegExp | undefined;
+  inputBelowRule?: number | undefined;
+  screen?: ScreenRules | undefined;
   text: string;
 }): boolean | 'unknown' {
   if (!check.inputLine) return 'unknown';
-  const afterRaw = readInput(check.after, check.inputLine);
+  if (check.screen && readScreen(check.screen, { text: check.after }) === 'awaiting_approval') return 'unknown';
+  const afterRaw = readInput(check.after, check.inputLine, check.inputBelowRule);
   if (afterRaw === null) return 'unknown';
   const after = squash(afterRaw);
   if (after === '') return true;
@@ -181,7 +220,7 @@ export function inputCleared(check: {
   }
 
   if (check.before !== undefined) {
-    const before = readInput(check.before, check.inputLine);
+    const before = readInput(check.before, check.inputLine, check.inputBelowRule);
     if (before !== null && squash(before) !== '' && squash(before) === after) return false;
   }
   return true;

@@ -8,6 +8,10 @@
  *   `tmuxArg` rewrites a trailing `;` as `\;`, which tmux turns back into `;`.
  * - `new-session -s` and `-c` are format-expanded: `#{…}` is substituted and `#(cmd)` RUNS `cmd`. `-t` targets,
  *   `-e` values, commands and `send-keys` text are not. `formatLiteral` doubles `#` in expanded arguments.
+ * - `display-message` text is format-expanded AND run through strftime: `%4` prints as ` %4` (glibc pads `%3`…`%9`),
+ *   `%d` as the day. No call puts a `%` (a pane id, a path) into it: pane ids come back from `#{pane_id}`.
+ *   `-F` formats, `new-session -s`/`-c` and `set-option` values are not run through strftime (checked by hand;
+ *   `test/integration/tmux.test.ts`).
  * - `-t =name` is an exact session match (`proj` never matches `proj-2`; `%1`, `@1` stay names); pane and
  *   window commands need the `=name:` form (`send-keys -t =name` fails with "can't find pane"). But `=$1` is still
  *   read as the session id `$1`, so names starting with `$` are refused (protocol names never start with `$`).
@@ -216,22 +220,36 @@ export function parseSizedScreen(out: string): { text: string; width: number; he
 
 const screenMark = (nonce: string): string => `<svc-screen:${nonce}>`;
 
-/** Each pane's screen behind a marked line naming the pane; `parseScreens` reads the output. */
+/**
+ * Each pane's screen behind a marked line naming the pane; `parseScreens` reads the output.
+ * The pane id in the marked line is tmux's own `#{pane_id}`, never the id written into the text: `display-message`
+ * runs its text through strftime, and glibc reads `%4` as a conversion (`<m>%4` prints `<m> %4`), so no `%` may
+ * appear in it. The nonce is hex and the mark has no `%` either.
+ */
 export function screensCommands(paneIds: readonly string[], nonce: string): string[][] {
+  if (!/^[0-9a-f]+$/.test(nonce)) throw new TmuxError('failed', `not a hex nonce: ${nonce}`);
   const mark = screenMark(nonce);
-  return paneIds.flatMap((id) => [
-    ['display-message', '-p', `${mark}${id}`],
-    ['capture-pane', '-p', '-t', id],
-  ]);
+  return paneIds.flatMap((id) => {
+    const target = paneTargetArg({ pane: id });
+    return [
+      ['display-message', '-p', '-t', target, `${mark}#{pane_id}`],
+      ['capture-pane', '-p', '-t', target],
+    ];
+  });
 }
 
-/** Pane id → its last `lines` lines, from the output of `screensCommands`. */
+/**
+ * Pane id → its last `lines` lines, from the output of `screensCommands`. A marked line that names no pane id
+ * (`%N`, blanks around it forgiven) files nothing: its pane reads as unreadable, never as some other pane.
+ */
 export function parseScreens(out: string, nonce: string, lines: number): Record<string, string> {
   const screens: Record<string, string> = {};
   for (const part of out.split(screenMark(nonce)).slice(1)) {
     const newline = part.indexOf('\n');
     if (newline < 0) continue;
-    screens[part.slice(0, newline)] = lastScreenLines(part.slice(newline + 1), lines);
+    const id = part.slice(0, newline).trim();
+    if (!/^%\d+$/.test(id)) continue;
+    screens[id] = lastScreenLines(part.slice(newline + 1), lines);
   }
   return screens;
 }

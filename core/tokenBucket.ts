@@ -37,5 +37,15 @@ export function takeToken(
 export const SESSION_INPUT_BUCKET: BucketConfig = { capacity: 10, refillPerSecond: 2 };
 /** Per-key limit for relay HTTP requests. */
 export const RELAY_HTTP_BUCKET: BucketConfig = { capacity: 60, refillPerSecond: 30 };
+/**
+ * Per client address: relay requests refused without a valid key (401, 404, 405, a claim of a code that does not
+ * exist). Requests that succeed never spend from it.
+ */
+export const RELAY_REFUSED_BUCKET: BucketConfig = { capacity: 30, refillPerSecond: 5 };
 /** Per-connection limit for WebSocket frames a client sends to the relay. */
 export const RELAY_WS_BUCKET: BucketConfig = { capacity: 100, refillPerSecond: 50 };
+/**
+ * A listener connection's own allowance for push.result frames, used when its frame bucket is empty: what apps make
+ * the listener answer (keys.result for a flood of pane.keys) cannot starve the results a sender is waiting for.
+ */
+export const RELAY_RESULT_BUCKET: BucketConfig = { capacity: 100, refillPerSecond: 50 };

@@ -14,6 +14,7 @@ import {
   type ContactOutcome,
   type DevicePin,
   decideContact,
+  openFailure,
   type PinOp,
   type TrustState,
   trustOf,
@@ -200,13 +201,14 @@ export const deviceMachine = setup({
             onError: {
               target: 'idle',
               actions: enqueueActions(({ context, event, enqueue }) => {
-                const message = `could not open a sealed ${context.current!.purpose}: ${String(event.error).slice(0, 200)}`;
+                // A network failure is not a damaged envelope: it gets a temporary code (core/devices.ts).
+                const { code, message } = openFailure(event.error, context.current!.purpose);
                 enqueue({ type: 'log', params: { level: 'warn', message: `device ${context.deviceId}: ${message}` } });
                 enqueue.sendParent({
                   type: 'DEVICE.RESULT',
                   deviceId: context.deviceId,
                   ref: context.current!.ref,
-                  outcome: { accepted: false, code: 'bad_seal', message },
+                  outcome: { accepted: false, code, message },
                   trust: trustOf(context.pin),
                   pin: context.pin,
                 } satisfies DeviceResult);

@@ -30,6 +30,8 @@ export interface InventoryContext {
   debounce: Record<string, DebounceState>;
   /** Sessions already logged as `no agent in pane`, so the line is written once. */
   missing: string[];
+  /** Sessions already logged as having a screen that could not be read, so the line is written once. */
+  unreadable: string[];
   /** The snapshot last reported to the relay (null: never reported). */
   reported: SessionRecord[] | null;
   seq: number;
@@ -53,8 +55,15 @@ export type InventoryOutEvent =
   /**
    * `answers`: how many REFRESH requests had come when this reading began; it is newer than each of them.
    * `approvalOnScreen`: the sessions showing an approval prompt in this reading (before any debounce).
+   * `unreadable`: the sessions whose screen should have been read and could not be (messages are refused).
    */
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number; approvalOnScreen: string[] }
+  | {
+      type: 'INVENTORY.SNAPSHOT';
+      sessions: SessionRecord[];
+      answers: number;
+      approvalOnScreen: string[];
+      unreadable: string[];
+    }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
 export const inventoryMachine = setup({
@@ -79,6 +88,7 @@ export const inventoryMachine = setup({
     hostname: input?.hostname ?? '',
     debounce: {},
     missing: [],
+    unreadable: [],
     reported: null,
     seq: 0,
     owed: null,
@@ -113,11 +123,18 @@ export const inventoryMachine = setup({
                     enqueue({ type: 'log', params: { level: 'warn', message: `${record.name}: ${line}` } });
                 }
                 enqueue.assign({ missing });
+                for (const name of read.unreadable) {
+                  if (context.unreadable.includes(name)) continue;
+                  const message = `${name}: its screen could not be read; messages are refused (screen_unreadable) until it can`;
+                  enqueue({ type: 'log', params: { level: 'warn', message } });
+                }
+                enqueue.assign({ unreadable: read.unreadable });
                 enqueue.sendParent({
                   type: 'INVENTORY.SNAPSHOT',
                   sessions,
                   answers: context.answering,
                   approvalOnScreen: read.approvalOnScreen,
+                  unreadable: read.unreadable,
                 });
                 const changed = inventoryChanged(context.reported, sessions);
                 if (changed || context.owed) {

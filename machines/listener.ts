@@ -9,7 +9,7 @@ import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices.js';
 import { describeSessions } from '../core/inventory.js';
 import type { Ledger } from '../core/ledger.js';
-import { recordOutcome } from '../core/ledger.js';
+import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
 import {
   type Contact,
@@ -22,6 +22,7 @@ import {
   paneStatusFrame,
   pushResultFrame,
   releaseHeld,
+  STOPPED_WHILE_TYPING,
 } from '../core/routing.js';
 import { type LeaseLeft, watchesToResume } from '../core/watchLeases.js';
 import { sessionsHolding } from '../core/worktree.js';
@@ -98,7 +99,13 @@ export type ListenerEvent =
   | { type: 'LINK.ONLINE'; replayWindowMs?: number | null }
   | { type: 'LINK.OFFLINE'; reason: string }
   | { type: 'LINK.STOPPED'; reason: string }
-  | { type: 'INVENTORY.SNAPSHOT'; sessions: SessionRecord[]; answers: number; approvalOnScreen: string[] }
+  | {
+      type: 'INVENTORY.SNAPSHOT';
+      sessions: SessionRecord[];
+      answers: number;
+      approvalOnScreen: string[];
+      unreadable?: string[];
+    }
   | { type: 'HOLD'; held: HeldInput }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
@@ -140,6 +147,8 @@ function liveness(sessions: Record<string, SessionRecord>, wt: WorktreeInput) {
   const held = sessionsHolding(Object.values(sessions), wt.sessionName, wt.path).length > 0;
   return { type: held ? 'SESSION.ALIVE' : 'SESSION.GONE' } as const;
 }
+/** Whether `id` was claimed and never finished in the ledger the listener started from. */
+const wasClaimed = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
 const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
@@ -177,7 +186,8 @@ export const listenerMachine = setup({
   context: ({ input }) => ({
     hookId: input.hookId,
     input,
-    ledger: input.ledger,
+    // Claims the previous listener never finished are outcomes now (inject_failed), to be reported first.
+    ledger: recoverLedger(input.ledger).ledger,
     sessions: {},
     held: [],
     asked: 0,
@@ -199,6 +209,17 @@ export const listenerMachine = setup({
         const ids = Object.keys(context.pins.devices).slice(0, MAX_DEVICE_ACTORS);
         for (const deviceId of ids) enqueue.spawnChild('device', deviceChild(deviceId, context.pins));
         enqueue.assign({ devices: ids });
+        const { recovered } = recoverLedger(context.input.ledger);
+        if (recovered.length === 0) return;
+        enqueue({ type: 'persistLedger', params: { ledger: context.ledger } });
+        for (const id of recovered) {
+          enqueue(
+            line(
+              'warn',
+              `push ${id}: the listener before this one stopped while handling it; reported inject_failed, not typed again`,
+            ),
+          );
+        }
       }),
       initial: 'scanningWorktrees',
       states: {
@@ -249,6 +270,15 @@ export const listenerMachine = setup({
             hookId: context.input.hookId,
             version: context.input.version,
             lastPushId: context.ledger.lastPushId,
+            // Outcomes the relay never acknowledged (lost with a socket, a crash, a rate limit): sent first.
+            unacked: unackedOutcomes(context.ledger).map(({ id, outcome }) =>
+              pushResultFrame(
+                id,
+                outcome.state,
+                outcome.code,
+                wasClaimed(context.input.ledger, id) ? STOPPED_WHILE_TYPING : undefined,
+              ),
+            ),
             random: context.input.random,
           }),
         },
@@ -308,6 +338,14 @@ export const listenerMachine = setup({
               case 'error':
                 enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));
                 return;
+              case 'push.ack': {
+                // The relay has this outcome: it is not sent again, after a restart either.
+                const ledger = acknowledge(context.ledger, frame.id);
+                if (ledger === context.ledger) return;
+                enqueue.assign({ ledger });
+                enqueue({ type: 'persistLedger', params: { ledger } });
+                return;
+              }
               case 'pane.watch':
               case 'pane.keys':
               case 'pane.stop': {
@@ -387,14 +425,16 @@ export const listenerMachine = setup({
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
               for (const [name, record] of Object.entries(next)) {
-                const approvalOnScreen = event.approvalOnScreen.includes(name);
-                if (context.sessions[name])
-                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, approvalOnScreen });
+                const screen = {
+                  approvalOnScreen: event.approvalOnScreen.includes(name),
+                  screenUnreadable: event.unreadable?.includes(name) === true,
+                };
+                if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
                 else
                   enqueue.spawnChild('session', {
                     id: sessionId(name),
                     systemId: sessionId(name),
-                    input: { name, record, approvalOnScreen },
+                    input: { name, record, ...screen },
                   });
               }
               enqueue.assign({ sessions: next });

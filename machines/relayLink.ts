@@ -16,6 +16,8 @@ export interface RelayLinkInput {
   hookId: string;
   version: string;
   lastPushId: number;
+  /** push.result frames the relay has not acknowledged yet (from the ledger at start): sent once online. */
+  unacked?: ClientFrame[];
   /** In [0, 1): jitter source, swapped in tests. */
   random?: () => number;
 }
@@ -36,8 +38,11 @@ export interface RelayLinkContext {
   random: () => number;
   /** Failures in a row; reset when a subscription succeeds. */
   attempt: number;
-  /** Results waiting for a socket: they must reach the sender, so they are kept while offline. */
-  outbox: ClientFrame[];
+  /**
+   * push.result frames the relay has not acknowledged (`push.ack`), one per push id, oldest first: they must reach
+   * the sender, so they are kept while offline, sent when online, and sent again every resultRetry until acked.
+   */
+  unacked: PushResultFrame[];
   lastError: string | null;
   /** The relay's replay window, learnt from its `subscribed` frame. */
   replayWindowMs: number | null;
@@ -58,6 +63,14 @@ export type RelayLinkEvent =
   | { type: 'ACTED'; lastPushId: number }
   | { type: 'RECONNECT_NOW' };
 
+type PushResultFrame = Extract<ClientFrame, { type: 'push.result' }>;
+
+/** The unacknowledged results with `frame` added (replacing an older one for the same push). */
+function withResult(unacked: readonly PushResultFrame[], frame: ClientFrame): PushResultFrame[] {
+  if (frame.type !== 'push.result') return [...unacked];
+  return [...unacked.filter((f) => f.id !== frame.id), frame];
+}
+
 /** Frames the socket actor accepts. */
 export type RelaySocketCommand = { type: 'SEND'; frame: ClientFrame } | { type: 'PING' };
 
@@ -67,7 +80,10 @@ export function closeExplanation(code: number): string {
     case CLOSE.unauthorized:
       return 'relay refused the API key (4401); run `svc login` with a valid key';
     case CLOSE.forbidden:
-      return 'the API key lacks the push:read scope (4403); run `svc login` with a listener key';
+      return (
+        'relay refused this key as the listener of this computer (4403): it lacks push:read, or the computer ' +
+        'belongs to the key it first logged in with; run `svc login` with that key (or another --name)'
+      );
     case CLOSE.unknownComputer:
       return 'relay does not know this computer (4404); run `svc login` again';
     case CLOSE.replaced:
@@ -91,11 +107,19 @@ export const relayLinkMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
+    /** A frame from the relay while online: an ack settles a result; every frame goes to the listener. */
+    takeFrame: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'SOCKET.FRAME') return;
+      const { frame } = event;
+      if (frame.type === 'push.ack') enqueue.assign({ unacked: context.unacked.filter((f) => f.id !== frame.id) });
+      enqueue.sendParent({ type: 'LINK.FRAME', frame, receivedAt: event.receivedAt });
+    }),
   },
   delays: {
     openTimeout: 15_000,
     pingInterval: 25_000,
     pongTimeout: 10_000,
+    resultRetry: 5_000,
     reconnect: ({ context }) => backoffDelay(context.attempt, RELAY_BACKOFF, context.random()),
   },
   guards: {
@@ -114,7 +138,7 @@ export const relayLinkMachine = setup({
     lastPushId: input.lastPushId,
     random: input.random ?? Math.random,
     attempt: 0,
-    outbox: [],
+    unacked: (input.unacked ?? []).filter((f): f is PushResultFrame => f.type === 'push.result'),
     lastError: null,
     replayWindowMs: null,
   }),
@@ -208,7 +232,7 @@ export const relayLinkMachine = setup({
             ],
             SEND: {
               guard: 'isResult',
-              actions: assign({ outbox: ({ context, event }) => [...context.outbox, event.frame] }),
+              actions: assign({ unacked: ({ context, event }) => withResult(context.unacked, event.frame) }),
             },
           },
         },
@@ -218,33 +242,60 @@ export const relayLinkMachine = setup({
           entry: [
             sendParent(({ context }) => ({ type: 'LINK.ONLINE', replayWindowMs: context.replayWindowMs })),
             enqueueActions(({ context, enqueue }) => {
-              for (const frame of context.outbox) enqueue.sendTo('socket', { type: 'SEND', frame });
-              enqueue.assign({ outbox: [] });
+              for (const frame of context.unacked) enqueue.sendTo('socket', { type: 'SEND', frame });
             }),
           ],
           exit: sendParent(({ context }) => ({ type: 'LINK.OFFLINE', reason: context.lastError ?? 'link lost' })),
           on: {
-            'SOCKET.FRAME': {
-              actions: sendParent(({ event }) => ({
-                type: 'LINK.FRAME',
-                frame: event.frame,
-                receivedAt: event.receivedAt,
-              })),
-            },
-            SEND: { actions: sendTo('socket', ({ event }) => ({ type: 'SEND', frame: event.frame })) },
+            'SOCKET.FRAME': { actions: 'takeFrame' },
+            SEND: [
+              {
+                guard: 'isResult',
+                actions: [
+                  assign({ unacked: ({ context, event }) => withResult(context.unacked, event.frame) }),
+                  sendTo('socket', ({ event }) => ({ type: 'SEND', frame: event.frame })),
+                ],
+              },
+              { actions: sendTo('socket', ({ event }) => ({ type: 'SEND', frame: event.frame })) },
+            ],
           },
-          initial: 'quiet',
+          type: 'parallel',
           states: {
-            quiet: {
-              after: { pingInterval: 'awaitingPong' },
+            watchdog: {
+              initial: 'quiet',
+              states: {
+                quiet: {
+                  after: { pingInterval: 'awaitingPong' },
+                },
+                awaitingPong: {
+                  entry: sendTo('socket', { type: 'PING' }),
+                  // A frame proves the socket alive, and is taken like any other: a region's own transition
+                  // stands in for the parallel state's, so this one must take it too.
+                  on: { 'SOCKET.PONG': 'quiet', 'SOCKET.FRAME': { target: 'quiet', actions: 'takeFrame' } },
+                  after: {
+                    pongTimeout: {
+                      target: '#relayLink.backoff',
+                      actions: assign({ lastError: 'no pong from the relay: the socket is half-open' }),
+                    },
+                  },
+                },
+              },
             },
-            awaitingPong: {
-              entry: sendTo('socket', { type: 'PING' }),
-              on: { 'SOCKET.PONG': 'quiet', 'SOCKET.FRAME': 'quiet' },
-              after: {
-                pongTimeout: {
-                  target: '#relayLink.backoff',
-                  actions: assign({ lastError: 'no pong from the relay: the socket is half-open' }),
+            results: {
+              description:
+                'Results the relay has not acknowledged (dropped by a rate limit, lost with a socket) are sent again.',
+              initial: 'waiting',
+              states: {
+                waiting: {
+                  after: {
+                    resultRetry: {
+                      target: 'waiting',
+                      reenter: true,
+                      actions: enqueueActions(({ context, enqueue }) => {
+                        for (const frame of context.unacked) enqueue.sendTo('socket', { type: 'SEND', frame });
+                      }),
+                    },
+                  },
                 },
               },
             },
@@ -266,7 +317,7 @@ export const relayLinkMachine = setup({
         RECONNECT_NOW: 'connection',
         SEND: {
           guard: 'isResult',
-          actions: assign({ outbox: ({ context, event }) => [...context.outbox, event.frame] }),
+          actions: assign({ unacked: ({ context, event }) => withResult(context.unacked, event.frame) }),
         },
       },
     },

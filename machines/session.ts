@@ -65,13 +65,19 @@ export interface SessionInput {
   name: string;
   record: SessionRecord;
   approvalOnScreen?: boolean;
+  screenUnreadable?: boolean;
 }
 
 export interface SessionContext {
   name: string;
   record: SessionRecord;
-  /** The last reading showed an approval prompt, even if the picker's (debounced) state does not say so yet. */
+  /**
+   * The last reading (newer than the input at the head of the queue) showed an approval prompt. Input is refused on
+   * this alone, never on the picker's debounced state: that lags both ways (a prompt just up, a prompt just answered).
+   */
   approvalOnScreen: boolean;
+  /** The last reading should have read the agent's screen and could not: input is refused (fail closed). */
+  screenUnreadable: boolean;
   queue: QueueItem[];
   current: SessionPush | null;
   /** Key input being typed. */
@@ -81,7 +87,7 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'UPDATE'; record: SessionRecord; approvalOnScreen?: boolean }
+  | { type: 'UPDATE'; record: SessionRecord; approvalOnScreen?: boolean; screenUnreadable?: boolean }
   | { type: 'PUSH'; push: SessionPush }
   | { type: 'KEYS'; keys: SessionKeys }
   | { type: 'REMOTE.ON' }
@@ -167,7 +173,8 @@ export function decideHead(context: SessionContext): { code: RefusalCode | null;
     pane: activePane(context.record),
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
-    approvalPending: context.record.state === 'awaiting_approval' || context.approvalOnScreen,
+    approvalPending: context.approvalOnScreen,
+    screenUnreadable: context.screenUnreadable,
   };
   const code =
     head.kind === 'keys'
@@ -201,7 +208,13 @@ export const sessionMachine = setup({
   actions: {
     log: (_, _params: LogParams) => {},
     storeRecord: assign(({ event }) =>
-      event.type === 'UPDATE' ? { record: event.record, approvalOnScreen: event.approvalOnScreen === true } : {},
+      event.type === 'UPDATE'
+        ? {
+            record: event.record,
+            approvalOnScreen: event.approvalOnScreen === true,
+            screenUnreadable: event.screenUnreadable === true,
+          }
+        : {},
     ),
     /** Spec 8: every input into a `svc sh` session is audited (actors/shellAudit.ts). */
     auditShellInput: (
@@ -231,6 +244,7 @@ export const sessionMachine = setup({
     name: input.name,
     record: input.record,
     approvalOnScreen: input.approvalOnScreen === true,
+    screenUnreadable: input.screenUnreadable === true,
     queue: [],
     current: null,
     currentKeys: null,
@@ -284,7 +298,7 @@ export const sessionMachine = setup({
     },
     approval: {
       description:
-        'An approval prompt on screen (debounced, as the picker shows it): messages are refused (approval_pending) until it is answered, and already from the first reading that shows it; answers from the app are to be typed only for the exact prompt (not built yet).',
+        'An approval prompt on screen (debounced, as the picker shows it). Messages are refused (approval_pending) on the fresh reading alone, not on this region: from the first reading that shows the prompt, and no longer from the first that does not; answers from the app are to be typed only for the exact prompt (not built yet).',
       initial: 'sorting',
       states: {
         sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },

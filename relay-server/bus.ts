@@ -20,7 +20,9 @@ export type BusEvent =
   /** An app's pane request for the listener of hookId. Routed, never stored. */
   | { kind: 'pane.toListener'; hookId: string; frame: PaneRequestFrame }
   /** A listener's pane answer: for the app connections of `frame.deviceId`, or the one connection when it is null. */
-  | { kind: 'pane.toApp'; frame: AppPaneFrame };
+  | { kind: 'pane.toApp'; frame: AppPaneFrame }
+  /** A device was removed with its tokens: connections opened with one of them are closed (4401). */
+  | { kind: 'device.removed'; deviceId: string };
 
 export type BusHandler = (event: BusEvent) => void;
 

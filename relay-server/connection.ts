@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RelayFrame } from '../core/protocol.js';
-import { type BucketConfig, type BucketState, fullBucket } from '../core/tokenBucket.js';
+import { type BucketConfig, type BucketState, fullBucket, RELAY_RESULT_BUCKET } from '../core/tokenBucket.js';
 import type { KeyRecord, PushRecord } from './store.js';
 
 /** Panes one app connection is counted as watching; beyond, the oldest is forgotten (it is told nothing more). */
@@ -46,15 +46,24 @@ export class Connection {
   /** Whether a pong came back since the last ping. */
   alive = true;
   bucket: BucketState;
+  /** A listener's separate allowance for push.result frames (RELAY_RESULT_BUCKET). */
+  resultBucket: BucketState;
   /** Frames refused by the bucket in the current run of refusals (logged once per run). */
   limitedRun = 0;
   /** Frames are handled one after another, in arrival order. */
   queue: Promise<void> = Promise.resolve();
 
-  constructor(socket: MinimalSocket, key: KeyRecord, bucket: BucketConfig, now: number) {
+  constructor(
+    socket: MinimalSocket,
+    key: KeyRecord,
+    bucket: BucketConfig,
+    now: number,
+    resultBucket: BucketConfig = RELAY_RESULT_BUCKET,
+  ) {
     this.socket = socket;
     this.key = key;
     this.bucket = fullBucket(bucket, now);
+    this.resultBucket = fullBucket(resultBucket, now);
   }
 
   get accountId(): string {

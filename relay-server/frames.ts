@@ -11,7 +11,7 @@ import {
   type RefusalCode,
   type WsErrorCode,
 } from '../core/protocol.js';
-import { hasScope } from './auth.js';
+import { decideAccess } from '../core/relayAccess.js';
 import type { Bus } from './bus.js';
 import { type Connection, watchKey } from './connection.js';
 import type { Log } from './log.js';
@@ -107,18 +107,31 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
   }
 }
 
+/**
+ * Only the key a computer belongs to may be its listener (core/relayAccess.ts): a device token or another key of
+ * the account is closed 4403 and the computer's real listener is not disturbed.
+ */
 async function subscribeListener(ctx: FrameContext, conn: Connection, frame: SubscribeListener): Promise<void> {
-  if (!hasScope(conn.key, 'push:read')) {
-    ctx.log.warn(`ws 4403 ${conn.label}: listener subscribe without push:read`);
-    conn.close(CLOSE.forbidden, 'a listener key needs the push:read scope');
-    return;
-  }
+  const refuse = (message: string) => {
+    ctx.log.warn(`ws 4403 ${conn.label}: listener subscribe for ${frame.hookId} refused: ${message}`);
+    conn.close(CLOSE.forbidden, message.slice(0, 120));
+  };
+  const basic = decideAccess(conn.key, { act: 'listen', owner: null });
+  if (!basic.ok) return refuse(basic.message);
   const computer = await ctx.store.getComputer(frame.hookId);
   if (!computer || computer.accountId !== conn.accountId) {
     ctx.log.warn(`ws 4404 ${conn.label}: unknown computer ${frame.hookId}`);
     conn.close(CLOSE.unknownComputer, 'no such computer for this key');
     return;
   }
+  const access = decideAccess(conn.key, { act: 'listen', owner: computer.ownerKeyId });
+  if (!access.ok) return refuse(access.message);
+  // A computer registered before owners were recorded belongs to the first API key that listens for it.
+  if (access.claims && !(await ctx.store.claimComputer(frame.hookId, conn.key.keyId))) {
+    const now = await ctx.store.getComputer(frame.hookId);
+    if (now?.ownerKeyId !== conn.key.keyId) return refuse('this computer belongs to another key');
+  }
+  if (access.claims) ctx.log.info(`computer ${frame.hookId} now belongs to ${conn.key.keyId} (its first listener)`);
   conn.role = 'listener';
   conn.hookId = frame.hookId;
   conn.phase = 'subscribing';
@@ -199,6 +212,8 @@ async function pushResult(ctx: FrameContext, conn: Connection, frame: PushResult
   } else {
     ctx.log.info(what);
   }
+  // Stored (or moot: sending it again cannot change anything): the listener stops resending it.
+  conn.send({ type: 'push.ack', id: frame.id });
 }
 
 async function listenerSessions(ctx: FrameContext, conn: Connection, frame: SessionsFrame): Promise<void> {
@@ -223,6 +238,17 @@ async function paneRequest(ctx: FrameContext, conn: Connection, frame: AppPaneRe
     ctx.log.warn(`ws not_subscribed from ${conn.label}: ${frame.type}`);
     conn.send({ type: 'error', code: 'not_subscribed', message: `subscribe as an app before sending ${frame.type}` });
     return;
+  }
+  if (frame.type === 'pane.keys') {
+    const access = decideAccess(conn.key, { act: 'typeKeys' });
+    if (!access.ok) {
+      ctx.log.warn(
+        `ws forbidden from ${conn.label}: pane.keys for ${frame.computer}/${frame.session}: ${access.message}`,
+      );
+      const to = { computer: frame.computer, session: frame.session, deviceId: conn.deviceId, connection: conn.id };
+      conn.send({ type: 'keys.result', ...to, seq: null, state: 'refused', code: 'forbidden' });
+      return;
+    }
   }
   const computer = await ctx.store.getComputer(frame.computer);
   if (!computer || computer.accountId !== conn.accountId) {

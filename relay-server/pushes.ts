@@ -5,13 +5,23 @@
 import type { PushSendRequest, PushState, WirePush } from '../core/protocol.js';
 import type { Bus } from './bus.js';
 import type { Log } from './log.js';
-import type { PushCondition, PushRecord, Store } from './store.js';
+import { type PushCondition, type PushRecord, StorageFullError, type Store } from './store.js';
 
 /** The only push type a listener acts on, and so the only one replayed (spec 2.1). */
 export const AGENT_COMMAND = 'agent.command';
 /** States in which a push may still be handed to a listener. */
 const OPEN_STATES: readonly PushState[] = ['pending', 'delivered'];
 const SWEEP_BATCH = 500;
+/**
+ * The code of a push a listener received and never answered within twice the replay window (killed before it
+ * could say, or a type listeners do not act on). Final, so its body goes; a listener's result that comes later
+ * still replaces it (`resultConditions`).
+ */
+export const NO_RESULT = 'no_result';
+/** Per account: most bytes of open pushes kept (OPEN_PUSH_OVERHEAD each, plus body and envelope). */
+export const MAX_OPEN_PUSH_BYTES = 16 * 1024 * 1024;
+/** Per account: final pushes kept (states only, no bodies); older ones are deleted by the sweeper. */
+export const KEEP_FINAL_PUSHES = 10_000;
 
 export interface PushResult {
   state: 'injected' | 'refused' | 'expired';
@@ -24,7 +34,7 @@ export interface PushResult {
  * and a later `injected` from another computer is the news the sender is waiting for.
  */
 export function resultConditions(result: PushResult, fromComputer: string): PushCondition[] {
-  const conditions: PushCondition[] = [{ states: OPEN_STATES }];
+  const conditions: PushCondition[] = [{ states: OPEN_STATES }, { states: ['expired'], code: NO_RESULT }];
   if (result.state === 'injected') {
     conditions.push({ states: ['refused'], code: 'session_not_found', notResultComputer: fromComputer });
   }
@@ -52,10 +62,16 @@ export interface PushesDeps {
   log: Log;
   now: () => number;
   replayWindowMs: number;
+  /** MAX_OPEN_PUSH_BYTES unless given. */
+  maxOpenPushBytes?: number;
+  /** KEEP_FINAL_PUSHES unless given. */
+  keepFinalPushes?: number;
 }
 
 export class Pushes {
   private readonly deps: PushesDeps;
+  /** A push became final (its body erased) since the last sweep: the sweep makes the store forget it. */
+  private erasedSinceSweep = false;
 
   constructor(deps: PushesDeps) {
     this.deps = deps;
@@ -65,24 +81,32 @@ export class Pushes {
   async send(
     accountId: string,
     req: PushSendRequest,
-  ): Promise<{ ok: true; push: PushRecord; duplicate: boolean } | { ok: false; code: 'unknown_computer' }> {
+  ): Promise<
+    { ok: true; push: PushRecord; duplicate: boolean } | { ok: false; code: 'unknown_computer' | 'storage_full' }
+  > {
     const { store } = this.deps;
     if (req.targetComputer !== undefined) {
       const computer = await store.getComputer(req.targetComputer);
       if (!computer || computer.accountId !== accountId) return { ok: false, code: 'unknown_computer' };
     }
-    const { push, duplicate } = await store.insertPush({
-      accountId,
-      type: req.type,
-      agentSessionName: req.agentSessionName,
-      body: req.body,
-      targetComputer: req.targetComputer ?? null,
-      clientId: req.clientId ?? null,
-      // Only the envelope (ciphertext and routing ids) is kept: the relay cannot read a sealed push.
-      sealed: req.sealed ? JSON.stringify(req.sealed) : null,
-      now: this.deps.now(),
-    });
-    return { ok: true, push, duplicate };
+    try {
+      const { push, duplicate } = await store.insertPush({
+        accountId,
+        type: req.type,
+        agentSessionName: req.agentSessionName,
+        body: req.body,
+        targetComputer: req.targetComputer ?? null,
+        clientId: req.clientId ?? null,
+        // Only the envelope (ciphertext and routing ids) is kept: the relay cannot read a sealed push.
+        sealed: req.sealed ? JSON.stringify(req.sealed) : null,
+        now: this.deps.now(),
+        maxOpenBytes: this.deps.maxOpenPushBytes ?? MAX_OPEN_PUSH_BYTES,
+      });
+      return { ok: true, push, duplicate };
+    } catch (error) {
+      if (error instanceof StorageFullError) return { ok: false, code: 'storage_full' };
+      throw error;
+    }
   }
 
   /**
@@ -126,6 +150,7 @@ export class Pushes {
         now: this.deps.now(),
       });
       if (updated) {
+        this.erasedSinceSweep = true;
         await this.publishStatus(updated);
         return 'updated';
       }
@@ -159,26 +184,41 @@ export class Pushes {
     return { replay, expired };
   }
 
-  /** Pushes no listener received within the replay window will never be typed: expire them. */
+  /**
+   * Retention. Pushes no listener received within the replay window will never be typed: expired. Pushes a
+   * listener received and never answered within twice the window (one that died before it could, a type no
+   * listener acts on): expired `no_result`. Each erases its body. Then each account's oldest final pushes beyond
+   * KEEP_FINAL_PUSHES are deleted, and the store forgets what was erased.
+   */
   async sweep(): Promise<number> {
-    const cutoff = this.deps.now() - this.deps.replayWindowMs;
-    const stale = await this.deps.store.listOlderThan(['pending'], cutoff, SWEEP_BATCH);
+    const now = this.deps.now();
+    const window = this.deps.replayWindowMs;
     let expired = 0;
-    for (const push of stale) {
+    for (const push of await this.deps.store.listOlderThan(['pending'], now - window, SWEEP_BATCH)) {
       if (await this.expire(push, ['pending'])) expired++;
+    }
+    for (const push of await this.deps.store.listOlderThan(['delivered'], now - 2 * window, SWEEP_BATCH)) {
+      if (await this.expire(push, ['delivered'], NO_RESULT)) expired++;
+    }
+    const pruned = await this.deps.store.pruneFinalPushes(this.deps.keepFinalPushes ?? KEEP_FINAL_PUSHES);
+    if (pruned > 0) this.deps.log.info(`deleted ${pruned} old final push(es) past ${KEEP_FINAL_PUSHES} per account`);
+    if (expired > 0 || pruned > 0 || this.erasedSinceSweep) {
+      this.erasedSinceSweep = false;
+      await this.deps.store.forgetErased();
     }
     return expired;
   }
 
-  private async expire(push: PushRecord, from: readonly PushState[] = OPEN_STATES): Promise<boolean> {
+  private async expire(push: PushRecord, from: readonly PushState[] = OPEN_STATES, code: string | null = null) {
     const updated = await this.deps.store.updatePush(
       push.accountId,
       push.id,
       { states: from },
-      { state: 'expired', code: null, now: this.deps.now() },
+      { state: 'expired', code, now: this.deps.now() },
     );
     if (!updated) return false;
-    this.deps.log.info(`push ${push.accountId}/${push.id} expired (${push.state}, older than the replay window)`);
+    const why = code === NO_RESULT ? 'received, never answered' : 'older than the replay window';
+    this.deps.log.info(`push ${push.accountId}/${push.id} expired${code ? ` ${code}` : ''} (${push.state}, ${why})`);
     await this.publishStatus(updated);
     return true;
   }

@@ -2,6 +2,7 @@
  * Token buckets by name (an API key id, a connection): the state of core/tokenBucket.ts kept in a map.
  */
 import { type BucketConfig, type BucketState, fullBucket, takeToken } from '../core/tokenBucket.js';
+import type { Log } from './log.js';
 
 /** Above this many names, buckets that have refilled completely are forgotten (they equal a new bucket). */
 const PRUNE_ABOVE = 10_000;
@@ -35,5 +36,58 @@ export class KeyedBuckets {
     for (const [name, state] of this.buckets) {
       if (now - state.updatedAt >= fullAfterMs) this.buckets.delete(name);
     }
+  }
+}
+
+/** Addresses whose current run of rate-limited refusals is being counted; beyond, the oldest run is logged and dropped. */
+const MAX_RUNS = 1_000;
+/** A run of 429s is summed up in the log at most this often per address. */
+const RUN_REPORT_MS = 10_000;
+
+/**
+ * Refused requests without a valid key, per client address: each spends a token; once the address has none left
+ * it is answered 429. The log gets one line when a run of 429s starts and one with their count every 10 s while it
+ * lasts (and when it is over), never one per request.
+ */
+export class RefusalLimiter {
+  private readonly buckets: KeyedBuckets;
+  private readonly runs = new Map<string, { count: number; since: number }>();
+  private readonly log: Log;
+  private readonly now: () => number;
+
+  constructor(config: BucketConfig, log: Log, now: () => number = Date.now) {
+    this.buckets = new KeyedBuckets(config, now);
+    this.log = log;
+    this.now = now;
+  }
+
+  /** Spend for one refusal from `address`. When not allowed, the caller answers 429 and logs nothing itself. */
+  charge(address: string, what: string): { allowed: boolean; retryAfterMs: number } {
+    const taken = this.buckets.take(address);
+    const now = this.now();
+    const run = this.runs.get(address);
+    if (run && now - run.since >= RUN_REPORT_MS) {
+      this.report(address, run, now);
+      if (taken.allowed) this.runs.delete(address);
+      else this.runs.set(address, { count: 0, since: now });
+    }
+    if (taken.allowed) return taken;
+    const current = this.runs.get(address);
+    if (current) current.count++;
+    else {
+      this.log.warn(`${what} 429 rate_limited from ${address}: dropping requests without a valid key`);
+      if (this.runs.size >= MAX_RUNS) {
+        const [oldest, first] = this.runs.entries().next().value as [string, { count: number; since: number }];
+        this.report(oldest, first, now);
+        this.runs.delete(oldest);
+      }
+      this.runs.set(address, { count: 1, since: now });
+    }
+    return taken;
+  }
+
+  private report(address: string, run: { count: number; since: number }, now: number): void {
+    const seconds = Math.round((now - run.since) / 1000);
+    this.log.warn(`${run.count} request(s) without a valid key from ${address} refused 429 in ${seconds}s`);
   }
 }

@@ -19,6 +19,7 @@ import {
   type PushStatusResponse,
   type Scope,
 } from '../core/protocol.js';
+import { type Act, decideAccess } from '../core/relayAccess.js';
 import { importPublicKey } from '../core/sealKeys.js';
 import {
   authenticate,
@@ -33,7 +34,7 @@ import type { Bus } from './bus.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
 import type { Pushes } from './pushes.js';
-import type { KeyedBuckets } from './rateLimit.js';
+import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
 import { NOT_BUILT_PAGE, serveAppFile } from './static.js';
 import type { DeviceRecord, KeyRecord, Store } from './store.js';
 
@@ -48,6 +49,8 @@ export interface RouteDeps {
   pushes: Pushes;
   presence: Presence;
   httpBuckets: KeyedBuckets;
+  /** Refused requests without a valid key, per client address (docs/security.md "Requests without a valid key"). */
+  refusals: RefusalLimiter;
   log: Log;
   now: () => number;
   /** The built phone app (relay-server/static.ts), or null: `/` then says how to build it. */
@@ -132,6 +135,12 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
 async function sendPush({ req, res, key }: Context, { pushes, log }: RouteDeps): Promise<void> {
   const body = await readJson(req, PushSendRequest);
   const sent = await pushes.send(key.accountId, body);
+  if (!sent.ok && sent.code === 'storage_full') {
+    // Open pushes settle (typed, refused, expired) within the replay window and stop counting.
+    throw new HttpError(429, 'storage_full', 'this account has too much waiting for its computers; try again later', {
+      'Retry-After': '60',
+    });
+  }
   if (!sent.ok) throw new HttpError(400, 'unknown_computer', 'targetComputer is not a computer of this account');
   const { push, duplicate } = sent;
   const answer: PushSendResponse = { id: push.id, state: push.state, duplicate };
@@ -155,8 +164,21 @@ async function getPush({ res, key, params }: Context, { store }: RouteDeps): Pro
   sendJson(res, 200, answer);
 }
 
+/** Refuse with 403 `forbidden` (and the reason) what core/relayAccess.ts does not allow this key. */
+function authorize(key: KeyRecord, act: Act): void {
+  const access = decideAccess(key, act);
+  if (!access.ok) throw new HttpError(403, 'forbidden', access.message);
+}
+
+/**
+ * A computer belongs to the key that registered it first (its `svc login`): only that key may register it again,
+ * and so change the device phones seal for. A device token registers nothing.
+ */
 async function registerComputer({ req, res, key }: Context, { store, bus, log, now }: RouteDeps): Promise<void> {
+  authorize(key, { act: 'registerComputer', owner: undefined });
   const body = await readJson(req, ComputerRegisterRequest);
+  const existing = (await store.listComputers(key.accountId)).find((c) => c.name === body.name);
+  if (existing) authorize(key, { act: 'registerComputer', owner: existing.ownerKeyId });
   if (body.deviceId !== undefined) {
     const device = await store.getDevice(body.deviceId);
     if (!device || device.accountId !== key.accountId || device.kind !== 'computer') {
@@ -169,8 +191,11 @@ async function registerComputer({ req, res, key }: Context, { store, bus, log, n
     platform: body.platform ?? null,
     hookId: newHookId(),
     deviceId: body.deviceId ?? null,
+    ownerKeyId: key.keyId,
     now: now(),
   });
+  // Another key registered the same name at the same moment and won: the store changed nothing for us.
+  if (computer.ownerKeyId !== key.keyId) authorize(key, { act: 'registerComputer', owner: computer.ownerKeyId });
   sendJson(res, 200, {
     hookId: computer.hookId,
     name: computer.name,
@@ -216,6 +241,7 @@ const deviceInfo = (d: DeviceRecord): DeviceInfo => ({
 
 /** Public keys only: a device registers the public half of a key pair it made itself. */
 async function registerDevice({ req, res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  authorize(key, { act: 'registerDevice' });
   const body = await readJson(req, DeviceRegisterRequest);
   try {
     await importPublicKey(body.publicKey);
@@ -239,20 +265,27 @@ async function listDevices({ res, key }: Context, { store }: RouteDeps): Promise
   sendJson(res, 200, { devices: devices.map(deviceInfo) });
 }
 
-async function deleteDevice({ res, key, params }: Context, { store, log }: RouteDeps): Promise<void> {
+async function deleteDevice({ res, key, params }: Context, { store, bus, log }: RouteDeps): Promise<void> {
   const deviceId = params[0] ?? '';
   // A phone's device token may unpair that phone only; removing another device (a computer, another phone) takes
   // an API key, so a lost phone cannot cut the owner's computers off.
-  if (key.deviceId && key.deviceId !== deviceId) {
-    throw new HttpError(403, 'forbidden', 'a device token can only remove its own device; use an API key');
-  }
+  const computer = (await store.listComputers(key.accountId)).find((c) => c.deviceId === deviceId);
+  authorize(key, { act: 'removeDevice', deviceId, computerOwner: computer?.ownerKeyId });
   if (!(await store.deleteDevice(key.accountId, deviceId))) throw new HttpError(404, 'not_found', 'no such device');
   sendJson(res, 200, { deviceId, deleted: true });
   log.info(`device ${deviceId} removed from ${key.accountId}`);
+  // Its tokens are gone from the store; connections opened with them go too.
+  await afterAnswer(
+    log,
+    `closing ${deviceId}'s connections`,
+    bus.publish(key.accountId, { kind: 'device.removed', deviceId }),
+  );
 }
 
 /** A one-time pairing code for this account (`svc pair`). Only its hash is stored. */
 async function createPairing({ res, key }: Context, { store, log, now }: RouteDeps): Promise<void> {
+  // Only an API key pairs: a token minted by a phone would outlive that phone's unpairing.
+  authorize(key, { act: 'createPairing' });
   const code = generatePairingCode();
   const at = now();
   const expiresAt = at + PAIRING_TTL_MS;
@@ -271,17 +304,14 @@ const CLAIM_REFUSALS = {
 /**
  * The phone claims a code with the public half of a key pair it made itself, and gets a device token: a key of the
  * account bound to the new app device, removed by `DELETE /devices/<id>`. No API key: the code is the credential.
- * Rate-limited per address like keys are (codes are 128 random bits; this bounds the work, not the odds).
+ * A refused claim spends from its address's bucket of refusals (the router does that); a claim of a real code never
+ * does, so one client guessing behind a proxy cannot block the pairing of the others (codes are 128 random bits:
+ * the bucket bounds the work, not the odds).
  */
-async function claimPairing({ req, res }: Context, { store, httpBuckets, log, now }: RouteDeps): Promise<void> {
-  const limit = httpBuckets.take(`claim:${req.socket.remoteAddress ?? '?'}`);
-  if (!limit.allowed) {
-    const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
-    throw new HttpError(429, 'rate_limited', `too many pairing attempts; retry in ${seconds}s`, {
-      'Retry-After': String(seconds),
-    });
-  }
+async function claimPairing({ req, res }: Context, { store, log, now }: RouteDeps): Promise<void> {
   const body = await readJson(req, PairingClaimRequest);
+  const open = await store.pairingState(hashApiKey(body.code), now());
+  if (open !== 'open') throw CLAIM_REFUSALS[open];
   try {
     await importPublicKey(body.publicKey);
   } catch {
@@ -364,6 +394,19 @@ export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, re
     };
     run().catch((error: unknown) => {
       const who = keyId ? ` (${keyId})` : '';
+      if (error instanceof HttpError && !keyId && error.status >= 400 && error.status < 500 && error.status !== 429) {
+        // Refused without a valid key: spend from the address's bucket; past it, a quiet 429 (the limiter logs runs).
+        const address = req.socket.remoteAddress ?? '?';
+        const limit = deps.refusals.charge(address, `http ${method} ${path}`);
+        if (!limit.allowed) {
+          if (error.status === 413) discardBody(req);
+          const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
+          const headers = { 'Retry-After': String(seconds), ...(error.status === 413 ? { Connection: 'close' } : {}) };
+          const message = `too many refused requests from this address; retry in ${seconds}s`;
+          if (!res.headersSent) sendError(res, new HttpError(429, 'rate_limited', message, headers));
+          return;
+        }
+      }
       if (error instanceof HttpError) {
         log.warn(`http ${error.status} ${error.code} ${method} ${path}${who}: ${error.message}`);
         if (error.status === 413) {

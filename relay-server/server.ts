@@ -5,12 +5,18 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type BucketConfig, RELAY_HTTP_BUCKET, RELAY_WS_BUCKET } from '../core/tokenBucket.js';
+import {
+  type BucketConfig,
+  RELAY_HTTP_BUCKET,
+  RELAY_REFUSED_BUCKET,
+  RELAY_RESULT_BUCKET,
+  RELAY_WS_BUCKET,
+} from '../core/tokenBucket.js';
 import { type Bus, InProcessBus } from './bus.js';
 import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
 import { Pushes } from './pushes.js';
-import { KeyedBuckets } from './rateLimit.js';
+import { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
 import { createRequestHandler } from './routes.js';
 import { openSqliteStore } from './sqliteStore.js';
 import { findAppDir } from './static.js';
@@ -39,6 +45,12 @@ export interface RelayOptions {
   now?: () => number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  resultBucket?: BucketConfig;
+  /** Retention limits per account (relay-server/pushes.ts MAX_OPEN_PUSH_BYTES, KEEP_FINAL_PUSHES). */
+  maxOpenPushBytes?: number;
+  keepFinalPushes?: number;
+  /** Refused requests without a valid key, per client address. */
+  refusedBucket?: BucketConfig;
   /** The built phone app to serve at `/`; default: `SVC_APP_DIR` or `dist/app` (null: a page says to build it). */
   appDir?: string | null;
   /**
@@ -76,8 +88,17 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   if (!options.store && !options.dataDir) throw new Error('startRelay needs a dataDir or a store');
   const store = options.store ?? openSqliteStore(options.dataDir as string);
   const bus = options.bus ?? new InProcessBus((error) => log.error(`bus handler failed: ${describeError(error)}`));
-  const pushes = new Pushes({ store, bus, log, now, replayWindowMs });
+  const pushes = new Pushes({
+    store,
+    bus,
+    log,
+    now,
+    replayWindowMs,
+    maxOpenPushBytes: options.maxOpenPushBytes,
+    keepFinalPushes: options.keepFinalPushes,
+  });
   const httpBuckets = new KeyedBuckets(options.httpBucket ?? RELAY_HTTP_BUCKET, now);
+  const refusals = new RefusalLimiter(options.refusedBucket ?? RELAY_REFUSED_BUCKET, log, now);
   const hub = new Hub({
     store,
     bus,
@@ -87,7 +108,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     replayWindowMs,
     pingIntervalMs,
     httpBuckets,
+    refusals,
     wsBucket: options.wsBucket ?? RELAY_WS_BUCKET,
+    resultBucket: options.resultBucket ?? RELAY_RESULT_BUCKET,
   });
   const handler = createRequestHandler({
     store,
@@ -95,6 +118,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     pushes,
     presence: hub,
     httpBuckets,
+    refusals,
     log,
     now,
     appDir: options.appDir === undefined ? findAppDir() : options.appDir,

@@ -5,14 +5,16 @@
  *
  * This file opens the database and answers the `Store` interface; the SQL is in `sqlite/`, one file per area:
  * `schema.ts` (tables, pragmas, added columns), `accounts.ts` (accounts and keys), `pushes.ts`, `computers.ts`
- * (computers and their inventories), `devices.ts` (devices and pairing codes).
+ * (computers and their inventories), `devices.ts` (devices and pairing codes); `db.ts` opens the file and keeps every
+ * better-sqlite3 object referenced (Node 24 aborts when the collector frees one outside a context).
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { PushState, SessionRecord } from '../core/protocol.js';
 import * as accounts from './sqlite/accounts.js';
 import * as computers from './sqlite/computers.js';
+import { openDatabase } from './sqlite/db.js';
 import * as devices from './sqlite/devices.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
@@ -42,7 +44,7 @@ export function openSqliteStore(dataDir: string): SqliteStore {
   // Create the file owner-only before SQLite does; SQLite gives -wal and -shm the database file's mode.
   closeSync(openSync(file, 'a', 0o600));
   chmodSync(file, 0o600);
-  return new SqliteStore(new Database(file));
+  return new SqliteStore(openDatabase(file));
 }
 
 /** Each method is `async` so that a failing statement rejects, as a Postgres store's would, and never throws. */
@@ -91,12 +93,24 @@ export class SqliteStore implements Store {
     return pushes.listOlderThan(this.db, states, createdBefore, limit);
   }
 
+  async pruneFinalPushes(keep: number): Promise<number> {
+    return pushes.pruneFinalPushes(this.db, keep);
+  }
+
+  async forgetErased(): Promise<void> {
+    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  }
+
   async registerComputer(c: ComputerRegistration): Promise<ComputerRecord> {
     return computers.registerComputer(this.db, c);
   }
 
   async getComputer(hookId: string): Promise<ComputerRecord | null> {
     return computers.getComputer(this.db, hookId);
+  }
+
+  async claimComputer(hookId: string, keyId: string): Promise<boolean> {
+    return computers.claimComputer(this.db, hookId, keyId);
   }
 
   async listComputers(accountId: string): Promise<ComputerRecord[]> {
@@ -133,6 +147,10 @@ export class SqliteStore implements Store {
 
   async createPairing(p: NewPairing): Promise<void> {
     devices.createPairing(this.db, p);
+  }
+
+  async pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'> {
+    return devices.pairingState(this.db, codeHash, now);
   }
 
   async claimPairing(c: PairingClaim): Promise<PairingClaimResult> {

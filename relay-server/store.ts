@@ -42,7 +42,20 @@ export interface NewPush {
   clientId: string | null;
   sealed?: string | null;
   now: number;
+  /**
+   * Most bytes the account's open pushes (pending, delivered) may hold, this one included, each counted as
+   * OPEN_PUSH_OVERHEAD plus its body and envelope; over it nothing is stored and StorageFullError is thrown.
+   */
+  maxOpenBytes?: number;
 }
+
+/** What a store throws when an account's open pushes would hold more than `maxOpenBytes`. */
+export class StorageFullError extends Error {
+  override readonly name = 'StorageFullError';
+}
+
+/** What an open push counts for against `maxOpenBytes` besides its body and envelope (its row, its indexes). */
+export const OPEN_PUSH_OVERHEAD = 256;
 
 export interface ComputerRecord {
   hookId: string;
@@ -56,6 +69,11 @@ export interface ComputerRecord {
   sessionsAt: number | null;
   /** The computer's own device (its public key is in the device list), once it registered one. */
   deviceId?: string;
+  /**
+   * The API key the computer belongs to (the one its `svc login` registered it with): the only key that may be its
+   * listener or register it again. Null for a computer registered before the relay recorded owners.
+   */
+  ownerKeyId: string | null;
 }
 
 /** A device of an account: its public key and what it is. Private keys never reach the relay. */
@@ -98,6 +116,8 @@ export interface ComputerRegistration {
   platform: string | null;
   hookId: string;
   deviceId?: string | null;
+  /** The registering key: the owner of a new computer, and of an existing one that has none yet. */
+  ownerKeyId: string;
   now: number;
 }
 
@@ -139,10 +159,16 @@ export interface Store {
   listReplayable(query: ReplayQuery): Promise<PushRecord[]>;
   /** Pushes (any account) in one of `states` created before `createdBefore`, oldest first. */
   listOlderThan(states: readonly PushState[], createdBefore: number, limit: number): Promise<PushRecord[]>;
+  /** Delete each account's final pushes beyond its newest `keep` final ones; returns how many went. */
+  pruneFinalPushes(keep: number): Promise<number>;
+  /** Make erased bodies unrecoverable from the files (SQLite: fold the WAL into the database and empty it). */
+  forgetErased(): Promise<void>;
 
   /** The computer of this account with this name, or a new one with `hookId`; `deviceId` (when given) is recorded. */
   registerComputer(c: ComputerRegistration): Promise<ComputerRecord>;
   getComputer(hookId: string): Promise<ComputerRecord | null>;
+  /** Record keyId as the owner of a computer that has none; false when it has one already (or no such computer). */
+  claimComputer(hookId: string, keyId: string): Promise<boolean>;
   listComputers(accountId: string): Promise<ComputerRecord[]>;
   saveSessions(hookId: string, sessions: SessionRecord[], now: number): Promise<void>;
   touchComputer(hookId: string, now: number): Promise<void>;
@@ -157,6 +183,8 @@ export interface Store {
   deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
 
   createPairing(p: NewPairing): Promise<void>;
+  /** Whether a code (its hash) could be claimed now, or why not; changes nothing. */
+  pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'>;
   /**
    * Claim a pairing code once, atomically: mark it used, add the app device (or find it by its public key) and a
    * key bound to that device. Fails without changing anything for an unknown, used or expired code.

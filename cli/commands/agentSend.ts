@@ -5,18 +5,18 @@
  */
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
-import { ensureDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
+import { loggedIn } from '../../actors/configFile.js';
+import { ensureDeviceIdentity, loadDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { withFileLock } from '../../actors/fileLock.js';
 import { relayRequest } from '../../actors/relayHttp.js';
-import { type ComputerEntry, explainCode, pickComputer, pickSession } from '../../core/agentSend.js';
-import { decideTrust } from '../../core/devices.js';
+import { type ComputerEntry, explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
+import { decideComputerDevice, decideTrust, type PinOp } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
 import type { DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
-import type { CommandBody } from '../../core/sealedBodies.js';
-import { fingerprint, importPublicKey } from '../../core/sealKeys.js';
+import { type CommandBody, commandTextProblem } from '../../core/sealedBodies.js';
+import { fingerprint, importPublicKey, safetyCode } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
 export interface AgentSendResult {
@@ -40,12 +40,15 @@ export async function agentSend(opts: {
   timeoutMs?: number;
 }): Promise<AgentSendResult> {
   const paths = svcPaths(opts.home ?? homedir());
-  const config = readConfigFile(paths.config);
-  if (config.status !== 'ok' || !config.data.apiKey || !config.data.baseUrl) {
-    throw new AgentSendError('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
+  let account: { apiKey: string; baseUrl: string };
+  try {
+    account = loggedIn(paths.config);
+  } catch (err) {
+    throw new AgentSendError((err as Error).message);
   }
-  const { apiKey, baseUrl } = config.data;
-  if (opts.text.length === 0) throw new AgentSendError('nothing to send');
+  const { apiKey, baseUrl } = account;
+  const problem = commandTextProblem(opts.text);
+  if (problem) throw new AgentSendError(`NOT SENT (${problem.code}): ${problem.message}`);
 
   const me = await ensureDeviceIdentity({
     path: paths.cliDeviceKey,
@@ -64,37 +67,54 @@ export async function agentSend(opts: {
     throw new AgentSendError(`${target.name} has no device key on the relay: run \`svc login\` on it again`);
   }
 
-  // The computer's key as the relay lists it, checked against the pin this command keeps.
+  // The computer's device and key as the relay lists them, checked against the pins this command keeps: the
+  // computer must still be the device first seen for it, and that device must still have the key pinned for it.
   const { devices } = await relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices');
   const listedKey = devices.find((d) => d.deviceId === target.deviceId)?.publicKey ?? null;
-  const pin = readPins(paths.cliPins).devices[target.deviceId];
+  const pins = readPins(paths.cliPins);
+  const pin = pins.devices[target.deviceId];
+  const at = Date.now();
+  /** The alarm: what changed, the new key's fingerprint and safety code, and how to accept it. */
+  const refuse = async (what: string, ops: PinOp[]) => {
+    if (ops.length > 0) updatePins(paths.cliPins, ops);
+    const now = await fingerprint(listedKey!);
+    const mine = await loadDeviceIdentity(paths.deviceKey, baseUrl).catch(() => null);
+    const code = await safetyCode((mine ?? me).publicKey, listedKey!);
+    return new AgentSendError(
+      `NOT SENT: ${what}. A relay (or a stolen key) redirecting messages looks exactly like this. ` +
+        `New key ${now}, safety code ${code}. If ${target.name} really was set up again, compare that code with ` +
+        `\`svc devices\` on it, then run \`svc devices verify ${target.deviceId}\` here`,
+    );
+  };
+  const mapping = decideComputerDevice(pins.computers?.[target.hookId], target.deviceId);
+  if (!mapping.ok) {
+    if (listedKey === null) throw new AgentSendError(`${target.name}'s device is not on the relay`);
+    throw await refuse(
+      `the relay now says ${target.name} (${target.hookId}) is device ${target.deviceId}; it was ` +
+        `${mapping.pinnedDevice}`,
+      [{ op: 'computerMoved', hookId: target.hookId, deviceId: target.deviceId, at }],
+    );
+  }
   const trust = decideTrust(pin, listedKey);
   if (!trust.ok) {
     if (trust.why === 'not_listed') throw new AgentSendError(`${target.name}'s device is not on the relay`);
-    const now = await fingerprint(listedKey!);
+    const ops: PinOp[] = [];
     if (trust.why === 'key_changed') {
-      updatePins(paths.cliPins, [
-        { op: 'keyChanged', deviceId: target.deviceId, publicKey: listedKey!, fingerprint: now, at: Date.now() },
-      ]);
+      const fp = await fingerprint(listedKey!);
+      ops.push({ op: 'keyChanged', deviceId: target.deviceId, publicKey: listedKey!, fingerprint: fp, at });
     }
-    throw new AgentSendError(
-      `NOT SENT: the relay lists a different key for ${target.name} (device ${target.deviceId}): pinned ` +
-        `${pin!.fingerprint}, now ${now}. A relay swapping keys looks exactly like this. If that computer really has ` +
-        `a new key, compare the safety codes (\`svc devices\` on both) and run \`svc devices verify ${target.deviceId}\``,
+    throw await refuse(
+      `the relay lists a different key for ${target.name} (device ${target.deviceId}): pinned ${pin!.fingerprint}`,
+      ops,
     );
   }
+  const firstSeen: PinOp[] = [];
   if (trust.firstContact) {
-    updatePins(paths.cliPins, [
-      {
-        op: 'pin',
-        deviceId: target.deviceId,
-        publicKey: trust.key,
-        fingerprint: await fingerprint(trust.key),
-        at: Date.now(),
-        lastSeq: {},
-      },
-    ]);
+    const fp = await fingerprint(trust.key);
+    firstSeen.push({ op: 'pin', deviceId: target.deviceId, publicKey: trust.key, fingerprint: fp, at, lastSeq: {} });
   }
+  if (mapping.firstContact) firstSeen.push({ op: 'pinComputer', hookId: target.hookId, deviceId: target.deviceId, at });
+  if (firstSeen.length > 0) updatePins(paths.cliPins, firstSeen);
   const computerKey = await importPublicKey(trust.key);
 
   // Stamp, seal and post under one lock: stamps reach the relay in the order they were taken. It is held across one
@@ -134,21 +154,34 @@ export async function agentSend(opts: {
 const send = defineCommand({
   meta: { name: 'send', description: 'Send a message to a session, always sealed; shell sessions are skipped' },
   args: {
-    text: { type: 'positional', description: 'The message', required: true },
+    text: { type: 'positional', description: 'The message (words starting with - are part of it)', required: false },
     session: { type: 'string', description: 'Session name (default: the most recently active agent session)' },
     computer: { type: 'string', description: 'hookId or name of the computer (default: the only one)' },
     json: { type: 'boolean', description: 'Print the result as JSON' },
   },
-  async run({ args }) {
+  async run({ rawArgs }) {
     try {
-      const text = [args.text, ...args._.slice(1)].join(' ');
+      // Read from the raw words: a parser of flags would take `-x` in a message for options (core/agentSend.ts).
+      const parsed = parseSendArgs(rawArgs);
+      if (!parsed.ok) {
+        // a command line not understood: one line and the usage exit code, as for any other command
+        process.stderr.write(`svc: ${parsed.message}; see svc agent send --help\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const args = parsed.value;
+      const { text } = args;
       const result = await agentSend({ text, session: args.session, computer: args.computer });
       if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else if (result.state === 'injected') process.stdout.write(`typed into ${result.session}\n`);
       else if (result.state === 'refused') {
         process.stderr.write(`svc: not typed into ${result.session}: ${result.code} (${explainCode(result.code)})\n`);
       } else if (result.state === 'expired') {
-        process.stderr.write(`svc: not typed into ${result.session}: expired (the computer was away too long)\n`);
+        process.stderr.write(
+          result.code === 'no_result'
+            ? `svc: no answer from ${result.session}'s computer: it took the message and never said whether it typed it\n`
+            : `svc: not typed into ${result.session}: expired (the computer was away too long)\n`,
+        );
       } else {
         process.stderr.write(`svc: no answer from the computer yet (push ${result.id} is ${result.state})\n`);
       }

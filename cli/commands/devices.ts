@@ -9,11 +9,12 @@
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
+import { loggedIn } from '../../actors/configFile.js';
 import { loadDeviceIdentity } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { RelayHttpError, relayJson, relayRequest } from '../../actors/relayHttp.js';
-import { type DevicePin, trustOf } from '../../core/devices.js';
+import type { ComputerEntry } from '../../core/agentSend.js';
+import { type DevicePin, type PinOp, type PinsFile, trustOf } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
 import { type DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
 import { fingerprint, safetyCode } from '../../core/sealKeys.js';
@@ -23,14 +24,12 @@ const jsonArg = { type: 'boolean', description: 'Print JSON for scripts' } as co
 
 async function account(home = homedir()) {
   const paths = svcPaths(home);
-  const config = readConfigFile(paths.config);
-  if (config.status !== 'ok' || !config.data.apiKey || !config.data.baseUrl) {
-    throw new Error('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`) first');
-  }
-  const { apiKey, baseUrl } = config.data;
+  const { apiKey, baseUrl } = loggedIn(paths.config);
   const me = await loadDeviceIdentity(paths.deviceKey, baseUrl);
   const list = () => relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
-  return { paths, apiKey, baseUrl, me, list };
+  const computers = () =>
+    relayRequest<{ computers: ComputerEntry[] }>(baseUrl, apiKey, 'GET', '/computers').then((r) => r.computers);
+  return { paths, apiKey, baseUrl, me, list, computers };
 }
 
 export interface DeviceRow {
@@ -54,19 +53,40 @@ export function describeState(listedKey: string | null, pin: DevicePin | undefin
   return pin.verified ? 'pinned, verified' : 'pinned';
 }
 
+/**
+ * Computers `svc agent send` pinned to another device than the one the relay names for them now, as
+ * [device named now, hookId] pairs.
+ */
+function movedComputers(computers: readonly ComputerEntry[], cliPins: PinsFile): [string, string][] {
+  return computers.flatMap((c) => {
+    const pinned = cliPins.computers?.[c.hookId]?.deviceId;
+    return c.deviceId && pinned && pinned !== c.deviceId ? [[c.deviceId, c.hookId] as [string, string]] : [];
+  });
+}
+
 export async function deviceRows(home?: string): Promise<DeviceRow[]> {
-  const { paths, me, list } = await account(home);
-  const devices = await list();
+  const { paths, me, list, computers } = await account(home);
+  const [devices, listedComputers] = await Promise.all([list(), computers()]);
   const pins = readPins(paths.devicePins).devices;
+  const cliPins = readPins(paths.cliPins);
+  const moved = new Map(
+    movedComputers(listedComputers, cliPins).map(([deviceId, hookId]) => {
+      const name = listedComputers.find((c) => c.hookId === hookId)?.name ?? hookId;
+      return [deviceId, `${name} was ${cliPins.computers?.[hookId]?.deviceId}`];
+    }),
+  );
   const rows: DeviceRow[] = [];
   for (const d of devices) {
     const pin = pins[d.deviceId];
+    const move = moved.get(d.deviceId);
     rows.push({
       deviceId: d.deviceId,
       name: d.name,
       kind: d.kind,
       fingerprint: await fingerprint(d.publicKey).catch(() => null),
-      state: describeState(d.publicKey, pin, d.deviceId === me?.deviceId),
+      state: move
+        ? `COMPUTER MOVED (${move}): refused until verified`
+        : describeState(d.publicKey, pin, d.deviceId === me?.deviceId),
       safetyCode:
         me && d.deviceId !== me.deviceId ? await safetyCode(me.publicKey, d.publicKey).catch(() => null) : null,
       pinnedFingerprint: pin?.fingerprint ?? null,
@@ -95,7 +115,7 @@ const verify = defineCommand({
   },
   async run({ args }) {
     try {
-      const { paths, me, list } = await account();
+      const { paths, me, list, computers } = await account();
       if (!me) throw new Error('this computer has no device key: run `svc login` again');
       const device = (await list()).find((d: DeviceInfo) => d.deviceId === args.id);
       if (!device) throw new Error(`no device ${args.id} on the relay (see \`svc devices\`)`);
@@ -125,8 +145,15 @@ const verify = defineCommand({
       }
       const op = { op: 'verify' as const, deviceId: device.deviceId, publicKey: device.publicKey, fingerprint: fp };
       updatePins(paths.devicePins, [{ ...op, at: Date.now() }]);
-      // `svc agent send` pins computers in its own file: a verified computer key is good there too.
-      if (readPins(paths.cliPins).devices[device.deviceId]) updatePins(paths.cliPins, [{ ...op, at: Date.now() }]);
+      // `svc agent send` pins computers in its own file: a verified computer key is good there too, and a computer
+      // pinned to another device that the relay now names this one for is this device from now on.
+      const cli = readPins(paths.cliPins);
+      const cliOps: PinOp[] = [];
+      for (const [deviceId, hookId] of movedComputers(await computers(), cli)) {
+        if (deviceId === device.deviceId) cliOps.push({ op: 'verifyComputer', hookId, deviceId, at: Date.now() });
+      }
+      if (cliOps.length > 0 || cli.devices[device.deviceId]) cliOps.unshift({ ...op, at: Date.now() });
+      if (cliOps.length > 0) updatePins(paths.cliPins, cliOps);
       process.stdout.write(`device ${device.deviceId} verified; its key is pinned\n`);
     } catch (err) {
       fail(err);
@@ -187,6 +214,12 @@ export default defineCommand({
       if (rows.some((r) => r.state.startsWith('KEY CHANGED'))) {
         process.stderr.write(
           'svc: a device key changed on the relay: compare its safety code on the device, then `svc devices verify <id>`\n',
+        );
+      }
+      if (rows.some((r) => r.state.startsWith('COMPUTER MOVED'))) {
+        process.stderr.write(
+          'svc: the relay names another device for a computer: compare its safety code on that computer, then ' +
+            '`svc devices verify <id>`\n',
         );
       }
     } catch (err) {

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty';
 import { type DaemonContext, defaultEntry } from '../../actors/daemon.js';
 import { ListenerStartError, startListener } from '../../actors/listener.js';
 import { listenerStatus, restartListenerVia, stopListenerVia } from '../../actors/listenerControl.js';
+import { isClosedPipe, watchStdio } from '../../actors/logger.js';
 import { svcPaths } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
 import { fail } from '../output.js';
@@ -18,6 +19,9 @@ function daemonContext(): DaemonContext {
     socketPath: process.env.SVC_TMUX_SOCKET,
   };
 }
+
+/** How long a listener whose output pipe closed may take to stop before it exits anyway. */
+const STOP_GRACE_MS = 2_000;
 
 export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
@@ -64,8 +68,25 @@ export default defineCommand({
     const stop = () => listener.stop();
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    process.on('uncaughtException', (err) => listener.log.error(`uncaught: ${err.stack ?? err.message}`));
-    process.on('unhandledRejection', (err) => listener.log.error(`unhandled rejection: ${String(err)}`));
+    // `svc listener 2>&1 | head`: once the reader is gone, stop as a program on a closed pipe does, but cleanly
+    // (the ledger and the relay link close normally); the log file keeps the reason.
+    watchStdio((what) => {
+      listener.log.warn(`${what}: stopping`);
+      stop();
+      setTimeout(() => process.exit(0), STOP_GRACE_MS).unref();
+    });
+    // Never rethrows and never writes to a stream that failed: a handler that fails again would call itself forever.
+    const report = (what: string) => {
+      try {
+        listener.log.error(what);
+      } catch {
+        // the log file cannot be written either: nothing left to tell
+      }
+    };
+    process.on('uncaughtException', (err) => {
+      if (!isClosedPipe(err)) report(`uncaught: ${err.stack ?? err.message}`);
+    });
+    process.on('unhandledRejection', (err) => report(`unhandled rejection: ${String(err)}`));
     const code = await listener.done;
     listener.log.info(`listener stopped (exit ${code})`);
     process.exit(code);

@@ -13,6 +13,7 @@ interface ComputerRow {
   sessions: string;
   sessions_at: number | null;
   device_id: string | null;
+  owner_key_id: string | null;
 }
 
 const StoredSessions = SessionRecord.array();
@@ -35,6 +36,7 @@ function toComputer(row: ComputerRow): ComputerRecord {
     sessions,
     sessionsAt: row.sessions_at,
     ...(row.device_id ? { deviceId: row.device_id } : {}),
+    ownerKeyId: row.owner_key_id,
   };
 }
 
@@ -44,19 +46,24 @@ export function registerComputer(db: Database.Database, c: ComputerRegistration)
       | ComputerRow
       | undefined;
     if (existing) {
+      // Only its owner (or the first key, for a computer that has none) may change it; the caller tells the rest.
+      if (existing.owner_key_id !== null && existing.owner_key_id !== c.ownerKeyId) return existing;
       const platform = c.platform ?? existing.platform;
       const deviceId = c.deviceId ?? existing.device_id;
-      if (platform === existing.platform && deviceId === existing.device_id) return existing;
+      const owner = existing.owner_key_id ?? c.ownerKeyId;
+      if (platform === existing.platform && deviceId === existing.device_id && owner === existing.owner_key_id) {
+        return existing;
+      }
       return db
-        .prepare('UPDATE computers SET platform = ?, device_id = ? WHERE hook_id = ? RETURNING *')
-        .get(platform, deviceId, existing.hook_id) as ComputerRow;
+        .prepare('UPDATE computers SET platform = ?, device_id = ?, owner_key_id = ? WHERE hook_id = ? RETURNING *')
+        .get(platform, deviceId, owner, existing.hook_id) as ComputerRow;
     }
     return db
       .prepare(
-        `INSERT INTO computers (hook_id, account_id, name, platform, created_at, device_id)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO computers (hook_id, account_id, name, platform, created_at, device_id, owner_key_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
-      .get(c.hookId, c.accountId, c.name, c.platform, c.now, c.deviceId ?? null) as ComputerRow;
+      .get(c.hookId, c.accountId, c.name, c.platform, c.now, c.deviceId ?? null, c.ownerKeyId) as ComputerRow;
   });
   return toComputer(register.immediate());
 }
@@ -64,6 +71,13 @@ export function registerComputer(db: Database.Database, c: ComputerRegistration)
 export function getComputer(db: Database.Database, hookId: string): ComputerRecord | null {
   const row = db.prepare('SELECT * FROM computers WHERE hook_id = ?').get(hookId) as ComputerRow | undefined;
   return row ? toComputer(row) : null;
+}
+
+export function claimComputer(db: Database.Database, hookId: string, keyId: string): boolean {
+  return (
+    db.prepare('UPDATE computers SET owner_key_id = ? WHERE hook_id = ? AND owner_key_id IS NULL').run(keyId, hookId)
+      .changes > 0
+  );
 }
 
 export function listComputers(db: Database.Database, accountId: string): ComputerRecord[] {

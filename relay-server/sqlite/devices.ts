@@ -81,6 +81,15 @@ export function createPairing(db: Database.Database, p: NewPairing): void {
   );
 }
 
+export function pairingState(db: Database.Database, codeHash: string, now: number) {
+  const pairing = db.prepare('SELECT expires_at, used_at FROM pairings WHERE code_hash = ?').get(codeHash) as
+    | { expires_at: number; used_at: number | null }
+    | undefined;
+  if (!pairing) return 'unknown' as const;
+  if (pairing.used_at !== null) return 'used' as const;
+  return pairing.expires_at <= now ? ('expired' as const) : ('open' as const);
+}
+
 export function claimPairing(db: Database.Database, c: PairingClaim): PairingClaimResult {
   const claim = db.transaction((): PairingClaimResult => {
     const pairing = db.prepare('SELECT * FROM pairings WHERE code_hash = ?').get(c.codeHash) as

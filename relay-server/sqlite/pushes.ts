@@ -4,7 +4,15 @@
  */
 import type Database from 'better-sqlite3';
 import type { PushState } from '../../core/protocol.js';
-import type { NewPush, PushCondition, PushRecord, PushUpdate, ReplayQuery } from '../store.js';
+import {
+  type NewPush,
+  OPEN_PUSH_OVERHEAD,
+  type PushCondition,
+  type PushRecord,
+  type PushUpdate,
+  type ReplayQuery,
+  StorageFullError,
+} from '../store.js';
 
 interface PushRow {
   account_id: string;
@@ -49,6 +57,18 @@ export function insertPush(db: Database.Database, p: NewPush): { push: PushRecor
         .prepare('SELECT * FROM pushes WHERE account_id = ? AND client_id = ?')
         .get(p.accountId, p.clientId) as PushRow | undefined;
       if (existing) return { push: toPush(existing), duplicate: true };
+    }
+    if (p.maxOpenBytes !== undefined) {
+      const { held } = db
+        .prepare(
+          `SELECT COALESCE(SUM(? + length(CAST(body AS BLOB)) + COALESCE(length(CAST(sealed AS BLOB)), 0)), 0) AS held
+           FROM pushes WHERE account_id = ? AND state IN ('pending', 'delivered')`,
+        )
+        .get(OPEN_PUSH_OVERHEAD, p.accountId) as { held: number };
+      const size = OPEN_PUSH_OVERHEAD + Buffer.byteLength(p.body) + Buffer.byteLength(p.sealed ?? '');
+      if (held + size > p.maxOpenBytes) {
+        throw new StorageFullError(`account ${p.accountId} holds ${held} bytes of open pushes`);
+      }
     }
     const account = db
       .prepare('UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = ? RETURNING next_push_id - 1 AS id')
@@ -153,4 +173,18 @@ export function listOlderThan(
     )
     .all(...states, createdBefore, limit) as PushRow[];
   return rows.map(toPush);
+}
+
+export function pruneFinalPushes(db: Database.Database, keep: number): number {
+  const result = db
+    .prepare(
+      `DELETE FROM pushes WHERE rowid IN (
+         SELECT rowid FROM (
+           SELECT rowid, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY id DESC) AS newer
+           FROM pushes WHERE state IN ('injected', 'refused', 'expired')
+         ) WHERE newer > ?
+       )`,
+    )
+    .run(keep);
+  return result.changes;
 }

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS computers (
   sessions TEXT NOT NULL DEFAULT '[]',
   sessions_at INTEGER,
   device_id TEXT,
+  owner_key_id TEXT,
   UNIQUE (account_id, name)
 );
 CREATE TABLE IF NOT EXISTS devices (
@@ -73,15 +74,18 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'pushes', column: 'sealed', decl: 'TEXT' },
   { table: 'computers', column: 'device_id', decl: 'TEXT' },
   { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
+  { table: 'computers', column: 'owner_key_id', decl: 'TEXT' },
 ];
 
 /** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */
 export function setUpDatabase(db: Database.Database): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  const version = db.pragma('user_version', { simple: true }) as number;
+  // exec and prepare, not db.pragma(), which makes a statement of its own each call (see db.ts).
+  db.exec(
+    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;' +
+      // Erased bodies and deleted rows are overwritten with zeros, not left in free space of the file.
+      ' PRAGMA secure_delete = ON',
+  );
+  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
   if (version > SCHEMA_VERSION) {
     throw new Error(`relay.db has schema version ${version}; this relay knows up to ${SCHEMA_VERSION}`);
   }
@@ -90,5 +94,5 @@ export function setUpDatabase(db: Database.Database): void {
     const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
     if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
-  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
 }

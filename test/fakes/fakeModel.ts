@@ -18,7 +18,8 @@
  * - a prompt containing `svc-wait` → a reply that stays silent (empty deltas) for `slowMs`, then one line: the
  *   "thinking" phase of a real model, when agents show their busy status line (working);
  * - a prompt containing `svc-approve` → a call of the agent's own shell tool (chosen from the request's tool list by
- *   name, arguments shaped by its JSON schema) running `touch svc-approval-probe.txt`, which agents ask to approve;
+ *   name, arguments shaped by its JSON schema) running `touch svc-approval-probe.txt`, which agents ask to approve,
+ *   sent after `toolDelayMs` (0 by default: a model that asks at once);
  * - anything else → a one-line text reply (idle).
  * Requests that ask for JSON (`responseMimeType: application/json`, Gemini's side checks) get a small JSON object.
  */
@@ -43,6 +44,8 @@ export interface FakeModelOptions {
   slowChunkMs?: number;
   /** Port to listen on (127.0.0.1). Default 0 (any free port). */
   port?: number;
+  /** How long a tool call waits before it is sent (a model that asks at once: 0). Default 0. */
+  toolDelayMs?: number;
 }
 
 export interface LoggedRequest {
@@ -60,6 +63,8 @@ export interface FakeModel {
   url: string;
   port: number;
   requests: LoggedRequest[];
+  /** From now on, answer tool calls after `ms`. */
+  setToolDelayMs(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -208,6 +213,10 @@ function slowWords(
   return { words, gapMs: opts.slowChunkMs };
 }
 
+/** A tool call is sent after `toolDelayMs` (from the request's arrival, as a model's time to answer). */
+const delayTool = (opts: Required<Omit<FakeModelOptions, 'port'>>) =>
+  opts.toolDelayMs > 0 ? sleep(opts.toolDelayMs) : Promise.resolve();
+
 /** The one-piece text reply of a script that is not streamed word by word and calls no tool. */
 const replyText = (script: ScriptKind): string =>
   script === 'done' ? DONE_REPLY : script === 'suggest' ? SUGGESTION_REPLY : PLAIN_REPLY;
@@ -234,15 +243,18 @@ async function anthropic(
   log: LoggedRequest,
 ) {
   const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
-  const last = messages[messages.length - 1];
+  // The user's turn may be several messages (Claude Code sends the first prompt, then a message of its own notes).
+  const lastReply = messages.findLastIndex((m) => m.role === 'assistant');
+  const turn = messages.slice(lastReply + 1).map((m) => m.content);
   const format = isObj(body.output_config) && isObj(body.output_config.format) ? body.output_config.format : {};
   const schema = format.type === 'json_schema' ? format.schema : undefined;
-  const script: ScriptKind = schema ? 'json' : pickScript(textOf(last?.content), hasToolResult(last?.content));
+  const script: ScriptKind = schema ? 'json' : pickScript(turn.map(textOf).join('\n'), turn.some(hasToolResult));
   const tools = (Array.isArray(body.tools) ? (body.tools as Json[]) : []).map((t) => ({
     name: String(t.name ?? ''),
     schema: isObj(t.input_schema) ? t.input_schema : {},
   }));
   const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
   const model = typeof body.model === 'string' ? body.model : 'claude-fake';
@@ -333,6 +345,7 @@ async function responses(
   const schema = format.type === 'json_schema' ? format.schema : undefined;
   const script: ScriptKind = schema ? 'json' : pickScript(lastIsTool ? '' : textOf(lastUser?.content), lastIsTool);
   const tool = script === 'tool' ? pickShellTool(responsesTools(body)) : undefined;
+  if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
   const respId = nextId('resp');
@@ -430,6 +443,7 @@ async function chat(
       : [],
   );
   const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
   const id = nextId('chatcmpl');
@@ -505,6 +519,7 @@ async function gemini(
     })),
   );
   const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
   const usageMetadata = { promptTokenCount: 12, candidatesTokenCount: 8, totalTokenCount: 20 };
@@ -539,7 +554,11 @@ async function gemini(
 // ---------------------------------------------------------------------------------------------------------------
 
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
-  const opts = { slowMs: options.slowMs ?? 120_000, slowChunkMs: options.slowChunkMs ?? 500 };
+  const opts = {
+    slowMs: options.slowMs ?? 120_000,
+    slowChunkMs: options.slowChunkMs ?? 500,
+    toolDelayMs: options.toolDelayMs ?? 0,
+  };
   const requests: LoggedRequest[] = [];
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((e: unknown) => {
@@ -593,6 +612,9 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    setToolDelayMs: (ms) => {
+      opts.toolDelayMs = ms;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -31,6 +31,8 @@ export interface FakePane {
   screen: string[];
   /** The agent's input line prefix; `null`: no input line (a plain program, text lands on the screen as typed). */
   prompt: string | null;
+  /** Lines that stay right above the input line, below the screen (Claude Code's and Gemini CLI's rule). */
+  frame?: string[];
   input: string;
   submitted: string[];
   /** Enters still to swallow (Gemini-like). */
@@ -121,7 +123,8 @@ export class FakeTmux implements Tmux {
   /** What `capture` would return for the whole screen. */
   screenOf(target: PaneTarget): string {
     const p = this.mustPane(target);
-    return [...p.screen, ...(p.prompt === null ? [] : [`${p.prompt}${p.input.replaceAll('\n', '⏎')}`])].join('\n');
+    const input = p.prompt === null ? [] : [...(p.frame ?? []), `${p.prompt}${p.input.replaceAll('\n', '⏎')}`];
+    return [...p.screen, ...input].join('\n');
   }
 
   /** Make the next call of `op` fail with `error` (once). */
@@ -275,6 +278,7 @@ export class FakeTmux implements Tmux {
       newlineEnters: p.newlineEnters ?? 0,
       inMode: p.inMode ?? false,
     };
+    if (p.frame !== undefined) pane.frame = p.frame;
     if (p.startCommand !== undefined) pane.startCommand = p.startCommand;
     if (p.path !== undefined) pane.path = p.path;
     if (p.title !== undefined) pane.title = p.title;
@@ -345,4 +349,16 @@ export function fakeTmuxWithAgents(agents: Record<string, string>): FakeTmux {
   const fake = new FakeTmux();
   for (const [name, command] of Object.entries(agents)) fake.addSession(name, { panes: [{ command, prompt: '› ' }] });
   return fake;
+}
+
+/**
+ * What a reading of these sessions' screens gives when tmux could read every pane: a blank screen each, with
+ * `shown` (by pane id) in front. A test leaves a pane out on purpose to make its screen unreadable.
+ */
+export function readableScreens(
+  sessions: readonly SessionRecord[],
+  shown: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const blank = sessions.flatMap((s) => s.panes.map((p) => [p.id, ''] as const));
+  return { ...Object.fromEntries(blank), ...shown };
 }

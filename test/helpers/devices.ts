@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Envelope, openText, type SealPurpose, seal } from '../../core/seal.js';
 import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../core/sealKeys.js';
-import { api, type TestRelay, waitFor } from './relay.js';
+import { api, type TestRelay } from './relay.js';
 
 export interface TestDevice {
   deviceId: string;
@@ -75,16 +75,5 @@ export function databaseHolds(dataDir: string, text: string): boolean {
   const bytes = relayDatabaseBytes(dataDir);
   return [Buffer.from(text, 'utf8'), Buffer.from(text, 'utf16le'), Buffer.from(text, 'utf16le').swap16()].some(
     (needle) => bytes.includes(needle),
-  );
-}
-
-/** Poll GET /pushes/<id> until it is final. */
-export async function finalPush(relay: Pick<TestRelay, 'url' | 'apiKey'>, id: number, timeoutMs = 15_000) {
-  return waitFor(
-    async () => {
-      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
-      return ['injected', 'refused', 'expired'].includes(res.json.state) ? res.json : null;
-    },
-    { timeoutMs, what: `push ${id} to settle` },
   );
 }

@@ -25,6 +25,9 @@ export interface TestRelayOptions {
   sweepIntervalMs?: number;
   httpBucket?: BucketConfig;
   wsBucket?: BucketConfig;
+  maxOpenPushBytes?: number;
+  keepFinalPushes?: number;
+  refusedBucket?: BucketConfig;
   /** The relay's clock; kept across restart. */
   now?: () => number;
   /** Default: lines are kept in `logs` (and printed when SVC_TEST_RELAY_LOG=1). */
@@ -86,6 +89,9 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       sweepIntervalMs: options.sweepIntervalMs,
       httpBucket: options.httpBucket,
       wsBucket: options.wsBucket,
+      maxOpenPushBytes: options.maxOpenPushBytes,
+      keepFinalPushes: options.keepFinalPushes,
+      refusedBucket: options.refusedBucket,
       now: options.now,
     });
 
@@ -161,6 +167,54 @@ export async function api(
     json = null;
   }
   return { status: res.status, headers: res.headers, json };
+}
+
+/** `POST /pushes/send` of an `agent.command` for `session`; resolves to the push id. */
+export async function sendPush(
+  relay: Pick<TestRelay, 'url' | 'apiKey'>,
+  session: string,
+  body: string,
+  extra: Record<string, unknown> = {},
+): Promise<number> {
+  const res = await api(relay.url, 'POST', '/pushes/send', {
+    key: relay.apiKey,
+    body: { type: 'agent.command', agentSessionName: session, body, ...extra },
+  });
+  if (res.status !== 200) throw new Error(`POST /pushes/send: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json.id as number;
+}
+
+/**
+ * GET /pushes/<id> as a polite client: the relay limits each key's HTTP requests (core/tokenBucket.ts
+ * RELAY_HTTP_BUCKET, 60 at once and 30 a second), and tests that poll share the key they send with, so a 429 is
+ * waited out (Retry-After) rather than read as an answer. Any other status than 200 throws, saying what came back.
+ */
+export async function pushStatus(
+  relay: Pick<TestRelay, 'url' | 'apiKey'>,
+  id: number,
+  { timeoutMs = 15_000 }: { timeoutMs?: number } = {},
+): Promise<ApiAnswer['json']> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
+    if (res.status === 200) return res.json;
+    if (res.status !== 429 || Date.now() > deadline) {
+      throw new Error(`GET /pushes/${id} answered ${res.status}: ${JSON.stringify(res.json)}`);
+    }
+    const seconds = Number(res.headers.get('retry-after')) || 1;
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
+}
+
+/** Poll GET /pushes/<id> (pushStatus, ten times a second) until the push is injected, refused or expired. */
+export async function finalPush(relay: Pick<TestRelay, 'url' | 'apiKey'>, id: number, timeoutMs = 15_000) {
+  return waitFor(
+    async () => {
+      const push = await pushStatus(relay, id, { timeoutMs });
+      return ['injected', 'refused', 'expired'].includes(push.state) ? push : null;
+    },
+    { timeoutMs, intervalMs: 100, what: `push ${id} to settle` },
+  );
 }
 
 /** Poll until `check` returns a truthy value (returned) or throw after timeoutMs. */

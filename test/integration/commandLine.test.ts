@@ -98,7 +98,7 @@ describe('a command line that says what it did not understand', () => {
     [['relay', 'sreve'], 'svc: unknown command "sreve" for svc relay; see svc relay --help'],
     [['verify', '--frob'], 'svc: unknown flag "--frob" for svc verify; see svc verify --help'],
     [['relay', 'serve', '--prot', '1'], 'svc: unknown flag "--prot" for svc relay serve; see svc relay serve --help'],
-    [['agent', 'send'], 'svc: Missing required positional argument: TEXT; see svc agent send --help'],
+    [['agent', 'send'], 'svc: nothing to send: svc agent send [--session NAME] TEXT; see svc agent send --help'],
   ])('svc %j: one line on stderr, exit 2', async (args, line) => {
     expect(await svc(args)).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
   });

@@ -6,7 +6,7 @@
  * Every daemon a test starts is killed after it.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -118,6 +118,23 @@ describe('the background listener', () => {
     writeFileSync(versionFile(), '99.0.0\n');
     expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stderr: '' });
     expect(daemons()).toEqual([second]);
+  });
+
+  it('starts the daemon on the node the wrapper runs on, not on the first node on PATH', async () => {
+    // A `node` first on PATH that notes each run, then runs the real one (the fake agent's `#!/usr/bin/env node`
+    // goes through it too).
+    const decoy = join(home.home, 'decoy-bin');
+    const runs = join(home.home, 'decoy-runs');
+    mkdirSync(decoy);
+    writeFileSync(join(decoy, 'node'), `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${process.execPath}' "$@"\n`, {
+      mode: 0o755,
+    });
+    expect(await svc(['cc', '--detach'], { PATH: `${decoy}:${env.PATH}` })).toMatchObject({ code: 0, stderr: '' });
+    const pid = readPid();
+    expect(daemons()).toEqual([pid]);
+    expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(process.execPath));
+    const decoyRuns = existsSync(runs) ? readFileSync(runs, 'utf8') : '';
+    expect(decoyRuns).not.toContain('listener');
   });
 
   it('finds the daemon in the process list when the PID file and the control socket are missing', async () => {

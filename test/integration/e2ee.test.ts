@@ -5,13 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_BODY_CHARS } from '../../core/protocol.js';
 import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { computerDevice, databaseHolds, finalPush, registerTestDevice, type TestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
+import { api, finalPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import type { TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -165,6 +166,40 @@ describe('svc agent send', () => {
     expect(picked.stdout).toBe('typed into svc-proj\n');
   });
 
+  it('sends a message that starts with a dash, with or without --', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const dashed = `-${token('x')} --not-an-option -5`;
+    const sent = await runSvc(['agent', 'send', ...dashed.split(' ')], env);
+    expect(sent.stderr).toBe('');
+    expect(sent.stdout).toBe('typed into svc-proj\n');
+    const after = `--${token('after')}`;
+    const literal = await runSvc(['agent', 'send', '--session', 'svc-proj', '--', after, '--json'], env);
+    expect(literal.stdout).toBe('typed into svc-proj\n');
+    await waitFor(async () => (await typedCount(dashed)) === 1 && (await typedCount(`${after} --json`)) === 1, {
+      what: 'both messages in the pane',
+    });
+  });
+
+  it('refuses a message over 65,536 characters where it is sealed, with too_large; the listener says too_large too', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    const long = 'y'.repeat(MAX_BODY_CHARS + 1);
+    const refused = await runSvc(['agent', 'send', long], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/NOT SENT \(too_large\): the message is 65537 characters; at most 65536/);
+    // Nothing reached the relay, and no stamp was spent.
+    expect((await api(relay.url, 'GET', '/pushes/1', { key })).status).toBe(404);
+    // Exactly at the limit it is sealed and sent.
+    const atLimit = await runSvc(['agent', 'send', '--json', `z${'y'.repeat(MAX_BODY_CHARS - 1)}`], env);
+    expect(atLimit.stderr).not.toMatch(/too_large/);
+    expect(JSON.parse(atLimit.stdout)).toMatchObject({ id: 1 });
+    // A sender that seals a longer text anyway: the listener says what is wrong, not bad_seal (tampering).
+    const app = await registerTestDevice(account, 'app', token('phone'));
+    const id = await post(await sealedPush(app, long, 1));
+    expect(await finalPush(account, id)).toMatchObject({ state: 'refused', code: 'too_large' });
+  });
+
   it('says what became of a refused message, with exit code 1', async () => {
     listener = await startListener();
     await listener.waitForLine(/server persisted listener.sessions/);
@@ -268,7 +303,7 @@ describe('sealed pushes', () => {
     // The relay swaps the phone's key for one it holds, and seals as the phone.
     const evil = await generateDeviceKeys(false);
     const evilKey = await exportPublicKey(evil.publicKey);
-    const db = new Database(join(relay.dataDir, 'relay.db'));
+    const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(evilKey, app.deviceId);
     db.close();
     const { seal } = await import('../../core/seal.js');
@@ -304,13 +339,53 @@ describe('sealed pushes', () => {
     expect(row.safetyCode).not.toBe(await safetyCode(computer.publicKey, app.publicKey));
   });
 
+  it('refuses a computer the relay repoints at another device, with a safety code, until verified', async () => {
+    listener = await startListener();
+    await listener.waitForLine(/server persisted listener.sessions/);
+    expect((await runSvc(['agent', 'send', token('first')], env)).stdout).toBe('typed into svc-proj\n');
+    // The computer's own key (the one thing the relay still lets do it) names a new device for it: a reinstall, or
+    // a stolen key, or the relay's operator. The new device's key is ours, so we could read what is sealed for it.
+    const decoy = await generateDeviceKeys(false);
+    const decoyKey = await exportPublicKey(decoy.publicKey);
+    const device = await api(relay.url, 'POST', '/devices', {
+      key,
+      body: { name: 'decoy', kind: 'computer', publicKey: decoyKey },
+    });
+    const name = (await api(relay.url, 'GET', '/computers', { key })).json.computers[0].name;
+    const moved = await api(relay.url, 'POST', '/computers', { key, body: { name, deviceId: device.json.deviceId } });
+    expect(moved.json.deviceId).toBe(device.json.deviceId);
+
+    const refused = await runSvc(['agent', 'send', token('redirected')], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `NOT SENT: the relay now says ${name} (${hookId}) is device ${device.json.deviceId}`,
+    );
+    expect(refused.stderr).toContain(`it was ${computer.id}`);
+    const { safetyCode } = await import('../../core/sealKeys.js');
+    expect(refused.stderr).toContain(`safety code ${await safetyCode(computer.publicKey, decoyKey)}`);
+    expect((await api(relay.url, 'GET', '/pushes/2', { key })).status).toBe(404);
+    const rows = JSON.parse((await runSvc(['devices', '--json'], env)).stdout).devices;
+    expect(rows.find((d: { deviceId: string }) => d.deviceId === device.json.deviceId).state).toContain(
+      `COMPUTER MOVED (${name} was ${computer.id})`,
+    );
+    // Still refused on the next try: the pin, not a one-off check.
+    expect((await runSvc(['agent', 'send', token('again')], env)).stderr).toContain('NOT SENT');
+
+    // The person compared the code and accepts the new device: now it is sealed for that one (and, since that is
+    // not really this computer's key, the listener here cannot open it).
+    expect((await runSvc(['devices', 'verify', device.json.deviceId, '--yes'], env)).code).toBe(0);
+    const after = await runSvc(['agent', 'send', token('after')], env);
+    expect(after.stderr).not.toContain('NOT SENT');
+    expect((await api(relay.url, 'GET', '/pushes/2', { key })).status).toBe(200);
+  });
+
   it('svc devices verify accepts a device’s new key; forget drops it here and on the relay', async () => {
     listener = await startListener();
     expect((await finalPush(account, await post(await sealedPush(app, token('first'), 1)))).state).toBe('injected');
     // The phone was reinstalled: a new key under the same device id (as the relay would show it).
     const fresh = await generateDeviceKeys(false);
     const freshKey = await exportPublicKey(fresh.publicKey);
-    const db = new Database(join(relay.dataDir, 'relay.db'));
+    const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(freshKey, app.deviceId);
     db.close();
     const { seal } = await import('../../core/seal.js');

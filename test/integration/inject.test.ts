@@ -55,8 +55,10 @@ const inject = (target: string, text: string, strategy: SubmitStrategy) =>
   injectText({ tmux: server.tmux, target, text, strategy, sleep: realSleep });
 
 const codex = agentById('A2')!.submit;
-const claude = agentById('A1')!.submit;
-const gemini = agentById('A3')!.submit;
+// The fake agent draws no rule above its input line, as Claude Code and Gemini CLI do: their strategies without that
+// requirement (the rest is what the listener uses).
+const { inputBelowRule: _claudeRule, ...claude } = agentById('A1')!.submit;
+const { inputBelowRule: _geminiRule, ...gemini } = agentById('A3')!.submit;
 const literal = genericProgram.submit;
 
 describe('a message reaches the agent and is submitted', () => {
@@ -144,9 +146,11 @@ describe('Codex paste burst (FAKE_AGENT_PASTE_BURST_MS=150)', () => {
     expect((await a.events()).some((e) => e.event === 'newline')).toBe(false);
   });
 
-  it('a Codex strategy without the check would be fooled by a too-short delay; the check and retry save it', async () => {
+  it('a Codex strategy with a too-short delay would be fooled; a check with a retry saves it', async () => {
     const a = await startAgent('codex', burst);
-    const hurried: SubmitStrategy = { ...codex, enterDelayMs: 0 };
+    // Codex's own strategy has no retry (an Enter must never reach a dialog drawn a moment later): its delay is long
+    // enough. A retry, where an agent has one, sees the text still there and submits it.
+    const hurried: SubmitStrategy = { ...codex, enterDelayMs: 0, retryEnter: true };
     const r = await inject(a.session, 'hurried', hurried);
     expect(r).toMatchObject({ submitted: true, enters: 2 });
     // the first Enter became a newline; the retry (after the window) submitted

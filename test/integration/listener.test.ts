@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
-import { api, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
+import { api, finalPush, pushStatus, sendPush, startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -23,24 +23,10 @@ async function startListener(): Promise<SpawnedSvc> {
   return proc;
 }
 
-async function send(body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) {
-  const res = await api(relay.url, 'POST', '/pushes/send', {
-    key: relay.apiKey,
-    body: { type: 'agent.command', agentSessionName, body, ...extra },
-  });
-  expect(res.status).toBe(200);
-  return res.json.id as number;
-}
+const send = (body: string, agentSessionName = 'svc-proj', extra: Record<string, unknown> = {}) =>
+  sendPush(relay, agentSessionName, body, extra);
 
-async function finalState(id: number) {
-  return waitFor(
-    async () => {
-      const res = await api(relay.url, 'GET', `/pushes/${id}`, { key: relay.apiKey });
-      return ['injected', 'refused', 'expired'].includes(res.json.state) ? res.json : null;
-    },
-    { timeoutMs: 15_000, what: `push ${id} to settle` },
-  );
-}
+const finalState = (id: number) => finalPush(relay, id);
 
 const screen = (session: string) => tmux.capture(session);
 
@@ -216,8 +202,7 @@ draw('idle-1');
       const note = await send('not a command', 'svc-proj', { type: 'note' });
       const cmd = await send('a command');
       expect((await finalState(cmd)).state).toBe('injected');
-      const res = await api(relay.url, 'GET', `/pushes/${note}`, { key: relay.apiKey });
-      expect(['pending', 'delivered']).toContain(res.json.state);
+      expect(['pending', 'delivered']).toContain((await pushStatus(relay, note)).state);
       expect(await screen('svc-proj')).not.toContain('not a command');
     });
   });

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyFrame } from '../../core/paneFrames.js';
 import type { FrameBody } from '../../core/sealedBodies.js';
+import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
@@ -189,8 +190,7 @@ describe('live panes', () => {
     const { seal } = await import('../../core/seal.js');
     const { importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/sealKeys.js');
     const evil = await generateDeviceKeys(false);
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(`${relay.dataDir}/relay.db`);
+    const db = openDatabase(`${relay.dataDir}/relay.db`);
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(
       await exportPublicKey(evil.publicKey),
       app.deviceId,

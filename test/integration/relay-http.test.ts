@@ -241,7 +241,7 @@ describe('bad input', () => {
     const chunk = Buffer.alloc(64 * 1024, 'x');
     const streamed = await rawRequest(relay.url, {
       headers: { Authorization: `Bearer ${relay.apiKey}`, 'Content-Type': 'application/json' },
-      chunks: Array.from({ length: 6 }, () => chunk),
+      chunks: Array.from({ length: Math.ceil(MAX_HTTP_BYTES / chunk.length) + 1 }, () => chunk),
     });
     expect(streamed.status).toBe(413);
     expect(JSON.parse(streamed.body).error.code).toBe('too_large');

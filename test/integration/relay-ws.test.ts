@@ -85,14 +85,16 @@ describe('upgrade', () => {
 describe('delivery', () => {
   it('takes a push through pending → delivered → injected, and tells a subscribed app', async () => {
     relay = await startTestRelay();
-    const hookId = await registerComputer('laptop');
+    // A listener key with push:read only, which the computer registered with (it is the computer's own key).
+    const listenerKey = await relay.createKey(['push:read']);
+    const hookId = await registerComputer('laptop', listenerKey);
     const app = await open();
     expect(await app.subscribeApp()).toMatchObject({ type: 'subscribed', role: 'app', computer: null });
 
     const early = await send('svc-proj');
     expect((await status(early.id)).state).toBe('pending');
 
-    const listener = await open(await relay.createKey(['push:read']));
+    const listener = await open(listenerKey);
     const subscribed = await listener.subscribeListener(hookId, 0);
     expect(subscribed).toEqual({
       type: 'subscribed',

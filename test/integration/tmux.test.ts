@@ -208,6 +208,20 @@ describe('tmux adapter on a private server', () => {
     expect(await server.tmux.capture('lines', 3)).toBe('8\n9\n10');
   });
 
+  it('display-message runs its text through strftime; captureMany files every pane under its own id', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 12; i++) made.push((await server.tmux.newSession({ name: `p${i}`, command: ['cat'] })).paneId);
+    // What once filed every screen from %3 up under " %4": a % written into display-message text.
+    const raw = await server.run(['display-message', '-p', '-t', made[4]!, `<m>${made[4]}|`]);
+    expect(raw.trimEnd()).not.toBe(`<m>${made[4]}|`);
+    // -F formats, new-session -s and set-option values are not run through strftime
+    const odd = await server.tmux.newSession({ name: 'a%5b', command: ['cat'], options: { '@svc-label': 'x%4y' } });
+    const listed = (await server.tmux.listSessions()).find((s) => s.name === 'a%5b');
+    expect(listed?.meta?.label).toBe('x%4y');
+    const screens = await server.tmux.captureMany([...made, odd.paneId], 5);
+    expect(Object.keys(screens).sort()).toEqual([...made, odd.paneId].sort());
+  });
+
   it('newSession: argv without a shell, a one-word command with a space, env and PATH', async () => {
     const odd = join(server.dir, 'my prog');
     await writeFile(odd, '#!/bin/sh\necho "ran with $SVC_X"\nexec sleep 300\n');

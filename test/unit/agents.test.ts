@@ -8,6 +8,7 @@ import {
   agentForCommand,
   agentForPane,
   agentForSubcommand,
+  agentSubmit,
   genericProgram,
   sessionNameFromTitle,
   startProgram,
@@ -123,7 +124,8 @@ describe('agent registry', () => {
   it('unknown programs get the generic strategy: spec 4.7 literal, unverified', () => {
     expect(submitStrategyFor({ command: 'python3' })).toBe(genericProgram.submit);
     expect(genericProgram.submit).toEqual({ kind: 'literal', enterDelayMs: 0 });
-    expect(submitStrategyFor({ command: 'claude' })).toBe(agentById('A1')!.submit);
+    expect(submitStrategyFor({ command: 'claude' })).toEqual(agentSubmit(agentById('A1')!));
+    expect(agentSubmit(agentById('A1')!).screen?.trusted).toBe(true);
   });
 });
 

@@ -130,3 +130,14 @@ describe('core/commandLine', () => {
     }
   });
 });
+
+describe('checkFlags for a command whose words are a message', () => {
+  it.each([
+    [['-5', 'degrees'], { ok: true, help: false, version: false }],
+    [['-rf', '--force', 'now'], { ok: true, help: false, version: false }],
+    [['--help'], { ok: true, help: true, version: false }],
+  ])('%j', (args, expected) => {
+    expect(checkFlags(args, {}, {}, true)).toEqual(expected);
+    expect(checkFlags(args, {}, {}, false).ok).toBe(args[0] === '--help');
+  });
+});

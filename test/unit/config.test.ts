@@ -72,8 +72,14 @@ describe('config precedence (spec 2.5, 2.7)', () => {
     const foreign = resolveConfig({ status: 'foreign_owner', owner: 1234 }, {}, {}, PATH);
     expect(foreign.apiKey.value).toBeNull();
     expect(foreign.warnings[0]).toMatch(/ignoring .*owned by uid 1234/);
-    const open = resolveConfig({ status: 'world_writable', mode: 0o666 }, {}, {}, PATH);
+    const open = resolveConfig({ status: 'open_to_others', mode: 0o666 }, {}, {}, PATH);
     expect(open.warnings[0]).toMatch(/writable by anyone \(mode 666\)/);
+    // It holds the API key: readable by the group or others is refused too, as device-key.json is.
+    for (const mode of [0o644, 0o620, 0o640, 0o604]) {
+      const loose = resolveConfig({ status: 'open_to_others', mode }, {}, {}, PATH);
+      expect(loose.apiKey.value).toBeNull();
+      expect(loose.warnings[0]).toBe(`ignoring ${PATH}: open to others (mode ${mode.toString(8)}); chmod 600 it`);
+    }
   });
 
   it('marks SVC_WS_URL as deprecated when it is used', () => {

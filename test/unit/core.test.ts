@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, RELAY_BACKOFF } from '../../core/backoff.js';
 import { inventoryChanged } from '../../core/inventory.js';
-import { emptyLedger, LEDGER_KEEP, recordOutcome, triagePush } from '../../core/ledger.js';
+import {
+  acknowledge,
+  emptyLedger,
+  LEDGER_KEEP,
+  type Ledger,
+  recordOutcome,
+  recoverLedger,
+  triagePush,
+  unackedOutcomes,
+} from '../../core/ledger.js';
 import type { PaneInfo, SessionRecord } from '../../core/protocol.js';
 import { isInteractiveShell, refusalFor } from '../../core/refusals.js';
 import { fullBucket, takeToken } from '../../core/tokenBucket.js';
@@ -62,10 +71,58 @@ describe('ledger', () => {
 
   it(`keeps only the newest ${LEDGER_KEEP} ids and treats older ones as done`, () => {
     let ledger = emptyLedger();
-    for (let id = 1; id <= LEDGER_KEEP + 5; id++) ledger = recordOutcome(ledger, id, { state: 'injected' });
+    for (let id = 1; id <= LEDGER_KEEP + 5; id++) {
+      ledger = acknowledge(recordOutcome(ledger, id, { state: 'injected' }), id);
+    }
     expect(Object.keys(ledger.entries)).toHaveLength(LEDGER_KEEP);
     expect(ledger.entries['1']).toBeUndefined();
     expect(triagePush({ id: 1, type: 'agent.command', ageMs: 0 }, ledger, 1000).action).toBe('resend');
+  });
+
+  it('keeps an outcome until the relay acknowledges it, whatever its age', () => {
+    let ledger = recordOutcome(emptyLedger(), 1, { state: 'refused', code: 'rate_limited' });
+    for (let id = 2; id <= LEDGER_KEEP + 5; id++) {
+      ledger = acknowledge(recordOutcome(ledger, id, { state: 'injected' }), id);
+    }
+    expect(ledger.unacked).toEqual([1]);
+    expect(ledger.entries['1']).toEqual({ state: 'refused', code: 'rate_limited' });
+    expect(unackedOutcomes(ledger)).toEqual([{ id: 1, outcome: { state: 'refused', code: 'rate_limited' } }]);
+    const acked = acknowledge(ledger, 1);
+    expect(acked.unacked).toEqual([]);
+    expect(acknowledge(acked, 1)).toBe(acked);
+    // A claim is not an outcome: nothing to send for it yet.
+    expect(recordOutcome(emptyLedger(), 3, { state: 'claimed' }).unacked).toEqual([]);
+  });
+
+  it.each([
+    ['no claims: unchanged', { lastPushId: 4, entries: { '4': { state: 'injected' as const } } }, [], []],
+    [
+      'claims become inject_failed outcomes to report',
+      {
+        lastPushId: 8,
+        entries: {
+          '5': { state: 'injected' as const },
+          '7': { state: 'claimed' as const },
+          '8': { state: 'claimed' as const },
+        },
+      },
+      [7, 8],
+      [7, 8],
+    ],
+    [
+      'a ledger written before acks (no unacked) keeps its other entries as acknowledged',
+      { lastPushId: 2, entries: { '2': { state: 'claimed' as const } } },
+      [2],
+      [2],
+    ],
+  ])('recovers a ledger at start: %s', (_n, ledger: Ledger, recovered, unacked) => {
+    const out = recoverLedger(ledger);
+    expect(out.recovered).toEqual(recovered);
+    expect(out.ledger.unacked).toEqual(unacked);
+    expect(out.ledger.lastPushId).toBe(ledger.lastPushId);
+    for (const id of recovered)
+      expect(out.ledger.entries[String(id)]).toEqual({ state: 'refused', code: 'inject_failed' });
+    expect(Object.values(out.ledger.entries).some((e) => e.state === 'claimed')).toBe(false);
   });
 });
 
@@ -104,6 +161,14 @@ describe('refusals (spec 7)', () => {
       'shell_input_forbidden',
     ],
     ['shell session, addressed here', { shellSession: true, pane: pane('bash'), addressedToThisComputer: true }, null],
+    ['an approval prompt in the fresh reading', { approvalPending: true }, 'approval_pending'],
+    ['the screen could not be read', { screenUnreadable: true }, 'screen_unreadable'],
+    ['unreadable outranks a prompt', { screenUnreadable: true, approvalPending: true }, 'screen_unreadable'],
+    [
+      'a shell in front outranks an unreadable screen',
+      { screenUnreadable: true, pane: pane('bash') },
+      'shell_in_front',
+    ],
   ])('%s', (_n, override, code) => {
     expect(refusalFor({ ...base, ...override })).toBe(code);
   });

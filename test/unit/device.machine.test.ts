@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock, setup } from 'xstate';
-import { applyPinOps, type DevicePin, type PinOp } from '../../core/devices.js';
+import { applyPinOps, type DevicePin, DevicesUnavailableError, type PinOp } from '../../core/devices.js';
 import {
   type Contact,
   type DeviceResult,
@@ -25,6 +25,8 @@ function harness(initial?: DevicePin) {
   const state = {
     file: { version: 1 as const, devices: initial ? { d_1: initial } : ({} as Record<string, DevicePin>) },
     listed: KEY_A as string | null,
+    /** Thrown by openSealed instead of answering (the device list could not be read, …). */
+    fail: null as Error | null,
     results: [] as DeviceResult[],
     logs: [] as LogParams[],
     opened: [] as OpenSealedInput[],
@@ -33,6 +35,7 @@ function harness(initial?: DevicePin) {
     actors: {
       openSealed: fromPromise<OpenSealedOutput, OpenSealedInput>(async ({ input }) => {
         state.opened.push(input);
+        if (state.fail) throw state.fail;
         const env = input.envelope as { key: string; text: string };
         const listed = state.listed ? { publicKey: state.listed, fingerprint: state.listed.slice(0, 4) } : null;
         return {
@@ -87,6 +90,27 @@ describe('device machine', () => {
     expect(h.state.results[0]).toMatchObject({ outcome: { accepted: true, publicKey: KEY_A }, trust: 'pinned' });
     expect(h.state.file.devices.d_1).toMatchObject({ publicKey: KEY_A, lastSeq: { 'agent.command': 1 } });
     expect(h.state.logs.some((l) => /device d_1 pinned/.test(l.message))).toBe(true);
+  });
+
+  it.each([
+    [
+      'the device list could not be read: temporary, not tampering',
+      new DevicesUnavailableError('fetch failed'),
+      'devices_unavailable',
+    ],
+    ['anything else that stops opening', new Error('this computer has no device key'), 'bad_seal'],
+  ])('refuses a contact it could not open at all: %s', async (_, error, code) => {
+    const h = harness();
+    h.state.fail = error;
+    h.send(h.contact(1));
+    await flush();
+    expect(h.state.results[0]?.outcome).toMatchObject({ accepted: false, code });
+    expect(h.trust()).toBe('unknown');
+    // The next contact is opened normally once the list can be read again.
+    h.state.fail = null;
+    h.send(h.contact(2));
+    await flush();
+    expect(h.state.results[1]?.outcome).toMatchObject({ accepted: true });
   });
 
   it('does not pin on a contact that does not open (bad_seal)', async () => {

@@ -1,16 +1,22 @@
 /** core/devices.ts: what a sealed contact does to trust, table by table. */
 import { describe, expect, it } from 'vitest';
+import { lookupWithRetry } from '../../actors/e2ee.js';
 import {
   anyPinned,
   applyPinOp,
   applyPinOps,
   type ContactFacts,
   type DevicePin,
+  DevicesUnavailableError,
+  decideComputerDevice,
   decideContact,
   decideTrust,
   emptyPins,
+  openFailure,
   trustOf,
 } from '../../core/devices.js';
+import { MAX_BODY_CHARS } from '../../core/protocol.js';
+import { commandTextProblem } from '../../core/sealedBodies.js';
 
 const KEY_A = 'A'.repeat(87);
 const KEY_B = 'B'.repeat(87);
@@ -116,6 +122,18 @@ describe('decideContact', () => {
     expect(d.ops).toEqual([]);
   });
 
+  it('refuses an authentic text over MAX_BODY_CHARS as too_large, not bad_seal, spending no stamp', () => {
+    const long = decideContact(
+      facts({ opened: { ok: true, text: command(1, { text: 'x'.repeat(MAX_BODY_CHARS + 1) }) } }),
+    );
+    expect(long.outcome).toMatchObject({ accepted: false, code: 'too_large' });
+    expect(long.ops).toEqual([]);
+    const atLimit = decideContact(
+      facts({ opened: { ok: true, text: command(1, { text: 'x'.repeat(MAX_BODY_CHARS) }) } }),
+    );
+    expect(atLimit.outcome.accepted).toBe(true);
+  });
+
   it('refuses a device the relay does not list', () => {
     expect(decideContact(facts({ listed: null })).outcome).toMatchObject({ code: 'subscriber_unverified' });
   });
@@ -157,5 +175,93 @@ describe('applyPinOp', () => {
     expect(gone.devices).toEqual({});
     expect(anyPinned(file)).toBe(true);
     expect(anyPinned(gone)).toBe(false);
+  });
+});
+
+describe('commandTextProblem: the one size limit, where a message is sealed', () => {
+  it.each([
+    ['empty', '', 'empty_body'],
+    ['one character', 'x', null],
+    ['exactly MAX_BODY_CHARS', 'x'.repeat(MAX_BODY_CHARS), null],
+    ['one more', 'x'.repeat(MAX_BODY_CHARS + 1), 'too_large'],
+    // Characters as JavaScript counts them (UTF-16 code units): an emoji is two.
+    ['emoji past the limit', '😀'.repeat(MAX_BODY_CHARS / 2 + 1), 'too_large'],
+  ])('%s', (_, text, code) => {
+    expect(commandTextProblem(text)?.code ?? null).toBe(code);
+  });
+});
+
+describe('lookupWithRetry: the device list read again before giving up', () => {
+  it('answers once a later try succeeds', async () => {
+    let calls = 0;
+    const read = async () => {
+      if (++calls < 3) throw new Error('fetch failed');
+      return 'list';
+    };
+    expect(await lookupWithRetry(read, [0, 0, 0])).toBe('list');
+    expect(calls).toBe(3);
+  });
+
+  it('gives up after the last wait with DevicesUnavailableError, which is refused devices_unavailable', async () => {
+    let calls = 0;
+    const error = await lookupWithRetry(async () => {
+      calls++;
+      throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+    }, [0, 0]).catch((e: unknown) => e);
+    expect(calls).toBe(3);
+    expect(error).toBeInstanceOf(DevicesUnavailableError);
+    expect(openFailure(error, 'agent.command')).toEqual({
+      code: 'devices_unavailable',
+      message: "could not read the relay's device list: connect ECONNREFUSED 127.0.0.1:1",
+    });
+    expect(openFailure(new Error('bad'), 'pane.keys').code).toBe('bad_seal');
+  });
+});
+
+describe('which device a computer is', () => {
+  it.each([
+    ['first sight pins it', undefined, 'd_1', { ok: true, firstContact: true }],
+    ['the pinned device', { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 }, 'd_1', { ok: true, firstContact: false }],
+    [
+      'another device',
+      { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 },
+      'd_2',
+      { ok: false, why: 'moved', pinnedDevice: 'd_1' },
+    ],
+    [
+      'another device, already seen',
+      { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1, changedDevice: { deviceId: 'd_2', seenAt: 2 } },
+      'd_2',
+      { ok: false, why: 'moved', pinnedDevice: 'd_1' },
+    ],
+  ] as const)('%s', (_name, pin, listed, decision) => {
+    expect(decideComputerDevice(pin, listed)).toEqual(decision);
+  });
+
+  it('pins once, records a move once, takes the new device on verify, and forgets it with its device', () => {
+    let file = applyPinOps(emptyPins(), [
+      { op: 'pinComputer', hookId: 'c_1', deviceId: 'd_1', at: 1 },
+      { op: 'pinComputer', hookId: 'c_1', deviceId: 'd_9', at: 2 },
+    ]);
+    expect(file.computers).toEqual({ c_1: { hookId: 'c_1', deviceId: 'd_1', pinnedAt: 1 } });
+    const moved = applyPinOp(file, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_2', at: 3 });
+    expect(moved.computers?.c_1?.changedDevice).toEqual({ deviceId: 'd_2', seenAt: 3 });
+    expect(applyPinOp(moved, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_2', at: 4 })).toBe(moved);
+    expect(applyPinOp(file, { op: 'computerMoved', hookId: 'c_1', deviceId: 'd_1', at: 4 })).toBe(file);
+    file = applyPinOp(moved, { op: 'verifyComputer', hookId: 'c_1', deviceId: 'd_2', at: 5 });
+    expect(file.computers?.c_1).toEqual({ hookId: 'c_1', deviceId: 'd_2', pinnedAt: 5 });
+    // Device ops keep the computers; forgetting the device drops the computer pinned to it.
+    const withKey = applyPinOp(file, {
+      op: 'pin',
+      deviceId: 'd_2',
+      publicKey: KEY_A,
+      fingerprint: 'a',
+      at: 6,
+      lastSeq: {},
+    });
+    expect(withKey.computers?.c_1?.deviceId).toBe('d_2');
+    const forgotten = applyPinOp(withKey, { op: 'forget', deviceId: 'd_2' });
+    expect(forgotten.devices).toEqual({});
+    expect(forgotten.computers).toBeUndefined();
   });
 });

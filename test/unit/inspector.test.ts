@@ -133,7 +133,7 @@ describe('inspector', () => {
     );
     expect(session.summary).toMatchObject({ attached: false, foreground: 'cat', queued: 0, typing: null });
     const relay = actors.find((a) => a.id === 'relay')!;
-    expect(formatStateValue(relay.value)).toBe('connection.online.quiet');
+    expect(formatStateValue(relay.value)).toBe('connection.online.watchdog.quiet, connection.online.results.waiting');
     expect(relay.summary).toMatchObject({ relay: 'relay.example:8787', attempt: 0 });
     const root = actors.find((a) => a.id === 'listener')!;
     expect(root.parent).toBeNull();

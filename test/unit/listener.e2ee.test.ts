@@ -18,6 +18,7 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../machines/relayLink.js';
 import type { InjectInput, InjectOutput, TypeKeysInput } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
+import { readableScreens } from '../fakes/fakeTmux.js';
 
 const KEY = 'K'.repeat(87);
 const flush = async () => {
@@ -68,7 +69,11 @@ function harness(
       }),
       inventory: inventoryMachine.provide({
         actors: {
-          listSessions: fromPromise(async () => ({ sessions: state.sessions, screens: {}, takenAt: clock.now() })),
+          listSessions: fromPromise(async () => ({
+            sessions: state.sessions,
+            screens: readableScreens(state.sessions),
+            takenAt: clock.now(),
+          })),
         },
         actions: { log: noop },
       }),

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
-import { emptyLedger, type Ledger } from '../../core/ledger.js';
+import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../core/ledger.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../core/protocol.js';
 import { FREE_FACTS, type WorktreeFacts } from '../../core/worktree.js';
 import { inventoryMachine } from '../../machines/inventory.js';
@@ -18,6 +18,7 @@ import type { InjectInput, InjectOutput } from '../../machines/session.js';
 import { sessionMachine } from '../../machines/session.js';
 import type { RemoveOutcome, WorktreeInput } from '../../machines/worktree.js';
 import { worktreeMachine } from '../../machines/worktree.js';
+import { readableScreens } from '../fakes/fakeTmux.js';
 
 const flush = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -41,6 +42,8 @@ interface HarnessOptions {
   /** Leave the session machine's own `inject` in place, as a listener wired without one would. */
   injectUnwired?: boolean;
   deaf?: boolean;
+  /** The relay never acknowledges a result. */
+  forgetful?: boolean;
   worktrees?: (WorktreeInput & { repoName: string })[];
   worktreeFacts?: WorktreeFacts;
 }
@@ -63,6 +66,8 @@ function harness(opts: HarnessOptions = {}) {
     removed: [] as string[],
     /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
     screens: {} as Record<string, string>,
+    /** Pane ids whose screen the reading leaves out (tmux could not read it). */
+    unreadable: [] as string[],
     hold: null as Promise<void> | null,
     /** While set, typing waits on it (a push being typed when its session ends). */
     typing: null as Promise<void> | null,
@@ -87,6 +92,10 @@ function harness(opts: HarnessOptions = {}) {
               sock.sent.push(cmd);
               // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
               if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
+              // A healthy relay acknowledges each result (a `forgetful` one never does: they are sent again).
+              if (cmd.type === 'SEND' && cmd.frame.type === 'push.result' && !opts.forgetful) {
+                sendBack({ type: 'SOCKET.FRAME', frame: { type: 'push.ack', id: cmd.frame.id }, receivedAt: 0 });
+              }
             });
             return () => {
               sock.closed = true;
@@ -102,7 +111,9 @@ function harness(opts: HarnessOptions = {}) {
             if (state.hold) await state.hold;
             const sessions = state.staleOnce ?? state.sessions;
             state.staleOnce = null;
-            return { sessions, screens: state.screens, takenAt: clock.now() };
+            const screens = readableScreens(sessions, state.screens);
+            for (const id of state.unreadable) delete screens[id];
+            return { sessions, screens, takenAt: clock.now() };
           }),
         },
         actions: { log },
@@ -243,14 +254,57 @@ describe('listener machine', () => {
     expect(h.results().map((r) => r.type === 'push.result' && r.state)).toEqual(['injected', 'injected']);
   });
 
-  it('does not retype a push it was typing when it stopped (claimed in the ledger)', async () => {
-    const h = harness({ ledger: { lastPushId: 3, entries: { '3': { state: 'claimed' } } } });
+  it('does not retype a push it was typing when it stopped (claimed in the ledger), and reports it at once', async () => {
+    const h = harness({
+      ledger: { lastPushId: 3, entries: { '2': { state: 'injected' }, '3': { state: 'claimed' } } },
+    });
     await flush();
+    // Recorded before anything else, so a second crash cannot lose it either.
+    expect(h.state.persisted[0]!.entries['3']).toEqual({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.persisted[0]!.unacked).toEqual([3]);
+    // The relay will not replay it (the subscribe point is past it): it is reported without being asked.
     await h.connect();
+    expect(h.results()).toEqual([
+      { type: 'push.result', id: 3, state: 'refused', code: 'inject_failed', message: STOPPED_WHILE_TYPING },
+    ]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    // Replayed anyway: answered again from the ledger, never typed.
     h.push({ id: 3 });
     await flush();
     expect(h.state.typed).toEqual([]);
-    expect(h.results()).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+    expect(h.results().slice(1)).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+  });
+
+  it('sends a result again until the relay acknowledges it, across a reconnect and a restart', async () => {
+    const h = harness({ forgetful: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 4 });
+    await flush();
+    expect(h.results()).toEqual([{ type: 'push.result', id: 4, state: 'injected' }]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([4]);
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.results()).toHaveLength(2);
+    // The socket drops: the result is sent when the next one is subscribed.
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    h.clock.increment(2_000);
+    await flush();
+    await h.connect();
+    expect(h.results()).toHaveLength(3);
+    h.frame({ type: 'push.ack', id: 4 });
+    await flush();
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    h.clock.increment(10_000);
+    await flush();
+    expect(h.results()).toHaveLength(3);
+    expect(h.state.typed).toHaveLength(1);
+
+    // A listener that starts from a ledger with an unacknowledged outcome sends it first.
+    const again = harness({ ledger: { lastPushId: 9, entries: { '9': { state: 'expired' } }, unacked: [9] } });
+    await flush();
+    await again.connect();
+    expect(again.results()).toEqual([{ type: 'push.result', id: 9, state: 'expired' }]);
   });
 
   it('reports a push older than the replay window as expired, untyped', async () => {
@@ -451,6 +505,20 @@ describe('listener machine', () => {
     expect(h.state.logs.some((l) => l.message.includes('half-open'))).toBe(true);
   });
 
+  it('acts on a push that arrives while a ping waits for its pong', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    // Any frame proves the socket alive; this one must also reach the listener.
+    h.push({ id: 12, body: 'while pinging' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['while pinging']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 12, state: 'injected' }]);
+  });
+
   it('stops for good when the relay refuses the key', async () => {
     const h = harness();
     await flush();
@@ -545,6 +613,60 @@ describe('session actor', () => {
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
     // The picker still waits for a second reading to say so.
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working' });
+  });
+
+  it('types a message at once after the prompt was answered, while the picker still shows the prompt', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('awaiting_approval-1');
+    await flush();
+    await h.connect();
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    h.push({ id: 1, body: 'while it asks' });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so.
+    h.state.screens[pane] = fixture('working-1');
+    h.push({ id: 2, body: 'and then this' });
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ approval: 'pending' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['and then this']);
+    expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  it('refuses a message when the agent’s screen could not be read, and says so in its log once', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('idle-1');
+    await flush();
+    await h.connect();
+    // Readable: typed. This proves the refusal below is the unread screen's doing.
+    h.push({ id: 1, body: 'first' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    h.state.unreadable.push(pane);
+    h.push({ id: 2, body: 'second' });
+    await flush();
+    h.push({ id: 3, body: 'third' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'refused', code: 'screen_unreadable' },
+      { id: 3, state: 'refused', code: 'screen_unreadable' },
+    ]);
+    const lines = h.state.logs.filter((l) => /svc-proj: its screen could not be read/.test(l.message));
+    expect(lines).toHaveLength(1);
+    expect(h.state.logs.map((l) => l.message)).toContain('push 2: refused screen_unreadable for svc-proj');
+    // Readable again: typed again.
+    h.state.unreadable.length = 0;
+    h.push({ id: 4, body: 'fourth' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'fourth']);
   });
 
   it('logs once when the agent the wrapper started is no longer in its pane', async () => {

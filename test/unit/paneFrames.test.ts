@@ -1,6 +1,6 @@
 /** core/paneFrames.ts, core/keys.ts, core/agentSend.ts: frames, key input rules, and svc agent send's picks. */
 import { describe, expect, it } from 'vitest';
-import { pickComputer, pickSession } from '../../core/agentSend.js';
+import { parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
 import { badKeyName, keysRefusal } from '../../core/keys.js';
 import {
   applyFrame,
@@ -196,5 +196,30 @@ describe('the Watch zoom (core/paneFrames.ts)', () => {
     [7, 7, -1, 7], // the smallest stays
   ] as const)('stepPaneZoom(%j, fitted %d, %d) = %d', (zoom, fit, dir, next) => {
     expect(stepPaneZoom(zoom, fit, dir)).toBe(next);
+  });
+});
+
+describe('parseSendArgs: svc agent send reads its words itself', () => {
+  it.each([
+    ['plain words', ['run', 'the', 'tests'], { text: 'run the tests', json: false }],
+    ['a leading dash', ['-5', 'degrees'], { text: '-5 degrees', json: false }],
+    ['a word like an option', ['-rf', '--force', 'now'], { text: '-rf --force now', json: false }],
+    ['options anywhere', ['hi', '--session', 's1', '--json', 'there'], { text: 'hi there', session: 's1', json: true }],
+    ['an option with =', ['--computer=laptop', 'go'], { text: 'go', computer: 'laptop', json: false }],
+    [
+      'everything after -- is the message',
+      ['--session', 's', '--', '--json', '-x'],
+      { text: '--json -x', session: 's', json: false },
+    ],
+  ])('%s', (_, raw, expected) => {
+    expect(parseSendArgs(raw)).toEqual({ ok: true, value: expected });
+  });
+
+  it.each([
+    ['no words', []],
+    ['only options', ['--json']],
+    ['an option without its value', ['hello', '--session']],
+  ])('refuses %s', (_, raw) => {
+    expect(parseSendArgs(raw).ok).toBe(false);
   });
 });

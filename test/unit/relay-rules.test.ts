@@ -7,7 +7,7 @@ import { bearerKey, generateApiKey, hashApiKey, parseScopeList } from '../../rel
 import { type BusEvent, InProcessBus } from '../../relay-server/bus.js';
 import { Connection, MAX_WATCHING, type MinimalSocket } from '../../relay-server/connection.js';
 import { resultConditions, toWirePush } from '../../relay-server/pushes.js';
-import { KeyedBuckets } from '../../relay-server/rateLimit.js';
+import { KeyedBuckets, RefusalLimiter } from '../../relay-server/rateLimit.js';
 import type { PushRecord } from '../../relay-server/store.js';
 
 describe('keys', () => {
@@ -42,14 +42,17 @@ describe('keys', () => {
 });
 
 describe('which results may overwrite a state', () => {
+  const open = { states: ['pending', 'delivered'] };
+  // A push swept final because nobody answered in time takes the answer that comes later.
+  const unanswered = { states: ['expired'], code: 'no_result' };
+  const elsewhere = { states: ['refused'], code: 'session_not_found', notResultComputer: 'c_me' };
   it.each([
-    ['injected', undefined, [{ states: ['pending', 'delivered'] }, { states: ['refused'], code: 'session_not_found' }]],
-    ['refused', 'session_not_found', [{ states: ['pending', 'delivered'] }]],
-    ['refused', 'shell_in_front', [{ states: ['pending', 'delivered'] }]],
-    ['expired', undefined, [{ states: ['pending', 'delivered'] }]],
+    ['injected', undefined, [open, unanswered, elsewhere]],
+    ['refused', 'session_not_found', [open, unanswered]],
+    ['refused', 'shell_in_front', [open, unanswered]],
+    ['expired', undefined, [open, unanswered]],
   ] as const)('%s %s', (state, code, expected) => {
-    const conditions = resultConditions({ state, code }, 'c_me');
-    expect(conditions).toEqual(expected.map((c) => ('code' in c ? { ...c, notResultComputer: 'c_me' } : c)));
+    expect(resultConditions({ state, code }, 'c_me')).toEqual(expected);
   });
 });
 
@@ -195,5 +198,24 @@ describe('computerAway', () => {
     ['streaming', undefined, false],
   ] as const)('a pane.status %s (%s): the computer went away, the watch goes on: %s', (state, code, away) => {
     expect(computerAway(state, code)).toBe(away);
+  });
+});
+
+describe('refusals without a key, per address', () => {
+  it('spends per address, and logs a run of 429s once at its start and once per 10 s, not per request', () => {
+    let t = 0;
+    const lines: string[] = [];
+    const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: () => {} };
+    const limiter = new RefusalLimiter({ capacity: 2, refillPerSecond: 1 }, log, () => t);
+    const take = (address = 'a') => limiter.charge(address, 'http GET /x').allowed;
+    expect([take(), take(), take(), take()]).toEqual([true, true, false, false]);
+    expect(take('b')).toBe(true); // another address has its own bucket
+    expect(lines).toEqual(['http GET /x 429 rate_limited from a: dropping requests without a valid key']);
+    for (let i = 0; i < 100; i++) take();
+    expect(lines).toHaveLength(1);
+    t = 10_000;
+    expect(take()).toBe(true);
+    expect(lines[1]).toBe('102 request(s) without a valid key from a refused 429 in 10s');
+    expect(lines).toHaveLength(2);
   });
 });

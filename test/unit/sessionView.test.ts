@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { PaneInfo, SessionMeta, SessionRecord } from '../../core/protocol.js';
-import { describeInventory, missingAgent, panesToRead } from '../../core/sessionView.js';
+import { applyScreens, describeInventory, missingAgent, panesToRead } from '../../core/sessionView.js';
 
 let paneCounter = 0;
 function pane(command: string, extra: Partial<PaneInfo> = {}): PaneInfo {
@@ -101,6 +102,25 @@ describe('screens to read', () => {
       'h',
     );
     expect(panesToRead(sessions)).toEqual([a.id]);
+  });
+
+  it('names the sessions whose screen should have been read and was not, and those showing a prompt', () => {
+    const approval = readFileSync(new URL('../fixtures/screens/A1/awaiting_approval-1.txt', import.meta.url), 'utf8');
+    const [a, b, c, d] = [pane('claude'), pane('claude'), pane('cursor-agent'), pane('claude')];
+    const sessions = describeInventory(
+      [
+        rec('read', 1, [a], cc('x')),
+        rec('missing', 2, [b], cc('x')),
+        rec('untrusted', 3, [c], { kind: 'agent', agent: 'A6' }),
+        rec('asking', 4, [d], cc('x')),
+      ],
+      'h',
+    );
+    const read = applyScreens(sessions, { [a.id]: '', [d.id]: approval }, {}, 0);
+    expect(read.unreadable).toEqual(['missing']);
+    expect(read.approvalOnScreen).toEqual(['asking']);
+    // an agent without trusted rules is never read: unknown, and not unreadable (its messages are typed)
+    expect(read.sessions.find((s) => s.name === 'untrusted')?.state).toBe('unknown');
   });
 });
 

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { injectText } from '../../actors/inject.js';
 import { TmuxError } from '../../actors/tmux.js';
-import { agentById, type SubmitStrategy } from '../../core/agents.js';
+import { agentById, agentSubmit, type SubmitStrategy } from '../../core/agents.js';
+import { readScreen } from '../../core/screens.js';
 import {
   DEFAULT_RETRY_DELAY_MS,
   DEFAULT_VERIFY_DELAY_MS,
@@ -20,12 +22,13 @@ const PROMPT = /^› ?(.*)$/;
 const literal: SubmitStrategy = { kind: 'literal', enterDelayMs: 0 };
 const literalDelayed: SubmitStrategy = { kind: 'literal', enterDelayMs: 50 };
 const paste: SubmitStrategy = { kind: 'paste', enterDelayMs: 300 };
-const pasteChecked: SubmitStrategy = { kind: 'paste', enterDelayMs: 300, inputLine: PROMPT };
+const pasteChecked: SubmitStrategy = { kind: 'paste', enterDelayMs: 300, inputLine: PROMPT, retryEnter: true };
 
 const checks = (verify = DEFAULT_VERIFY_DELAY_MS, retry = DEFAULT_RETRY_DELAY_MS): SubmitStep[] => [
   { op: 'wait', ms: verify },
   { op: 'check', final: false },
   { op: 'wait', ms: retry },
+  { op: 'check', final: false },
   { op: 'enter' },
   { op: 'wait', ms: verify },
   { op: 'check', final: true },
@@ -119,7 +122,7 @@ describe('planSubmit', () => {
     [
       'literal with a rule: checked too',
       'hi',
-      { kind: 'literal', enterDelayMs: 0, inputLine: PROMPT, verifyDelayMs: 10, retryDelayMs: 20 },
+      { kind: 'literal', enterDelayMs: 0, inputLine: PROMPT, retryEnter: true, verifyDelayMs: 10, retryDelayMs: 20 },
       'literal',
       [{ op: 'type', text: 'hi', enter: true }, ...checks(10, 20)],
     ],
@@ -261,7 +264,9 @@ describe('inputCleared', () => {
 });
 
 describe('injectText against the fake tmux', () => {
-  function setup(pane: { swallowEnters?: number; newlineEnters?: number; prompt?: string | null } = {}) {
+  function setup(
+    pane: { swallowEnters?: number; newlineEnters?: number; prompt?: string | null; frame?: string[] } = {},
+  ) {
     const fake = new FakeTmux();
     fake.addSession('svc-proj', { panes: [{ command: 'codex', prompt: '› ', ...pane }] });
     const slept: number[] = [];
@@ -324,12 +329,14 @@ describe('injectText against the fake tmux', () => {
       ['A2', '› '],
       ['A3', '> '],
     ] as const) {
-      const { fake, sleep, pane } = setup({ prompt, swallowEnters: id === 'A3' ? 1 : 0 });
+      // Claude Code and Gemini CLI draw a rule above their input line
+      const frame = id === 'A2' ? [] : ['─'.repeat(40)];
+      const { fake, sleep, pane } = setup({ prompt, swallowEnters: id === 'A3' ? 1 : 0, frame });
       const r = await injectText({
         tmux: fake,
         target: 'svc-proj',
         text: 'go',
-        strategy: agentById(id)!.submit,
+        strategy: agentSubmit(agentById(id)!),
         sleep,
       });
       expect(r.submitted, id).toBe(true);
@@ -386,5 +393,84 @@ describe('injectText against the fake tmux', () => {
     const { fake, sleep, pane } = setup();
     await injectText({ tmux: fake, target: { pane: pane.id }, text: 'by id', strategy: literal, sleep });
     expect(pane.submitted).toEqual(['by id']);
+  });
+});
+
+describe('the submit check on the real agents’ screens right after an Enter (test/fixtures/submit)', () => {
+  // Captured by test/fixtures/capture/submit-screens.capture.ts: the prompt below, answered at once by a tool call.
+  const PROMPT_SENT = 'run a command, svc-approve';
+  const dir = (id: string) => new URL(`../fixtures/submit/${id}/`, import.meta.url);
+  const timeline = (id: string): { ms: number; text: string }[] => {
+    const meta = JSON.parse(readFileSync(new URL('meta.json', dir(id)), 'utf8')) as {
+      msSinceEnter: Record<string, number>;
+    };
+    return Object.entries(meta.msSinceEnter)
+      .map(([file, ms]) => ({ ms, text: readFileSync(new URL(file, dir(id)), 'utf8') }))
+      .sort((a, b) => a.ms - b.ms);
+  };
+  const check = (id: string, after: string) => {
+    const plan = planSubmit(PROMPT_SENT, agentSubmit(agentById(id)!));
+    return inputCleared({ after, ...plan, text: plan.text });
+  };
+  const gemini = (n: number) => readFileSync(new URL(`after-enter-${n}.txt`, dir('A3')), 'utf8');
+
+  it.each([
+    [1, 'our text still in the input line (not submitted yet)', false],
+    [2, 'the input line empty again (its placeholder)', true],
+    [3, 'thinking, the input line empty', true],
+    [5, 'the approval dialog in place of the input line, our message echoed above it', 'unknown'],
+  ] as const)('Gemini CLI, screen %i: %s → %s', (n, _what, expected) => {
+    expect(check('A3', gemini(n))).toBe(expected);
+  });
+
+  it('Gemini CLI: the echo above its dialog once read as the input line still holding our text', () => {
+    // What made the listener send the retry Enter that picked "Allow once": the last line the input-line rule
+    // matches is the transcript's echo of the message.
+    const rule = agentById('A3')!.submit.inputLine!;
+    expect(readInput(gemini(5), rule)).toBe(PROMPT_SENT);
+    expect(inputCleared({ after: gemini(5), inputLine: rule, text: PROMPT_SENT })).toBe(false);
+    // Read as the input line only (below its rule), it is no input line at all; and the dialog is read as one.
+    expect(readInput(gemini(5), rule, agentById('A3')!.submit.inputBelowRule)).toBeNull();
+    expect(readScreen(agentById('A3')!.screenRules!, { text: gemini(5) })).toBe('awaiting_approval');
+  });
+
+  it.each([
+    ['A1', 'never'],
+    ['A2', 'never'],
+    ['A3', 'only onto our text still in the input line'],
+  ])('%s: replayed at any speed, the screens after the Enter get a second Enter %s', async (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    const screens = timeline(id);
+    expect(screens.some((s) => readScreen(strategy.screen, { text: s.text }) === 'awaiting_approval')).toBe(true);
+    for (const speed of [0.25, 0.5, 1, 2, 4, 8]) {
+      let now = 0;
+      let enteredAt: number | null = null;
+      /** What the pane showed when each Enter was sent. */
+      const enters: string[] = [];
+      const showing = () => {
+        const since = enteredAt === null ? -1 : now - enteredAt;
+        return [...screens].reverse().find((s) => s.ms * speed <= since)?.text ?? screens[0]!.text;
+      };
+      const tmux = {
+        sendLiteral: async () => {},
+        paste: async () => {},
+        sendKeys: async () => {
+          enters.push(showing());
+          enteredAt ??= now;
+        },
+        capture: async () => showing(),
+      };
+      const sleep = async (ms: number) => {
+        now += ms;
+      };
+      await injectText({ tmux, target: { pane: '%12' }, text: PROMPT_SENT, strategy, sleep });
+      const [, ...retries] = enters;
+      if (!strategy.retryEnter) expect(retries, `${id} at ×${speed}`).toEqual([]);
+      expect(retries.length).toBeLessThanOrEqual(1);
+      for (const shown of retries) {
+        expect(readScreen(strategy.screen, { text: shown }), `${id} at ×${speed}`).not.toBe('awaiting_approval');
+        expect(readInput(shown, strategy.inputLine!, strategy.inputBelowRule), `${id} at ×${speed}`).toBe(PROMPT_SENT);
+      }
+    }
   });
 });

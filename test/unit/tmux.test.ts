@@ -366,13 +366,18 @@ describe('screens', () => {
     expect(parseSizedScreen(out)).toEqual(screen);
   });
 
-  it('screensCommands marks each pane with this call’s nonce', () => {
-    expect(screensCommands(['%1', '%2'], 'ab')).toEqual([
-      ['display-message', '-p', '<svc-screen:ab>%1'],
+  it('screensCommands marks each pane with tmux’s own #{pane_id}, never a % of its own', () => {
+    const commands = screensCommands(['%1', '%12'], 'ab');
+    expect(commands).toEqual([
+      ['display-message', '-p', '-t', '%1', '<svc-screen:ab>#{pane_id}'],
       ['capture-pane', '-p', '-t', '%1'],
-      ['display-message', '-p', '<svc-screen:ab>%2'],
-      ['capture-pane', '-p', '-t', '%2'],
+      ['display-message', '-p', '-t', '%12', '<svc-screen:ab>#{pane_id}'],
+      ['capture-pane', '-p', '-t', '%12'],
     ]);
+    // display-message text goes through strftime: not one % in it
+    for (const c of commands.filter((c) => c[0] === 'display-message')) expect(c.at(-1)).not.toContain('%');
+    expect(() => screensCommands(['%1'], 'a%d')).toThrow(/nonce/);
+    expect(() => screensCommands(['1'], 'ab')).toThrow(/pane id/);
   });
 
   it('parseScreens splits by pane, keeps screens that hold other marks, and drops a cut-off pane', () => {
@@ -384,6 +389,24 @@ describe('screens', () => {
     expect(parseScreens(out, 'ab', 2)).toEqual({ '%1': 'two\nthree', '%2': '<svc-screen:cd>%9\n$ ', '%3': '' });
     expect(parseScreens('', 'ab', 2)).toEqual({});
     expect(parseScreens(out, 'zz', 2)).toEqual({});
+  });
+
+  it.each([
+    ['unpadded', '%4', '%4'],
+    ['padded by strftime (glibc, %3…%9)', ' %4', '%4'],
+    ['padded, two digits', '  %12', '%12'],
+    ['trailing blank', '%15 ', '%15'],
+  ])('parseScreens files a %s id under the pane id', (_what, written, id) => {
+    const out = `<svc-screen:ab>%0\nfirst\n<svc-screen:ab>${written}\nsecond\n`;
+    expect(parseScreens(out, 'ab', 5)).toEqual({ '%0': 'first', [id]: 'second' });
+  });
+
+  it.each([
+    ['a strftime conversion', 'Tue'],
+    ['empty', ''],
+    ['a session name', 'proj'],
+  ])('parseScreens files nothing under a marked line that is %s', (_what, written) => {
+    expect(parseScreens(`<svc-screen:ab>${written}\nscreen\n`, 'ab', 5)).toEqual({});
   });
 });
 

@@ -82,8 +82,8 @@ describe('buildVerifyReport', () => {
     [
       'a world-writable config',
       {
-        configReading: 'world_writable' as const,
-        config: resolveConfig({ status: 'world_writable', mode: 0o666 }, {}, {}, PATH),
+        configReading: 'open_to_others' as const,
+        config: resolveConfig({ status: 'open_to_others', mode: 0o666 }, {}, {}, PATH),
       },
       /^ignoring .*writable by anyone.*chmod 600/,
     ],

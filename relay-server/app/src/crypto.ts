@@ -9,6 +9,7 @@ import { type ApiError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
+export { commandTextProblem } from '../../../core/sealedBodies.js';
 export { fingerprint, safetyCode } from '../../../core/sealKeys.js';
 
 export type PairOutcome =
@@ -63,6 +64,11 @@ export async function sealFor(
   body: unknown,
 ): Promise<unknown> {
   if (!key) throw new SealRefused('this computer has no key yet: update svc on it (the app only sends encrypted)');
+  if (key.movedFrom) {
+    throw new SealRefused(
+      `the relay names another device for ${key.name}: compare the safety code on the Device screen`,
+    );
+  }
   if (key.changed) {
     throw new SealRefused(`the relay lists a new key for ${key.name}: compare the safety code on the Device screen`);
   }

@@ -29,6 +29,8 @@ interface InventoryCache {
   fetchedAt: number;
   /** The computers' keys as last compared with the pins, so a message can be sealed before the relay answers. */
   keys?: KeyView[];
+  /** Computers whose device changed (refused until accepted), kept for the same reason. */
+  moved?: KeyView[];
 }
 
 type FrameHandler = (frame: RelayFrame) => void;
@@ -40,6 +42,8 @@ export class App {
   inventoryAt: number | null = null;
   inventoryError: string | null = null;
   keys = new Map<string, KeyView>();
+  /** Computers the relay names another device for than the one pinned here, by hookId (device.ts). */
+  moved = new Map<string, KeyView>();
   messages: Message[] = [];
   linkState: LinkState = 'connecting';
   /** Set when the relay refused the token: the phone was unpaired. */
@@ -92,6 +96,7 @@ export class App {
       this.computers = cached.computers;
       this.inventoryAt = cached.fetchedAt;
       this.keys = new Map((cached.keys ?? []).map((k) => [k.deviceId, k]));
+      this.moved = new Map((cached.moved ?? []).map((k) => [k.hookId ?? '', k]));
     }
     this.messages = await allMessages();
     // A request cut off by closing the page: try again (same clientId, so never stored twice).
@@ -115,8 +120,10 @@ export class App {
     for (const fn of this.listeners) fn();
   }
 
-  /** The computer's key for sealing (its device in the relay's list, pinned here). */
+  /** The computer's key for sealing (its device in the relay's list, pinned here); a moved computer's is `changed`. */
   keyFor(hookId: string): KeyView | undefined {
+    const moved = this.moved.get(hookId);
+    if (moved) return moved;
     const deviceId = this.computers.find((c) => c.hookId === hookId)?.deviceId;
     return deviceId ? this.keys.get(deviceId) : undefined;
   }
@@ -131,18 +138,20 @@ export class App {
       do {
         this.refreshAgain = false;
         try {
-          const [{ computers }, keys] = await Promise.all([
-            request<{ computers: ComputerInfo[] }>('GET', '/computers', { token: this.device.token }),
-            refreshKeys(this.device.token),
-          ]);
+          const { computers } = await request<{ computers: ComputerInfo[] }>('GET', '/computers', {
+            token: this.device.token,
+          });
+          const { keys, moved } = await refreshKeys(this.device.token, computers);
           this.computers = computers;
           this.keys = keys;
+          this.moved = moved;
           this.inventoryAt = Date.now();
           this.inventoryError = null;
           await setKv('inventory', {
             computers,
             fetchedAt: this.inventoryAt,
             keys: [...keys.values()],
+            moved: [...moved.values()],
           } satisfies InventoryCache);
         } catch (error) {
           if ((error as ApiError).status === 401) this.revoked = true;
@@ -177,9 +186,12 @@ export class App {
    * for every try, so the relay stores it once however often the request is repeated.
    */
   async send(computer: string, session: string, text: string): Promise<Message> {
+    // Sealing's chunk brings the limit (and zod) with it: checked before a stamp is spent.
+    const { sealFor, commandTextProblem } = await import('./crypto.js');
+    const problem = commandTextProblem(text);
+    if (problem) throw new Error(problem.message);
     const seq = await nextSeq('agent.command');
     const body: CommandBody = { text, seq, sentAt: Date.now(), session };
-    const { sealFor } = await import('./crypto.js');
     const envelope = await sealFor(this.device, this.keyFor(computer), 'agent.command', body);
     const message: Message = {
       clientId: `${this.device.deviceId}:${seq}`,

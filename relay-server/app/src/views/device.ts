@@ -34,42 +34,48 @@ function later(el: HTMLElement, value: Promise<string>): HTMLElement {
 }
 
 function computerKey(app: App, key: KeyView): HTMLElement {
-  const computer = app.computers.find((c) => c.deviceId === key.deviceId);
+  const computer = key.hookId
+    ? app.computers.find((c) => c.hookId === key.hookId)
+    : app.computers.find((c) => c.deviceId === key.deviceId);
   const title = computer?.name ?? key.name;
+  const warning = key.movedFrom
+    ? `The relay now says ${title} is another device (${key.deviceId}; it was ${key.movedFrom}). Nothing is sent to it until you compare the new code with the computer and accept it.`
+    : `The relay now lists a different key for ${title}. Nothing is sent to it until you compare the new code with the computer and accept it.`;
   return h(
     'li',
     { class: `key-card${key.changed ? ' changed' : ''}` },
     h('h3', {}, title),
     h('p', { class: 'muted' }, 'Safety code (compare with ', h('code', {}, 'svc devices'), ' on that computer):'),
-    later(
-      h('p', { class: 'safety-code', 'aria-label': `safety code with ${title}` }, '…'),
-      cachedCode(app.device.publicKeyText, key.pinned),
-    ),
+    key.pinned
+      ? later(
+          h('p', { class: 'safety-code', 'aria-label': `safety code with ${title}` }, '…'),
+          cachedCode(app.device.publicKeyText, key.pinned),
+        )
+      : null,
     key.changed
       ? h(
           'div',
           { class: 'warning', role: 'alert' },
-          h(
-            'p',
-            {},
-            `The relay now lists a different key for ${title}. Nothing is sent to it until you compare the new code with the computer and accept it.`,
-          ),
+          h('p', {}, warning),
           h(
             'p',
             {},
             'New code: ',
-            later(h('span', { class: 'safety-code' }, '…'), cachedCode(app.device.publicKeyText, key.listed)),
+            later(
+              h('span', { class: 'safety-code', 'aria-label': `new safety code with ${title}` }, '…'),
+              cachedCode(app.device.publicKeyText, key.listed),
+            ),
           ),
           h(
             'button',
             {
               type: 'button',
               onclick: async () => {
-                await acceptKey(key.deviceId, key.listed);
+                await acceptKey(key.deviceId, key.listed, key.hookId);
                 await app.refresh();
               },
             },
-            'The codes match: accept the new key',
+            key.movedFrom ? 'The codes match: accept the new device' : 'The codes match: accept the new key',
           ),
         )
       : null,
@@ -85,7 +91,9 @@ export function deviceScreen(app: App): Screen {
     body,
   );
   const update = () => {
-    const keys = [...app.keys.values()];
+    // A computer the relay moved to another device shows as that alarm only, not also as a plain card of the device.
+    const movedTo = new Set([...app.moved.values()].map((k) => k.deviceId));
+    const keys = [...app.moved.values(), ...[...app.keys.values()].filter((k) => !movedTo.has(k.deviceId))];
     replace(
       body,
       h(
@@ -149,7 +157,7 @@ export function deviceScreen(app: App): Screen {
     title: 'Device',
     back: '#/',
     update: () => {
-      const key = JSON.stringify([...app.keys.values()]);
+      const key = JSON.stringify([...app.keys.values(), ...app.moved.values()]);
       if (key !== last) {
         last = key;
         update();
