@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
+import { z } from 'zod';
 import { svcPaths } from '../core/paths.js';
 import {
   branchSlug,
@@ -36,12 +37,15 @@ export function defaultIndexFile(home = homedir()): string {
   return join(svcPaths(home).dir, 'worktrees.json');
 }
 
+/** `~/.svc/worktrees.json`, checked with zod as the other files under ~/.svc are; a file of another shape is empty. */
+const WorktreeIndexFile = z.object({ repos: z.array(z.string()) });
+
 /** The index as a JSON file `{ "repos": [...] }`, replaced atomically (a lost race loses a hint, never a worktree). */
 export function createWorktreeIndex(file = defaultIndexFile()): WorktreeIndex {
   const read = async (): Promise<string[]> => {
     try {
-      const parsed = JSON.parse(await readFile(file, 'utf8')) as { repos?: unknown };
-      return Array.isArray(parsed.repos) ? parsed.repos.filter((r): r is string => typeof r === 'string') : [];
+      const parsed = WorktreeIndexFile.safeParse(JSON.parse(await readFile(file, 'utf8')));
+      return parsed.success ? parsed.data.repos : [];
     } catch {
       return [];
     }
