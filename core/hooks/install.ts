@@ -32,3 +32,34 @@ export const PACKAGE_MANAGERS = ['brew', 'port', 'apt-get', 'dnf', 'pacman', 'zy
 /** Shown by install until the scheduling issue builds the login service (spec 4.9). */
 export const LOGIN_SERVICE_NOTE =
   'login service: not built yet; run `svc listener` (or `svc up`) yourself after login for now';
+
+/** One agent found on PATH, as `svc verify` reports it. */
+export interface AgentWiringRow {
+  agentId: string;
+  name: string;
+  /** `wired`, `not wired` (run svc install), `other entry` (an `svc` entry svc did not write), `unreadable`, or
+   * `not wired by install` for the agents install leaves alone. */
+  mcp: 'wired' | 'not wired' | 'other entry' | 'unreadable' | 'not wired by install';
+  file: string | null;
+  /** Why install leaves it alone. */
+  note?: string;
+  /** Hooks and rules come with `svc setup`, not built yet. */
+  hooks: 'not built yet';
+}
+
+export function agentWiringLines(rows: readonly AgentWiringRow[]): string[] {
+  if (rows.length === 0) return ['agents: none that svc knows found on PATH'];
+  return rows.map((r) => {
+    const what =
+      r.mcp === 'wired'
+        ? `MCP wired in ${r.file}`
+        : r.mcp === 'not wired'
+          ? `MCP not wired (${r.file}): run svc install`
+          : r.mcp === 'other entry'
+            ? `MCP: ${r.file} has an "svc" entry svc did not write`
+            : r.mcp === 'unreadable'
+              ? `MCP: ${r.file} cannot be read`
+              : `MCP not wired: ${r.note}`;
+    return `agent ${r.name}: ${what}; hooks: ${r.hooks}`;
+  });
+}

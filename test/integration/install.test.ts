@@ -94,6 +94,13 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
         if (program !== 'gemini') expect(listed.out).toMatch(program === 'claude' ? /github/ : /docs/);
       }
 
+      // svc verify sees the same, per agent found
+      const wiredBy = async () => {
+        const v = JSON.parse((await runSvc(['verify', '--json'], env)).stdout);
+        return Object.fromEntries(v.agents.map((a: { agentId: string; mcp: string }) => [a.agentId, a.mcp]));
+      };
+      expect(await wiredBy()).toMatchObject({ A1: 'wired', A2: 'wired', A3: 'wired', A4: 'not wired by install' });
+
       // the second run changes nothing
       const snapshot = Object.keys(USER_FILES).map((rel) => read(home, rel));
       const again = JSON.parse((await runSvc(['install', '--json'], env)).stdout);
@@ -120,6 +127,7 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
       expect(existsSync(join(home, '.claude.json.svc-backup'))).toBe(false);
       expect(existsSync(join(home, '.codex/config.toml.svc-backup'))).toBe(true);
       expect(existsSync(join(home, '.svc/installed.json'))).toBe(false);
+      expect(await wiredBy()).toMatchObject({ A1: 'not wired', A2: 'not wired', A3: 'not wired' });
       const after = await run(join(AGENTS_BIN, 'codex'), ['mcp', 'list'], env, home);
       expect(after.out).not.toContain(SVC_BIN);
     } finally {
