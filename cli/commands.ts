@@ -49,6 +49,10 @@ export const ROOT: CommandTable = {
       'Take out of the agents’ configs exactly what svc install added',
       () => import('./commands/uninstall.js'),
     ),
+    'remote-hook': entry(
+      'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini',
+      () => import('./commands/remoteHook.js'),
+    ),
     worktree: entry(
       'List the worktrees made by --wt and what holds each',
       () => import('./commands/worktree/index.js'),
