@@ -155,6 +155,14 @@ describe('svc install with files it must handle with care', () => {
       const broken = '[mcp_servers.docs\ncommand = "x"\n';
       mkdirSync(join(home, '.codex'));
       writeFileSync(join(home, '.codex/config.toml'), broken);
+      // a dry run says what would change and writes nothing: no file, no backup, no record
+      const dry = JSON.parse((await runSvc(['install', '--dry-run', '--json'], env)).stdout);
+      expect(dry.agents.map((a: { agentId: string; result: string }) => [a.agentId, a.result])).toEqual([
+        ['A2', 'refused'],
+        ['A3', 'would add'],
+      ]);
+      expect(existsSync(join(home, '.gemini'))).toBe(false);
+      expect(existsSync(join(home, '.svc'))).toBe(false);
       const res = await runSvc(['install'], env);
       expect(res.code).toBe(1);
       const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:'));
