@@ -61,6 +61,24 @@ const FILES: { name: string; agent: string; text: string; edit: (t: string) => s
     edit: (t) => t.replace('"b": 1', '"b": 2'),
   },
   {
+    name: 'Claude Code ~/.claude.json with CRLF line ends',
+    agent: 'A1',
+    text: '{\r\n  "numStartups": 1\r\n}\r\n',
+    edit: (t) => t.replace('"numStartups": 1', '"numStartups": 2'),
+  },
+  {
+    name: 'Codex config.toml, the user appends a table after svc’s',
+    agent: 'A2',
+    text: 'model = "o4"\n',
+    edit: (t) => `${t}\n[profiles.fast]\nmodel = "o3"\n`,
+  },
+  {
+    name: 'Gemini settings.json, the user adds a server after svc’s',
+    agent: 'A3',
+    text: '{\n  "mcpServers": {\n    "a": {}\n  }\n}\n',
+    edit: (t) => t.replace(/\n {2}\}\n\}\n$/, ',\n    "b": {}\n  }\n}\n'),
+  },
+  {
     name: 'Cursor mcp.json, four spaces',
     agent: 'A6',
     text: '{\n    "mcpServers": {}\n}\n',
