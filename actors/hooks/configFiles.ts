@@ -23,6 +23,7 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -54,6 +55,8 @@ export interface RecordedEntry {
   created: number;
   /** The file before install: missing, empty, or with content. */
   before: 'missing' | 'empty' | 'content';
+  /** The outermost folder install made for a missing file (`~/.gemini`): uninstall removes it again when empty. */
+  madeDir?: string;
 }
 
 export interface InstallRecord {
@@ -124,9 +127,12 @@ function existsLink(file: string): boolean {
   }
 }
 
-/** Atomic replace that leaves directories' modes alone and keeps the file's own mode. */
-function writeKeepingMode(target: string, text: string, mode: number): void {
-  mkdirSync(dirname(target), { recursive: true });
+/**
+ * Atomic replace that leaves directories' modes alone and keeps the file's own mode. Returns the outermost folder
+ * it had to make, if any.
+ */
+function writeKeepingMode(target: string, text: string, mode: number): string | undefined {
+  const made = mkdirSync(dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.svc-tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {
@@ -140,6 +146,19 @@ function writeKeepingMode(target: string, text: string, mode: number): void {
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
+  }
+  return made;
+}
+
+/** Remove the folders install made for a file, innermost first, as long as they are empty. */
+function removeMadeDirs(target: string, madeDir: string): void {
+  for (let dir = dirname(target); dir.startsWith(madeDir); dir = dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return; // not empty (the agent or the user put something there): it stays
+    }
+    if (dir === madeDir) return;
   }
 }
 
@@ -181,12 +200,19 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
   } catch (err) {
     return { ...base, result: 'refused', reason: `cannot write ${recordPath(home)}: ${cause(err)}` };
   }
+  let madeDir: string | undefined;
   try {
     const backup = w.file + BACKUP_SUFFIX;
     if (state.exists && !existsSync(backup)) copyFileSync(state.target, backup);
-    writeKeepingMode(state.target, added.text, state.mode);
+    madeDir = writeKeepingMode(state.target, added.text, state.mode);
   } catch (err) {
     return { ...base, result: 'refused', reason: `cannot write ${w.file}: ${cause(err)}` };
+  }
+  if (madeDir) {
+    const record = readRecord(home);
+    const mine = record.entries.find((e) => e.file === w.file && sameValue(e.path, w.path));
+    if (mine) mine.madeDir = madeDir;
+    writeRecord(home, record);
   }
   return { ...base, result: 'added' };
 }
@@ -234,8 +260,10 @@ export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] 
     const left = readConfig(r.text, e.format);
     const emptied = left.ok && isEmptyTable(left.value);
     try {
-      if (emptied && e.before === 'missing') unlinkSync(state.target);
-      else writeKeepingMode(state.target, emptied && e.before === 'empty' ? '' : r.text, state.mode);
+      if (emptied && e.before === 'missing') {
+        unlinkSync(state.target);
+        if (e.madeDir) removeMadeDirs(state.target, e.madeDir);
+      } else writeKeepingMode(state.target, emptied && e.before === 'empty' ? '' : r.text, state.mode);
       const backup = e.file + BACKUP_SUFFIX;
       const now = existsSync(state.target) ? readFileSync(state.target, 'utf8') : null;
       if (existsSync(backup) && now === readFileSync(backup, 'utf8')) unlinkSync(backup);

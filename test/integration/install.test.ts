@@ -175,6 +175,8 @@ describe('svc install with files it must handle with care', () => {
       expect(JSON.parse(read(home, '.gemini/settings.json')).mcpServers.svc.args).toEqual([SVC_BIN, 'mcp']);
       expect((await runSvc(['uninstall'], env)).code).toBe(0);
       expect(existsSync(join(home, '.gemini/settings.json'))).toBe(false);
+      // …and the folder it made for it
+      expect(existsSync(join(home, '.gemini'))).toBe(false);
     } finally {
       cleanup();
     }
