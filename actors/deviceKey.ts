@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import type { DeviceInfo, DeviceKind } from '../core/protocol.js';
+import { DeviceInfo, type DeviceKind } from '../core/protocol.js';
 import {
   exportPrivateKey,
   exportPublicKey,
@@ -15,7 +15,7 @@ import {
   publicKeyOfJwk,
 } from '../core/sealKeys.js';
 import { writeFileAtomic } from './files.js';
-import { relayRequest } from './relayHttp.js';
+import { relayJson } from './relayHttp.js';
 
 const KeyFile = z.object({
   version: z.literal(1),
@@ -124,7 +124,7 @@ export async function ensureDeviceIdentity(opts: {
   }
   let registered = false;
   if (!file.deviceId || file.baseUrl !== opts.baseUrl) {
-    const device = await relayRequest<DeviceInfo>(opts.baseUrl, opts.apiKey, 'POST', '/devices', {
+    const device = await relayJson(DeviceInfo, opts.baseUrl, opts.apiKey, 'POST', '/devices', {
       name: opts.name.slice(0, 128),
       kind: opts.kind,
       publicKey: file.publicKey,

@@ -1,6 +1,6 @@
 /**
  * Remote-origin markers (spec 2.3): one file per project directory, holding the epoch and sha256 of the text the
- * listener is about to type. The agent-side prompt hook (a later issue) compares the submitted prompt with it.
+ * listener is about to type, for an agent-side prompt hook to compare the submitted prompt with (no hook reads it yet).
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';

@@ -1,7 +1,10 @@
 /**
  * HTTP calls to the relay carrying an API key. Redirects are never followed (spec 5.2): a redirect could carry the
- * key to another host, so it is an error.
+ * key to another host, so it is an error. `relayJson` checks the answer against its schema in core/protocolHttp.ts:
+ * an answer that is not what the protocol says is an error with code `malformed_answer`, never trusted as is.
  */
+import type { z } from 'zod';
+
 export class RelayHttpError extends Error {
   constructor(
     message: string,
@@ -59,4 +62,25 @@ export async function relayRequest<T>(
     );
   }
   return data as T;
+}
+
+/** `relayRequest`, with the answer parsed by `schema`: a malformed answer throws `malformed_answer`. */
+export async function relayJson<S extends z.ZodType>(
+  schema: S,
+  baseUrl: string,
+  apiKey: string,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<z.infer<S>> {
+  const data = await relayRequest<unknown>(baseUrl, apiKey, method, path, body);
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? issue.path.join('.') : 'the body';
+  throw new RelayHttpError(
+    `the relay's answer to ${method} ${path} is malformed (${where}: ${issue?.message ?? 'invalid'}); is ${new URL(baseUrl).origin} an svc relay? [malformed_answer]`,
+    200,
+    'malformed_answer',
+  );
 }

@@ -1,7 +1,8 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
+import { z } from 'zod';
 import { svcPaths } from '../core/paths.js';
 import {
   branchSlug,
@@ -19,6 +20,7 @@ import {
   worktreeSessionName,
 } from '../core/worktree.js';
 import type { RemoveOutcome, WorktreeInput } from '../machines/worktree.js';
+import { writeFileAtomic } from './files.js';
 import { type Git, GitError } from './git.js';
 
 // ---------------------------------------------------------------------------
@@ -35,12 +37,15 @@ export function defaultIndexFile(home = homedir()): string {
   return join(svcPaths(home).dir, 'worktrees.json');
 }
 
+/** `~/.svc/worktrees.json`, checked with zod as the other files under ~/.svc are; a file of another shape is empty. */
+const WorktreeIndexFile = z.object({ repos: z.array(z.string()) });
+
 /** The index as a JSON file `{ "repos": [...] }`, replaced atomically (a lost race loses a hint, never a worktree). */
 export function createWorktreeIndex(file = defaultIndexFile()): WorktreeIndex {
   const read = async (): Promise<string[]> => {
     try {
-      const parsed = JSON.parse(await readFile(file, 'utf8')) as { repos?: unknown };
-      return Array.isArray(parsed.repos) ? parsed.repos.filter((r): r is string => typeof r === 'string') : [];
+      const parsed = WorktreeIndexFile.safeParse(JSON.parse(await readFile(file, 'utf8')));
+      return parsed.success ? parsed.data.repos : [];
     } catch {
       return [];
     }
@@ -50,10 +55,7 @@ export function createWorktreeIndex(file = defaultIndexFile()): WorktreeIndex {
     async add(repo) {
       const repos = await read();
       if (repos.includes(repo)) return;
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify({ repos: [...repos, repo].sort() }, null, 2)}\n`, { mode: 0o600 });
-      await rename(tmp, file);
+      writeFileAtomic(file, `${JSON.stringify({ repos: [...repos, repo].sort() }, null, 2)}\n`);
     },
   };
 }

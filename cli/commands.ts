@@ -41,6 +41,18 @@ export const ROOT: CommandTable = {
       'Check tmux, login, listener, service and relay URL, and where each came from',
       () => import('./commands/verify.js'),
     ),
+    install: entry(
+      'Wire svc into the agents on this computer (MCP server); checks tmux',
+      () => import('./commands/install.js'),
+    ),
+    uninstall: entry(
+      'Take out of the agents’ configs exactly what svc install added',
+      () => import('./commands/uninstall.js'),
+    ),
+    'remote-hook': entry(
+      'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini',
+      () => import('./commands/remoteHook.js'),
+    ),
     worktree: entry(
       'List the worktrees made by --wt and what holds each',
       () => import('./commands/worktree/index.js'),

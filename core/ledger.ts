@@ -25,10 +25,6 @@ export function emptyLedger(): Ledger {
   return { lastPushId: 0, entries: {}, unacked: [] };
 }
 
-export function hasActed(ledger: Ledger, id: number): boolean {
-  return String(id) in ledger.entries;
-}
-
 /**
  * Record a claim or an outcome, keeping only the newest LEDGER_KEEP ids (an outcome the relay has not acknowledged
  * is kept whatever its age). An outcome is unacknowledged until `acknowledge`.

@@ -33,7 +33,7 @@ export interface InjectionFacts {
   body: string;
   /** The session's active pane, or undefined when tmux has no such session. */
   pane: PaneInfo | undefined;
-  /** A `svc sh` session (spec 4.6). The shell rules 7.2/7.3 hang off this flag (next issue). */
+  /** A `svc sh` session (spec 4.6): the shell rules 7.2/7.3 below apply to it. */
   shellSession: boolean;
   /** A subagent card `<session>.<n>` (spec 4.14). */
   subagent: boolean;

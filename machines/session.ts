@@ -197,7 +197,11 @@ export const sessionMachine = setup({
     events: {} as SessionEvent,
   },
   actors: {
-    inject: fromPromise<InjectOutput, InjectInput>(async () => ({ submitted: 'unverified' })),
+    // Provided by the listener's wiring (actors/listener.ts); a machine started without it fails loudly rather than
+    // report a message as typed.
+    inject: fromPromise<InjectOutput, InjectInput>(async () => {
+      throw new Error('no inject provided');
+    }),
     /** Text as is (no submit), then named keys: actors/tmux.ts sendLiteral and sendKeys. */
     typeKeys: fromPromise<void, TypeKeysInput>(async () => {}),
   },
@@ -294,7 +298,7 @@ export const sessionMachine = setup({
     },
     approval: {
       description:
-        'An approval prompt on screen (debounced, as the picker shows it). Messages are refused (approval_pending) on the fresh reading alone, not on this region: from the first reading that shows the prompt, and no longer from the first that does not; answers from the app are typed only for the exact prompt (later issue).',
+        'An approval prompt on screen (debounced, as the picker shows it). Messages are refused (approval_pending) on the fresh reading alone, not on this region: from the first reading that shows the prompt, and no longer from the first that does not; answers from the app are to be typed only for the exact prompt (not built yet).',
       initial: 'sorting',
       states: {
         sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },

@@ -12,11 +12,11 @@ import { defineCommand } from 'citty';
 import { loggedIn } from '../../actors/configFile.js';
 import { loadDeviceIdentity } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
-import { RelayHttpError, relayRequest } from '../../actors/relayHttp.js';
+import { RelayHttpError, relayJson, relayRequest } from '../../actors/relayHttp.js';
 import type { ComputerEntry } from '../../core/agentSend.js';
 import { type DevicePin, type PinOp, type PinsFile, trustOf } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
-import type { DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
+import { type DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
 import { fingerprint, safetyCode } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
@@ -26,7 +26,7 @@ async function account(home = homedir()) {
   const paths = svcPaths(home);
   const { apiKey, baseUrl } = loggedIn(paths.config);
   const me = await loadDeviceIdentity(paths.deviceKey, baseUrl);
-  const list = () => relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
+  const list = () => relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
   const computers = () =>
     relayRequest<{ computers: ComputerEntry[] }>(baseUrl, apiKey, 'GET', '/computers').then((r) => r.computers);
   return { paths, apiKey, baseUrl, me, list, computers };

@@ -2,9 +2,10 @@ import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
 import { writeConfigFile } from '../../actors/configFile.js';
 import { ensureDeviceIdentity } from '../../actors/deviceKey.js';
-import { relayRequest } from '../../actors/relayHttp.js';
+import { relayJson } from '../../actors/relayHttp.js';
 import { wsUrlFor } from '../../core/config.js';
 import { svcPaths } from '../../core/paths.js';
+import { ComputerRegisterResponse } from '../../core/protocol.js';
 import { fail } from '../output.js';
 
 /**
@@ -22,7 +23,7 @@ export async function login(opts: { url: string; key: string; name?: string; wsU
     name,
     kind: 'computer',
   });
-  const registered = await relayRequest<{ hookId: string; name: string }>(baseUrl, opts.key, 'POST', '/computers', {
+  const registered = await relayJson(ComputerRegisterResponse, baseUrl, opts.key, 'POST', '/computers', {
     name,
     platform: process.platform,
     deviceId: device.deviceId,

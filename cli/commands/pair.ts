@@ -2,10 +2,10 @@ import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import QRCode from 'qrcode';
 import { readConfigFile } from '../../actors/configFile.js';
-import { relayRequest } from '../../actors/relayHttp.js';
+import { relayJson } from '../../actors/relayHttp.js';
 import { qrStyle } from '../../core/commandLine.js';
 import { svcPaths } from '../../core/paths.js';
-import type { PairingCreateResponse } from '../../core/protocol.js';
+import { PairingCreateResponse } from '../../core/protocol.js';
 import { fail } from '../output.js';
 
 export interface PairingLink {
@@ -17,7 +17,7 @@ export interface PairingLink {
 
 /** Ask the relay for a one-time pairing code and build the link the phone opens. */
 export async function createPairingLink(opts: { baseUrl: string; apiKey: string; appUrl?: string }) {
-  const answer = await relayRequest<PairingCreateResponse>(opts.baseUrl, opts.apiKey, 'POST', '/pairings', {});
+  const answer = await relayJson(PairingCreateResponse, opts.baseUrl, opts.apiKey, 'POST', '/pairings', {});
   const app = (opts.appUrl ?? opts.baseUrl).replace(/\/+$/, '');
   return { url: `${app}/#pair=${answer.code}`, code: answer.code, expiresAt: answer.expiresAt } satisfies PairingLink;
 }

@@ -8,8 +8,12 @@ import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/configFile.js';
 import { controlRequest, controlSocketPath } from '../../actors/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon.js';
+import { agentsFound } from '../../actors/hooks/agentsFound.js';
+import { wiredState } from '../../actors/hooks/configFiles.js';
 import { onPath } from '../../actors/which.js';
+import { agentById } from '../../core/agents.js';
 import { resolveConfig } from '../../core/config.js';
+import { type AgentWiringRow, agentWiringLines } from '../../core/hooks/install.js';
 import { wrapperSocket } from '../../core/launch.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
 import { svcPaths } from '../../core/paths.js';
@@ -55,11 +59,30 @@ export default defineCommand({
           () => null,
         )
       : null;
-    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks }, null, 2)}\n`);
+    // per agent found on PATH: what svc install wired (informational: it does not change the exit code)
+    const found = agentsFound(home, env);
+    const agents: AgentWiringRow[] = [
+      ...found.wired.map((w) => ({
+        agentId: w.agentId,
+        name: agentById(w.agentId)?.name ?? w.agentId,
+        mcp: wiredState(w),
+        file: w.file,
+        hooks: 'not built yet' as const,
+      })),
+      ...found.notWired.map((n) => ({
+        agentId: n.agentId,
+        name: n.name,
+        mcp: 'not wired by install' as const,
+        file: null,
+        note: n.why,
+        hooks: 'not built yet' as const,
+      })),
+    ];
+    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, agents }, null, 2)}\n`);
     else {
       const lines = formatVerifyReport(report);
       lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()));
-      process.stdout.write(`${lines.join('\n')}\n`);
+      process.stdout.write(`${[...lines, ...agentWiringLines(agents)].join('\n')}\n`);
     }
     process.exitCode = report.ok ? 0 : 1;
   },

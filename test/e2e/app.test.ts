@@ -11,7 +11,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -49,6 +49,19 @@ async function shot(p: Page, name: string): Promise<void> {
 
 const screen = (session: string) => tmux.capture(session);
 
+/** Whether the page's background and its text are light or dark (by the relative luminance of their colours). */
+async function pageColours(p: Page): Promise<{ background: string; text: string }> {
+  const [background, text] = await p.evaluate(() => {
+    const style = getComputedStyle(document.documentElement);
+    return [style.backgroundColor, style.color];
+  });
+  const tone = (css: string) => {
+    const [r, g, b] = (css.match(/\d+(\.\d+)?/g) ?? []).map(Number) as [number, number, number];
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 128 ? 'light' : 'dark';
+  };
+  return { background: tone(background), text: tone(text) };
+}
+
 beforeAll(async () => {
   relay = await startTestRelay();
   tmux = await startTmuxServer();
@@ -68,10 +81,11 @@ beforeAll(async () => {
   browser = await startBrowser();
 }, 60_000);
 
+// An uncaught error or a console error in a page fails the test it happened in (a test that expects some, such as
+// refused connections while the relay is down, says which).
+afterEach(() => browser?.expectNoErrors());
+
 afterAll(async () => {
-  // Failed WebSocket attempts while the relay is down are expected console lines; uncaught errors are not.
-  const errors = browser?.logs.filter((l) => l.startsWith('[pageerror]')) ?? [];
-  if (errors.length) process.stderr.write(`errors in the page:\n${errors.join('\n')}\n`);
   await browser?.close();
   await listener?.stop();
   await tmux?.cleanup();
@@ -98,20 +112,20 @@ describe('the phone app', () => {
     await page.getByText('Online', { exact: true }).waitFor();
 
     const again = await browser.newPage();
+    // The used code is answered 410, which Chromium prints as a console error.
+    browser.allowConsoleErrors(/status of 410 \(Gone\)/);
     await again.goto(link);
     await again.getByText('This pairing link was already used.').waitFor();
     await shot(again, '1-pair-used');
   }, 60_000);
 
-  it('shows a session within one inventory tick of `svc cc --detach`, grouped and sorted', async () => {
+  it('shows a session started with `svc cc --detach`, grouped and sorted', async () => {
     const run = await svcIn(proj, ['cc', '--detach']);
     expect(run).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
-    // One 5 s tick of the listener's inventory, plus the report, the frame and the fetch on a loaded machine.
-    const started = Date.now();
+    // It appears after the listener's next inventory tick; how soon is measured in bench/, not asserted here.
     await page
       .getByRole('link', { name: /^proj · Claude Code, session/ })
-      .waitFor({ timeout: INVENTORY_TICK_MS + 4_000 });
-    expect(Date.now() - started).toBeLessThan(INVENTORY_TICK_MS + 4_000);
+      .waitFor({ timeout: INVENTORY_TICK_MS + 25_000 });
 
     expect((await svcIn(proj, ['cc', '--detach'])).stdout).toBe('svc-proj-2\n');
     expect((await svcIn(proj, ['cc', '--detach', '--wt', 'feat/login'])).code).toBe(0);
@@ -121,7 +135,12 @@ describe('the phone app', () => {
     await page.getByRole('link', { name: /wt-feat-login · Claude Code/ }).waitFor({ timeout: 10_000 });
     await page.getByRole('link', { name: /proj · Shell, shell session/ }).waitFor({ timeout: 10_000 });
     await page.getByRole('link', { name: /^scratch,/ }).waitFor({ timeout: 10_000 });
-    await expect(page.getByText('worktrees')).toBeDefined();
+    // The worktree's session is listed under its repository's worktrees group.
+    await page
+      .locator('li.group')
+      .filter({ has: page.locator('.group-name', { hasText: /· worktrees$/ }) })
+      .getByRole('link', { name: /wt-feat-login · Claude Code/ })
+      .waitFor({ state: 'visible', timeout: 5_000 });
     await shot(page, '2-agents');
   }, 60_000);
 
@@ -265,6 +284,8 @@ describe('the phone app', () => {
   it('recovers by itself after the relay restarts, showing the last inventory while offline', async () => {
     await page.goto(`${relay.url}/#/`);
     await page.getByText('Online', { exact: true }).waitFor();
+    // While the relay is down, the page's connections and fetches are refused, and Chromium prints each.
+    browser.allowConsoleErrors(/net::ERR_CONNECTION_REFUSED/);
     const restarting = relay.restart({ downMs: 6_000 });
     await page.getByText(/^Offline/).waitFor({ timeout: 10_000 });
     await page.getByText(/agents as last seen/).waitFor();
@@ -301,10 +322,11 @@ describe('the phone app', () => {
     expect(pane.split('you said: sent while offline').length - 1).toBe(1);
   }, 90_000);
 
-  it('looks right in dark mode and shows the safety codes', async () => {
+  it('draws light text on a dark page in dark mode, and shows the safety codes', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.goto(`${relay.url}/#/`);
     await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    expect(await pageColours(page)).toEqual({ background: 'dark', text: 'light' });
     await shot(page, '6-dark');
     await page.getByRole('link', { name: 'Device and safety codes' }).click();
     await page.getByRole('heading', { name: 'This phone' }).waitFor();
@@ -316,6 +338,7 @@ describe('the phone app', () => {
     expect(await code.textContent()).toBe(phone.safetyCode);
     await shot(page, '7-device-dark');
     await page.emulateMedia({ colorScheme: 'light' });
+    expect(await pageColours(page)).toEqual({ background: 'light', text: 'dark' });
     // And on a desktop: the same app, centred, keyboard-driven (Tab to the first session, Enter opens it).
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${relay.url}/#/`);

@@ -3,7 +3,7 @@
  * script loads, and a clear page when the browser refuses its device store (IndexedDB), as private browsing and
  * blocked site data do.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 
@@ -14,6 +14,9 @@ beforeAll(async () => {
   relay = await startTestRelay();
   browser = await startBrowser();
 }, 60_000);
+
+// An uncaught error or a console error in a page fails the test it happened in.
+afterEach(() => browser?.expectNoErrors());
 
 afterAll(async () => {
   await browser?.close();

@@ -8,7 +8,7 @@
  * which device the app sealed each message for, which is on the outside of the envelope it receives.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exportPublicKey, generateDeviceKeys, safetyCode } from '../../core/sealKeys.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
@@ -68,6 +68,9 @@ beforeAll(async () => {
   await page.goto(`${relay.url}/#pair=${code.json.code}`);
   await page.getByRole('region', { name: 'computer laptop' }).waitFor({ timeout: 10_000 });
 }, 60_000);
+
+// An uncaught error or a console error in a page fails the test it happened in.
+afterEach(() => browser?.expectNoErrors());
 
 afterAll(async () => {
   const errors = browser?.logs.filter((l) => l.startsWith('[pageerror]')) ?? [];

@@ -4,9 +4,10 @@
  *
  *   const browser = await startBrowser();
  *   const page = await browser.newPage();            // 375×812, light
+ *   afterEach(() => browser.expectNoErrors());        // an uncaught page error or console error fails the test
  *   await browser.close();                            // also removes the profiles
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -19,14 +20,35 @@ export interface TestBrowser {
   newPage(opts?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } }): Promise<Page>;
   /** What the pages printed to their consoles, and their uncaught errors. */
   logs: string[];
+  /**
+   * Throws, listing them, when any page threw an uncaught error or printed a console error since the last call
+   * (call it in afterEach, so the test that caused one fails). Console errors matching `allowConsoleErrors` pass.
+   */
+  expectNoErrors(): void;
+  /** Console errors the current test expects (a refused WebSocket while the relay is down); reset by expectNoErrors. */
+  allowConsoleErrors(...patterns: RegExp[]): void;
   close(): Promise<void>;
 }
 
+/** Fails, saying what to install, where there is no Chromium: a browser test never passes by not running. */
 export async function startBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set SVC_TEST_CHROMIUM to one`);
   const contexts: { context: BrowserContext; dir: string }[] = [];
   const logs: string[] = [];
+  let errors: string[] = [];
+  let allowed: RegExp[] = [];
   return {
     logs,
+    expectNoErrors() {
+      const found = errors;
+      errors = [];
+      allowed = [];
+      if (found.length) throw new Error(`errors in the page:\n${found.join('\n')}`);
+    },
+    allowConsoleErrors(...patterns) {
+      allowed.push(...patterns);
+    },
     async newPage(opts = {}) {
       const dir = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
       const context = await chromium.launchPersistentContext(dir, {
@@ -40,8 +62,16 @@ export async function startBrowser(): Promise<TestBrowser> {
       });
       contexts.push({ context, dir });
       const page = context.pages()[0] ?? (await context.newPage());
-      page.on('console', (m) => logs.push(`[console.${m.type()}] ${m.text()}`));
-      page.on('pageerror', (e) => logs.push(`[pageerror] ${e.message}`));
+      page.on('console', (m) => {
+        const line = `[console.${m.type()}] ${m.text()}`;
+        logs.push(line);
+        if (m.type() === 'error' && !allowed.some((re) => re.test(m.text()))) errors.push(line);
+      });
+      page.on('pageerror', (e) => {
+        const line = `[pageerror] ${e.stack ?? e.message}`;
+        logs.push(line);
+        errors.push(line);
+      });
       return page;
     },
     async close() {

@@ -15,18 +15,20 @@ const DIST_PINS = pathToFileURL(resolve(import.meta.dirname, '../../dist/actors/
 
 /**
  * A process that waits for a line on stdin, then pins `count` devices named `<prefix>-<i>`, one update each, and
- * prints `done`. It prints `ready` once loaded, so several can be started together.
+ * prints `done at <ms>`. It prints `ready` once loaded, so several can be started together, and `pinning` as it
+ * starts.
  */
 const WRITER = `
 import { updatePins } from ${JSON.stringify(DIST_PINS)};
 const [path, prefix, count] = process.argv.slice(1);
 process.stdout.write('ready\\n');
 process.stdin.once('data', () => {
+  process.stdout.write('pinning\\n');
   for (let i = 0; i < Number(count); i++) {
     const deviceId = prefix + '-' + i;
     updatePins(path, [{ op: 'pin', deviceId, publicKey: 'k-' + deviceId, fingerprint: 'f', at: i, lastSeq: {} }]);
   }
-  process.stdout.write('done\\n');
+  process.stdout.write('done at ' + Date.now() + '\\n');
   process.exit(0);
 });
 `;
@@ -89,22 +91,32 @@ describe('devices.json across processes', () => {
   });
 
   it('waits for a live holder, and takes over a lock held far longer than an update takes', async () => {
-    // This test process holds the lock: a writer waits for it.
+    // This test process holds the lock, and lets go once the writer is waiting for it: the writer then pins.
     writeFileSync(`${path}.lock`, `${process.pid}\n`, { mode: 0o600 });
     const waiting = startWriter(path, 'waited', 1);
     await waitFor(() => waiting.output().includes('ready'), { timeoutMs: 20_000, what: 'the writer' });
     waiting.child.stdin?.write('go\n');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(existsSync(path)).toBe(false);
+    await waitFor(() => waiting.output().includes('pinning'), { timeoutMs: 20_000, what: 'the writer pinning' });
     rmSync(`${path}.lock`);
     expect(await waiting.exited, waiting.output()).toBe(0);
     expect(pinned(path)).toEqual(['waited-0']);
 
-    // A live holder that kept it for a minute hangs: its lock is taken over.
+    // A holder that never lets go: the writer waits until the lock is older than the 5 s an update may hold it
+    // (never sooner, however slow the machine), then takes it over.
+    writeFileSync(`${path}.lock`, `${process.pid}\n`, { mode: 0o600 });
+    const heldSince = statSync(`${path}.lock`).mtimeMs;
+    const patient = startWriter(path, 'patient', 1);
+    await run([patient]);
+    const doneAt = Number(/done at (\d+)/.exec(patient.output())?.[1]);
+    expect(doneAt - heldSince).toBeGreaterThanOrEqual(5_000);
+    expect(pinned(path)).toEqual(['patient-0', 'waited-0']);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+
+    // A live holder that kept it for a minute hangs: its lock is taken over at once.
     writeFileSync(`${path}.lock`, `${process.pid}\n`, { mode: 0o600 });
     const minuteAgo = new Date(Date.now() - 60_000);
     utimesSync(`${path}.lock`, minuteAgo, minuteAgo);
     await run([startWriter(path, 'hung', 1)]);
-    expect(pinned(path)).toEqual(['hung-0', 'waited-0']);
+    expect(pinned(path)).toEqual(['hung-0', 'patient-0', 'waited-0']);
   });
 });

@@ -6,12 +6,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { computerDevice, registerTestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, pushStatus, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand } from '../helpers/tmux.js';
 
 const FINAL = ['injected', 'refused', 'expired'];
@@ -22,10 +25,15 @@ let relay: TestRelay | null = null;
 let computer: TestComputer | null = null;
 const listeners: SpawnedSvc[] = [];
 const sockets: TestSocket[] = [];
+/** `svc relay serve` processes and their temp dirs. */
+const relayProcesses: SpawnedSvc[] = [];
+const tempDirs: string[] = [];
 
 afterEach(async () => {
   for (const s of sockets.splice(0)) await s.close();
   for (const l of listeners.splice(0)) await l.stop('SIGKILL');
+  for (const p of relayProcesses.splice(0)) await p.stop('SIGKILL');
+  for (const d of tempDirs.splice(0)) await rm(d, { recursive: true, force: true });
   await computer?.tmux.cleanup();
   computer?.home.cleanup();
   computer = null;
@@ -57,14 +65,18 @@ function agentEvents(logFile: string): { event: string; text?: string }[] {
     .map((l) => JSON.parse(l) as { event: string; text?: string });
 }
 
-async function states(r: TestRelay, ids: number[]): Promise<Map<number, { state: string; code: string | null }>> {
+/** Each push's state and code (a 429 waited out: a relay with its default limits answers some). */
+async function states(
+  r: Pick<TestRelay, 'url' | 'apiKey'>,
+  ids: number[],
+): Promise<Map<number, { state: string; code: string | null }>> {
   const out = new Map<number, { state: string; code: string | null }>();
-  for (const id of ids) out.set(id, (await api(r.url, 'GET', `/pushes/${id}`, { key: r.apiKey })).json);
+  for (const id of ids) out.set(id, await pushStatus(r, id));
   return out;
 }
 
 /** Wait until every push is final; the error names those that are not. */
-async function allFinal(r: TestRelay, ids: number[], timeoutMs: number) {
+async function allFinal(r: Pick<TestRelay, 'url' | 'apiKey'>, ids: number[], timeoutMs: number) {
   let last = new Map<number, { state: string; code: string | null }>();
   try {
     await waitFor(
@@ -79,6 +91,26 @@ async function allFinal(r: TestRelay, ids: number[], timeoutMs: number) {
     throw new Error(`${(error as Error).message}; still open: ${open.join(' ')}`);
   }
   return last;
+}
+
+/** A loopback port free a moment ago: a server bound to port 0, then closed. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** `svc relay serve` as its own process on a fixed port and data dir, once it says it is listening. */
+async function serveRelay(port: number, dataDir: string, env: NodeJS.ProcessEnv): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['relay', 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dataDir], env);
+  relayProcesses.push(proc);
+  await proc.waitForLine(/^relay listening on http:\/\/127\.0\.0\.1:\d+$/, 20_000);
+  return proc;
 }
 
 /**
@@ -206,6 +238,97 @@ describe('delivery integrity', () => {
     expect(codes).not.toContain('bad_seal');
     expect([...final.values()].every((s) => s.state === 'injected' || s.state === 'refused')).toBe(true);
   }, 90_000);
+
+  it('SIGTERM to a real `svc relay serve` while 30 sealed pushes are posted and opened, then the relay started again: none is bad_seal, each typed at most once, all final', async () => {
+    // The relay as its own process, as it runs for real: a fixed port (so clients come back to the same address)
+    // and its data dir, with an account and a read-only key made by `svc relay … create` beforehand.
+    const root = await mkdtemp(join(tmpdir(), 'svc-relay-proc-'));
+    tempDirs.push(root);
+    const dataDir = join(root, 'relay');
+    const env = svcEnv(root);
+    const made = await runSvc(['relay', 'account', 'create', '--data', dataDir, '--json'], env);
+    expect(made.code, made.stderr).toBe(0);
+    const { accountId, apiKey } = JSON.parse(made.stdout) as { accountId: string; apiKey: string };
+    // Polling with a key of its own, so the test's GETs never spend the allowance the listener reads devices with.
+    const readKey = await runSvc(
+      ['relay', 'key', 'create', '--data', dataDir, '--account', accountId, '--scopes', 'push:read', '--json'],
+      env,
+    );
+    expect(readKey.code, readKey.stderr).toBe(0);
+    const port = await freePort();
+    let relayProc = await serveRelay(port, dataDir, env);
+    const r = { url: `http://127.0.0.1:${port}`, apiKey };
+    const reader = { url: r.url, apiKey: JSON.parse(readKey.stdout).apiKey as string };
+
+    computer = await loggedInComputer({ url: r.url, apiKey, name: 'sigterm-box' });
+    const c = computer;
+    const target = await computerDevice(r, c.hookId);
+    const app = await registerTestDevice(r);
+    await startListener(c);
+    const sessions = ['svc-term-0', 'svc-term-1', 'svc-term-2'];
+    const logFiles: string[] = [];
+    for (const name of sessions) logFiles.push(await agentSession(c, name));
+
+    // Sealed before any is sent, so the posts follow each other closely. Each agent.command makes the listener read
+    // the device list afresh, so the pushes it is opening when the relay stops read it from a relay going away.
+    const texts = new Map<string, string>();
+    const bodies = [];
+    for (let seq = 1; seq <= 30; seq++) {
+      const session = sessions[seq % 3]!;
+      const text = `sigterm-${seq}-${randomBytes(4).toString('hex')}`;
+      const clientId = `sigterm:${seq}`;
+      texts.set(clientId, text);
+      const sealed = await app.seal('agent.command', target, { text, seq, sentAt: Date.now(), session });
+      bodies.push({
+        type: 'agent.command',
+        agentSessionName: session,
+        body: '',
+        targetComputer: c.hookId,
+        sealed,
+        clientId,
+      });
+    }
+    // The SIGTERM goes when the first push is typed: the listener is then opening the next ones (reading the device
+    // list for each) and 20 are still to be posted. Each POST is tried until the relay takes it (the same clientId,
+    // so it is stored once), through the SIGTERM and until the new process listens.
+    const firstTyped = waitFor(() => logFiles.flatMap(agentEvents).some((e) => e.event === 'submit'), {
+      timeoutMs: 20_000,
+      what: 'the first push typed',
+    });
+    const ids: number[] = [];
+    const textById = new Map<number, string>();
+    const posting = (async () => {
+      for (const body of bodies) {
+        if (ids.length === 10) await firstTyped;
+        for (;;) {
+          const res = await api(r.url, 'POST', '/pushes/send', { key: apiKey, body }).catch(() => null);
+          if (res?.status === 200) {
+            ids.push(res.json.id);
+            textById.set(res.json.id, texts.get(body.clientId)!);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    })();
+    await firstTyped;
+    expect(ids.length).toBeLessThan(30);
+    relayProc.child.kill('SIGTERM');
+    expect(await relayProc.exited, relayProc.output()).toBe(0);
+    expect(relayProc.child.signalCode).toBeNull();
+    relayProc = await serveRelay(port, dataDir, env);
+    await posting;
+    expect(new Set(ids).size).toBe(30);
+
+    // A device list the listener could not read while the relay was away is temporary (devices_unavailable), never
+    // bad_seal (which says the envelope was tampered with); each push reported, and typed at most once.
+    const final = await allFinal(reader, ids, 60_000);
+    const codes = [...final.values()].map((s) => s.code);
+    expect(codes).not.toContain('bad_seal');
+    expect([...final.values()].every((s) => s.state === 'injected' || s.state === 'refused')).toBe(true);
+    expect([...final.values()].some((s) => s.state === 'injected')).toBe(true);
+    expectTypedOnceOrReported(textById, final, logFiles.flatMap(agentEvents));
+  }, 150_000);
 
   it('apps flooding junk pane.keys do not crowd out the listener’s results: every push.result arrives', async () => {
     // A small frame allowance, so the listener's answers to the junk (keys.result) use it all up.

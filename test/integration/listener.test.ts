@@ -30,8 +30,12 @@ const finalState = (id: number) => finalPush(relay, id);
 
 const screen = (session: string) => tmux.capture(session);
 
+// The relay's clock: the real one, moved forward by a test that needs a push to be older than the replay window.
+let relayClockAhead = 0;
+const REPLAY_WINDOW_MS = 60_000;
+
 beforeAll(async () => {
-  relay = await startTestRelay({ replayWindowMs: 4_000 });
+  relay = await startTestRelay({ replayWindowMs: REPLAY_WINDOW_MS, now: () => Date.now() + relayClockAhead });
 });
 afterAll(async () => {
   await relay.close();
@@ -259,7 +263,7 @@ draw('idle-1');
 
   it('delivers what it missed while stopped: five pushes typed once, in order; an old one expired', async () => {
     const old = await send('too old to type');
-    await new Promise((r) => setTimeout(r, 4_500)); // past the relay's 4 s replay window
+    relayClockAhead += REPLAY_WINDOW_MS + 1_000; // the relay's clock moves past the old one's replay window
     const ids: number[] = [];
     for (let i = 1; i <= 5; i++) ids.push(await send(`missed ${i}`));
     listener = await startListener();

@@ -136,23 +136,30 @@ describe('live panes', () => {
 
   it('stops when its lease lapses (a vanished phone), and keeps streaming while it is renewed', async () => {
     listener = await startListener();
-    const sock = await appSocket();
-    await watch(sock, 'svc-proj', 1, 2_000);
-    await status(sock, 'streaming');
-    // Renewed twice within its lease: still streaming after 3 s.
-    await new Promise((r) => setTimeout(r, 1_200));
-    await watch(sock, 'svc-proj', 2, 2_000);
-    await new Promise((r) => setTimeout(r, 1_200));
-    await watch(sock, 'svc-proj', 3, 2_000);
-    await new Promise((r) => setTimeout(r, 800));
-    expect(sock.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
-    // No more renewals: stopped within the lease.
-    expect(await status(sock, 'stopped', 'svc-proj', 5_000)).toMatchObject({ code: 'lease_expired' });
-    const count = sock.all('pane.frame').length;
-    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'after the lease']);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(sock.all('pane.frame').length).toBe(count);
-    expect(listener.output()).toMatch(/live pane svc-proj for d_[0-9a-f]+ stopped \(lease_expired\)/);
+    const tablet = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'tablet');
+    const renewing = await appSocket();
+    const lapsing = await appSocket(tablet.deviceId);
+    // The phone watches on a 1 s lease and renews it at once for 30 s; the tablet watches on a 2 s lease, sent after
+    // the phone's, and never renews. So when the tablet's lease has lapsed, the phone's first one has too.
+    await watch(renewing, 'svc-proj', 1, 1_000);
+    await watch(renewing, 'svc-proj', 2, 30_000);
+    await watch(lapsing, 'svc-proj', 1, 2_000, tablet);
+    await status(renewing, 'streaming');
+    await status(lapsing, 'streaming');
+    expect(await status(lapsing, 'stopped', 'svc-proj', 15_000)).toMatchObject({ code: 'lease_expired' });
+    expect(listener.output()).toMatch(
+      new RegExp(`live pane svc-proj for ${tablet.deviceId} stopped \\(lease_expired\\)`),
+    );
+    const tabletFrames = lapsing.all('pane.frame').length;
+    // A line printed now reaches the phone, whose renewed lease still runs (so a frame was made for a watcher)...
+    const line = token('after the lease');
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', line]);
+    await waitFor(async () => (await appScreen(renewing, 'svc-proj')).text.includes(line), {
+      what: 'the line on the phone that renewed',
+    });
+    expect(renewing.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
+    // ...and not the tablet, whose lease lapsed.
+    expect(lapsing.all('pane.frame').length).toBe(tabletFrames);
   });
 
   it('refuses a watch from an app without a device key (e2ee_required) and for a session it lacks', async () => {
@@ -201,7 +208,12 @@ describe('live panes', () => {
       }),
     });
     expect(await status(sock, 'refused', 'svc-proj', 40_000)).toMatchObject({ code: 'subscriber_unverified' });
-    await new Promise((r) => setTimeout(r, 500));
+    // The pane is streamed meanwhile, to a device whose key is its own: frames are made, none for the swapped one.
+    const tablet = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'tablet');
+    const other = await appSocket(tablet.deviceId);
+    await watch(other, 'svc-proj', 1, 30_000, tablet);
+    await status(other, 'streaming');
+    await other.next('pane.frame');
     expect(sock.all('pane.frame').length).toBe(frames);
     await listener.waitForLine(new RegExp(`device ${app.deviceId} changed its key`));
   });

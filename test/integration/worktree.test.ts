@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createActor, SimulatedClock } from 'xstate';
+import { createActor, SimulatedClock, waitFor as waitForState } from 'xstate';
 import { createGit, type Git } from '../../actors/git.js';
 import {
   checkWorktreeActor,
@@ -254,9 +254,7 @@ describe('worktree machine with real git', () => {
     actor.start();
     actor.send({ type: 'SESSION.GONE' });
     clock.increment(30_000);
-    const deadline = Date.now() + 10_000;
-    while (!['held', 'removed'].includes(String(actor.getSnapshot().value)) && Date.now() < deadline)
-      await new Promise((res) => setTimeout(res, 10));
+    await waitForState(actor, (snap) => ['held', 'removed'].includes(String(snap.value)), { timeout: 10_000 });
     return { actor, path: r.path };
   }
 

@@ -2,8 +2,8 @@
  * actors/inspector.ts: the live actor tree and the transitions, fed by XState's inspection API while the real
  * machines run on fakes. Nothing secret may come out of it: not the key, not a push body.
  */
-import { describe, expect, it } from 'vitest';
-import { createActor, fromCallback, fromPromise } from 'xstate';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type AnyActorRef, createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
 import { createInspector, genericSummary } from '../../actors/inspector.js';
 import { actorRows, formatStateValue } from '../../core/control.js';
 import { emptyLedger } from '../../core/ledger.js';
@@ -29,6 +29,13 @@ const record = (name: string): SessionRecord => ({
   createdAt: 1,
   activityAt: 1,
   panes: [{ id: '%1', command: 'cat', path: `/work/${name}`, active: true }],
+});
+
+// Every listener a test starts runs on a simulated clock (no real timer fires behind the test's back) and is stopped
+// after it.
+const running: AnyActorRef[] = [];
+afterEach(() => {
+  for (const actor of running.splice(0)) actor.stop();
 });
 
 function harness(capacity?: number) {
@@ -71,7 +78,9 @@ function harness(capacity?: number) {
       replayWindowMs: 120_000,
     },
     inspect: inspector.inspect,
+    clock: new SimulatedClock(),
   });
+  running.push(actor);
   actor.start();
   const frame = (f: RelayFrame) => sendBack!({ type: 'SOCKET.FRAME', frame: f, receivedAt: Date.now() });
   return {

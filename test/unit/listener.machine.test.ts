@@ -39,6 +39,8 @@ interface HarnessOptions {
   ledger?: Ledger;
   sessions?: SessionRecord[];
   injectFails?: boolean;
+  /** Leave the session machine's own `inject` in place, as a listener wired without one would. */
+  injectUnwired?: boolean;
   deaf?: boolean;
   /** The relay never acknowledges a result. */
   forgetful?: boolean;
@@ -117,14 +119,16 @@ function harness(opts: HarnessOptions = {}) {
         actions: { log },
       }),
       session: sessionMachine.provide({
-        actors: {
-          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
-            if (opts.injectFails) throw new Error('tmux said no');
-            if (state.typing) await state.typing;
-            state.typed.push(input);
-            return { submitted: true };
-          }),
-        },
+        actors: opts.injectUnwired
+          ? {}
+          : {
+              inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+                if (opts.injectFails) throw new Error('tmux said no');
+                if (state.typing) await state.typing;
+                state.typed.push(input);
+                return { submitted: true };
+              }),
+            },
         actions: {
           log,
           writeMarker: (_, params) => {
@@ -426,6 +430,15 @@ describe('listener machine', () => {
     await flush();
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'inject_failed' }]);
     expect(h.actor.getSnapshot().status).toBe('active');
+  });
+
+  it('never reports a message typed when no inject is wired: inject_failed', async () => {
+    const h = harness({ injectUnwired: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'inject_failed' }]);
   });
 
   it('spawns and stops one session actor per tmux session', async () => {

@@ -6,7 +6,7 @@
  */
 import { Terminal } from '@xterm/xterm';
 import xtermCss from '@xterm/xterm/css/xterm.css';
-import { fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/paneFrames.js';
+import { applyFrame, fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/paneFrames.js';
 import type { FrameBody } from '../../../core/sealedBodies.js';
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
@@ -54,7 +54,8 @@ export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = '
   };
   dark.addEventListener('change', onScheme);
   term.open(container);
-  const rows = new Map<number, string>();
+  // The screen as the frames built it: the same code the listener's tests rebuild screens with (core/paneFrames.ts).
+  let screen: string[] = [];
   let lastSeq = -1;
 
   /** The font at which the terminal's columns fit the width it is shown in (the wrap, inside its padding). */
@@ -80,14 +81,9 @@ export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = '
     draw(body) {
       const follows = body.full || body.frameSeq === lastSeq + 1;
       lastSeq = body.frameSeq;
-      if (body.full) rows.clear();
-      for (const [index, row] of Object.entries(body.rows)) {
-        const i = Number(index);
-        if (i < body.height) rows.set(i, row);
-      }
-      for (const i of [...rows.keys()]) if (i >= body.height) rows.delete(i);
+      screen = applyFrame(screen, body);
       // A listener that does not say the pane's width (older ones): as wide as the widest row seen.
-      const widest = Math.max(20, ...[...rows.values()].map(visibleLength));
+      const widest = Math.max(20, ...screen.map(visibleLength));
       const cols = body.width && body.width > 0 ? body.width : Math.max(term.cols, widest);
       const height = Math.max(1, body.height);
       if (cols !== term.cols || height !== term.rows || container.dataset.cols === undefined) {
@@ -96,21 +92,19 @@ export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = '
         container.dataset.rows = String(height);
         fitFont();
       }
-      // Every row is written at its own place: a row longer than the terminal never pushes the others down.
-      const changed = body.full ? [...rows.keys()] : Object.keys(body.rows).map(Number);
-      let out = body.full ? '\x1b[0m\x1b[2J' : '';
+      // A whole frame rewrites every row of the screen; a change frame the rows it carries. Each row is cleared and
+      // written at its own place, top to bottom: a row longer than the terminal never pushes the others down.
+      const changed = body.full ? screen.map((_, i) => i) : Object.keys(body.rows).map(Number);
+      let out = '';
       for (const i of changed.sort((a, b) => a - b)) {
-        if (i >= height) continue;
-        out += `\x1b[${i + 1};1H\x1b[0m\x1b[2K${rows.get(i) ?? ''}\x1b[0m`;
+        if (i >= screen.length) continue;
+        out += `\x1b[${i + 1};1H\x1b[0m\x1b[2K${screen[i]}\x1b[0m`;
       }
       term.write(out);
       return follows;
     },
     text() {
-      return [...rows.entries()]
-        .sort((a, b) => a[0] - b[0])
-        .map(([, r]) => r.replace(ANSI_RE, ''))
-        .join('\n');
+      return screen.map((r) => r.replace(ANSI_RE, '')).join('\n');
     },
     setZoom(next) {
       zoom = next;

@@ -1,0 +1,296 @@
+/**
+ * Reading and writing the agents' own config files for `svc install` / `uninstall` / `verify` (the edits
+ * themselves are pure: core/hooks/edit.ts). What install added is recorded in `~/.svc/installed.json`, so uninstall
+ * takes out exactly that and nothing the user wrote.
+ *
+ * - A file that is a symlink (dotfiles kept in a repository) is edited at its target, so the link stays a link;
+ *   the backup and the record name the path svc knows (the link).
+ * - The first change to a file keeps a copy beside it, `<file>.svc-backup`, never overwritten later; uninstall
+ *   deletes that copy only when the file is again byte-identical to it.
+ * - Writes are atomic (a temp file beside the target, fsync, rename) and keep the file's mode. Unlike
+ *   actors/files.ts `writeFileAtomic` this never changes a directory's mode: these files live in the home
+ *   directory and in folders the agents own.
+ * - A file that cannot be read or parsed is refused in one line and nothing is written to it.
+ */
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import {
+  addEntry,
+  type ConfigFormat,
+  isEmptyTable,
+  type JsonValue,
+  readConfig,
+  removeEntry,
+  sameValue,
+  valueAt,
+} from '../../core/hooks/edit.js';
+import type { Wiring } from '../../core/hooks/wiring.js';
+import { writeFileAtomic } from '../files.js';
+
+/** One entry install added, as recorded. */
+export interface RecordedEntry {
+  agentId: string;
+  /** The path svc names (a symlink stays one: the edit goes to its target). */
+  file: string;
+  format: ConfigFormat;
+  path: string[];
+  value: JsonValue;
+  /** How many keys of `path` install created (core/hooks/edit.ts `addEntry`). */
+  created: number;
+  /** The file before install: missing, empty, or with content. */
+  before: 'missing' | 'empty' | 'content';
+  /** The outermost folder install made for a missing file (`~/.gemini`): uninstall removes it again when empty. */
+  madeDir?: string;
+}
+
+export interface InstallRecord {
+  version: 1;
+  entries: RecordedEntry[];
+}
+
+export const BACKUP_SUFFIX = '.svc-backup';
+
+export function recordPath(home: string): string {
+  return join(home, '.svc', 'installed.json');
+}
+
+export function readRecord(home: string): InstallRecord {
+  const path = recordPath(home);
+  if (!existsSync(path)) return { version: 1, entries: [] };
+  const parsed = JSON.parse(readFileSync(path, 'utf8')) as InstallRecord;
+  if (parsed?.version !== 1 || !Array.isArray(parsed.entries)) throw new Error(`${path}: not a record svc wrote`);
+  return parsed;
+}
+
+function writeRecord(home: string, record: InstallRecord): void {
+  const path = recordPath(home);
+  if (record.entries.length === 0) rmSync(path, { force: true });
+  else writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** The node error's code and a short cause, for one-line messages. */
+function cause(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory';
+  if (code === 'ENOTDIR') return 'a folder on its path is a file';
+  return code ?? (err instanceof Error ? err.message.split('\n')[0] : String(err)) ?? 'failed';
+}
+
+interface FileState {
+  /** Where the content is (the symlink's target). */
+  target: string;
+  text: string;
+  exists: boolean;
+  mode: number;
+}
+
+function readState(file: string): FileState {
+  let target = file;
+  let exists = false;
+  try {
+    lstatSync(file);
+    target = realpathSync(file);
+    exists = true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // a dangling symlink has an lstat but no realpath: refuse it rather than write beside it
+    if (existsLink(file)) throw new Error('a symlink to nothing');
+  }
+  if (!exists) return { target, text: '', exists, mode: 0o600 };
+  const st = statSync(target);
+  if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+  return { target, text: readFileSync(target, 'utf8'), exists, mode: st.mode & 0o777 };
+}
+
+function existsLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Atomic replace that leaves directories' modes alone and keeps the file's own mode. Returns the outermost folder
+ * it had to make, if any.
+ */
+function writeKeepingMode(target: string, text: string, mode: number): string | undefined {
+  const made = mkdirSync(dirname(target), { recursive: true });
+  const tmp = `${target}.${process.pid}.svc-tmp`;
+  const fd = openSync(tmp, 'w', mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  return made;
+}
+
+/** Remove the folders install made for a file, innermost first, as long as they are empty. */
+function removeMadeDirs(target: string, madeDir: string): void {
+  for (let dir = dirname(target); dir.startsWith(madeDir); dir = dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return; // not empty (the agent or the user put something there): it stays
+    }
+    if (dir === madeDir) return;
+  }
+}
+
+export type InstallOutcome =
+  | { agentId: string; file: string; result: 'added' | 'would add' | 'already' }
+  /** The file holds an `svc` entry svc did not write (or the user changed): left as it is. */
+  | { agentId: string; file: string; result: 'user entry' }
+  | { agentId: string; file: string; result: 'refused'; reason: string };
+
+/** Wire one agent: add its entry, keep a backup on the first change, record what was added. */
+export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOutcome {
+  const base = { agentId: w.agentId, file: w.file };
+  let state: FileState;
+  try {
+    state = readState(w.file);
+  } catch (err) {
+    return { ...base, result: 'refused', reason: `cannot read ${w.file}: ${cause(err)}` };
+  }
+  const added = addEntry(state.text, { format: w.format, path: w.path, value: w.value });
+  if (added.kind === 'invalid') return { ...base, result: 'refused', reason: `${w.file}: ${added.reason}` };
+  if (added.kind === 'present') return { ...base, result: added.same ? 'already' : 'user entry' };
+  if (dryRun) return { ...base, result: 'would add' };
+  // the record first: an entry recorded but never written is harmless (uninstall finds it absent), an entry
+  // written but not recorded could never be taken out
+  const before = !state.exists ? 'missing' : state.text === '' ? 'empty' : 'content';
+  try {
+    const record = readRecord(home);
+    record.entries = record.entries.filter((e) => !(e.file === w.file && sameValue(e.path, w.path)));
+    record.entries.push({
+      agentId: w.agentId,
+      file: w.file,
+      format: w.format,
+      path: [...w.path],
+      value: w.value,
+      created: added.created,
+      before,
+    });
+    writeRecord(home, record);
+  } catch (err) {
+    return { ...base, result: 'refused', reason: `cannot write ${recordPath(home)}: ${cause(err)}` };
+  }
+  let madeDir: string | undefined;
+  try {
+    const backup = w.file + BACKUP_SUFFIX;
+    if (state.exists && !existsSync(backup)) copyFileSync(state.target, backup);
+    madeDir = writeKeepingMode(state.target, added.text, state.mode);
+  } catch (err) {
+    return { ...base, result: 'refused', reason: `cannot write ${w.file}: ${cause(err)}` };
+  }
+  if (madeDir) {
+    const record = readRecord(home);
+    const mine = record.entries.find((e) => e.file === w.file && sameValue(e.path, w.path));
+    if (mine) mine.madeDir = madeDir;
+    writeRecord(home, record);
+  }
+  return { ...base, result: 'added' };
+}
+
+export type UninstallOutcome =
+  | { agentId: string; file: string; result: 'removed' | 'would remove' | 'absent' }
+  /** The user changed svc's entry since: left as it is, and dropped from the record. */
+  | { agentId: string; file: string; result: 'changed' }
+  | { agentId: string; file: string; result: 'refused'; reason: string };
+
+/** Take out everything the record says install added. */
+export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] {
+  const record = readRecord(home);
+  const out: UninstallOutcome[] = [];
+  const kept: RecordedEntry[] = [];
+  for (const e of record.entries) {
+    const base = { agentId: e.agentId, file: e.file };
+    let state: FileState;
+    try {
+      state = readState(e.file);
+    } catch (err) {
+      out.push({ ...base, result: 'refused', reason: `cannot read ${e.file}: ${cause(err)}` });
+      kept.push(e);
+      continue;
+    }
+    if (!state.exists) {
+      out.push({ ...base, result: 'absent' });
+      continue;
+    }
+    const r = removeEntry(state.text, { format: e.format, path: e.path, value: e.value }, e.created);
+    if (r.kind === 'invalid') {
+      out.push({ ...base, result: 'refused', reason: `${e.file}: ${r.reason}` });
+      kept.push(e);
+      continue;
+    }
+    if (r.kind !== 'removed') {
+      out.push({ ...base, result: r.kind });
+      continue;
+    }
+    if (dryRun) {
+      out.push({ ...base, result: 'would remove' });
+      kept.push(e);
+      continue;
+    }
+    const left = readConfig(r.text, e.format);
+    const emptied = left.ok && isEmptyTable(left.value);
+    try {
+      if (emptied && e.before === 'missing') {
+        unlinkSync(state.target);
+        if (e.madeDir) removeMadeDirs(state.target, e.madeDir);
+      } else writeKeepingMode(state.target, emptied && e.before === 'empty' ? '' : r.text, state.mode);
+      const backup = e.file + BACKUP_SUFFIX;
+      const now = existsSync(state.target) ? readFileSync(state.target, 'utf8') : null;
+      if (existsSync(backup) && now === readFileSync(backup, 'utf8')) unlinkSync(backup);
+    } catch (err) {
+      out.push({ ...base, result: 'refused', reason: `cannot write ${e.file}: ${cause(err)}` });
+      kept.push(e);
+      continue;
+    }
+    out.push({ ...base, result: 'removed' });
+  }
+  if (!dryRun) writeRecord(home, { version: 1, entries: kept });
+  return out;
+}
+
+export type WiredState = 'wired' | 'not wired' | 'other entry' | 'unreadable';
+
+/** What an agent's config holds at svc's key: for `svc verify`. */
+export function wiredState(w: Wiring): WiredState {
+  let state: FileState;
+  try {
+    state = readState(w.file);
+  } catch {
+    return 'unreadable';
+  }
+  const reading = readConfig(state.text, w.format);
+  if (!reading.ok) return 'unreadable';
+  const v = valueAt(reading.value, w.path);
+  if (v === undefined) return 'not wired';
+  return sameValue(v, w.value) ? 'wired' : 'other entry';
+}

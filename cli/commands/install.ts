@@ -1,0 +1,79 @@
+/**
+ * `svc install [--dry-run] [--json]` (spec 4.5): checks tmux, then wires svc's MCP server into every agent found on
+ * PATH (core/hooks/wiring.ts), keeping the user's files as they were around it (actors/hooks/configFiles.ts).
+ * Hermes is not wired: its one entry is printed (spec 4.13.6). Exit 1 when a file was refused or tmux is missing.
+ */
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
+import { createInterface } from 'node:readline/promises';
+import { defineCommand } from 'citty';
+import { agentsFound } from '../../actors/hooks/agentsFound.js';
+import { type InstallOutcome, installOne } from '../../actors/hooks/configFiles.js';
+import { onPath } from '../../actors/which.js';
+import { agentById } from '../../core/agents.js';
+import { LOGIN_SERVICE_NOTE, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
+import { hermesEntry } from '../../core/hooks/wiring.js';
+import { fail } from '../output.js';
+
+async function askYes(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export function outcomeLine(o: { agentId: string; file: string; result: string; reason?: string }): string {
+  const name = agentById(o.agentId)?.name ?? o.agentId;
+  if (o.reason) return `${name}: refused: ${o.reason}`;
+  return `${name}: ${o.result} (${o.file})`;
+}
+
+export default defineCommand({
+  meta: { name: 'install', description: 'Wire svc into the agents on this computer (MCP server); checks tmux' },
+  args: {
+    'dry-run': { type: 'boolean', description: 'Print what would change, change nothing' },
+    json: { type: 'boolean', description: 'Print the outcome as JSON' },
+  },
+  async run({ args }) {
+    try {
+      const home = homedir();
+      const dryRun = Boolean(args['dry-run']);
+      const out = (line: string) => {
+        if (!args.json) process.stdout.write(`${line}\n`);
+      };
+      let tmuxPath = onPath('tmux');
+      const advice = tmuxInstallLine({
+        platform: process.platform,
+        managers: PACKAGE_MANAGERS.filter((m) => onPath(m)),
+      });
+      if (tmuxPath) out(`tmux: ${tmuxPath}`);
+      else if (advice.offerBrew && !dryRun && !args.json && process.stdin.isTTY) {
+        if (await askYes('tmux is not installed. Install it now with `brew install tmux`? [y/N] ')) {
+          spawnSync('brew', ['install', 'tmux'], { stdio: 'inherit' });
+          tmuxPath = onPath('tmux');
+        }
+        if (!tmuxPath) out(`tmux: not found; install it: ${advice.line}`);
+      } else out(`tmux: not found; install it: ${advice.line}`);
+
+      const found = agentsFound(home);
+      const outcomes: InstallOutcome[] = found.wired.map((w) => installOne(home, w, dryRun));
+      for (const o of outcomes) out(outcomeLine(o));
+      if (found.wired.length === 0) out('no agent that svc wires was found on PATH');
+      for (const n of found.notWired) {
+        out(`${n.name}: not wired: ${n.why}`);
+        if (n.agentId === 'A7') out(hermesEntry());
+      }
+      out(LOGIN_SERVICE_NOTE);
+      const refused = outcomes.some((o) => o.result === 'refused');
+      if (args.json)
+        process.stdout.write(
+          `${JSON.stringify({ dryRun, tmux: { path: tmuxPath, install: tmuxPath ? null : advice.line }, agents: outcomes, notWired: found.notWired, hermesEntry: found.notWired.some((n) => n.agentId === 'A7') ? hermesEntry() : null, loginService: 'not built yet' }, null, 2)}\n`,
+        );
+      process.exitCode = refused || !tmuxPath ? 1 : 0;
+    } catch (err) {
+      fail(err);
+    }
+  },
+});

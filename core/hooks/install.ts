@@ -1,0 +1,65 @@
+/**
+ * The decisions of `svc install` / `uninstall` / `verify` that need no IO: how tmux is installed on this system
+ * (spec 4.5), and the lines printed for what happened to each agent's config.
+ */
+
+/** What the command saw of the system. */
+export interface SystemFacts {
+  platform: string;
+  /** Package managers found on PATH (`brew`, `apt-get`, `dnf`, `pacman`, `zypper`, `apk`, `port`). */
+  managers: readonly string[];
+}
+
+/** The one line that installs tmux here; `offerBrew` on macOS with Homebrew (install offers to run it). */
+export function tmuxInstallLine(facts: SystemFacts): { line: string; offerBrew: boolean } {
+  const has = (m: string) => facts.managers.includes(m);
+  if (facts.platform === 'darwin') {
+    if (has('brew')) return { line: 'brew install tmux', offerBrew: true };
+    if (has('port')) return { line: 'sudo port install tmux', offerBrew: false };
+    return { line: 'install Homebrew (https://brew.sh), then: brew install tmux', offerBrew: false };
+  }
+  if (has('apt-get')) return { line: 'sudo apt-get install tmux', offerBrew: false };
+  if (has('dnf')) return { line: 'sudo dnf install tmux', offerBrew: false };
+  if (has('pacman')) return { line: 'sudo pacman -S tmux', offerBrew: false };
+  if (has('zypper')) return { line: 'sudo zypper install tmux', offerBrew: false };
+  if (has('apk')) return { line: 'sudo apk add tmux', offerBrew: false };
+  if (has('brew')) return { line: 'brew install tmux', offerBrew: false };
+  return { line: "install tmux with your system's package manager", offerBrew: false };
+}
+
+export const PACKAGE_MANAGERS = ['brew', 'port', 'apt-get', 'dnf', 'pacman', 'zypper', 'apk'] as const;
+
+/** Shown by install until the scheduling issue builds the login service (spec 4.9). */
+export const LOGIN_SERVICE_NOTE =
+  'login service: not built yet; run `svc listener` (or `svc up`) yourself after login for now';
+
+/** One agent found on PATH, as `svc verify` reports it. */
+export interface AgentWiringRow {
+  agentId: string;
+  name: string;
+  /** `wired`, `not wired` (run svc install), `other entry` (an `svc` entry svc did not write), `unreadable`, or
+   * `not wired by install` for the agents install leaves alone. */
+  mcp: 'wired' | 'not wired' | 'other entry' | 'unreadable' | 'not wired by install';
+  file: string | null;
+  /** Why install leaves it alone. */
+  note?: string;
+  /** Hooks and rules come with `svc setup`, not built yet. */
+  hooks: 'not built yet';
+}
+
+export function agentWiringLines(rows: readonly AgentWiringRow[]): string[] {
+  if (rows.length === 0) return ['agents: none that svc knows found on PATH'];
+  return rows.map((r) => {
+    const what =
+      r.mcp === 'wired'
+        ? `MCP wired in ${r.file}`
+        : r.mcp === 'not wired'
+          ? `MCP not wired (${r.file}): run svc install`
+          : r.mcp === 'other entry'
+            ? `MCP: ${r.file} has an "svc" entry svc did not write`
+            : r.mcp === 'unreadable'
+              ? `MCP: ${r.file} cannot be read`
+              : `MCP not wired: ${r.note}`;
+    return `agent ${r.name}: ${what}; hooks: ${r.hooks}`;
+  });
+}

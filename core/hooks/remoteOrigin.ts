@@ -1,0 +1,88 @@
+/**
+ * Remote-origin detection on the agent's side (spec 2.3, 4.13.1-3): the decisions of `svc remote-hook <agent>`.
+ * The agent's prompt-submit hook hands over the submitted prompt; it counts as typed by the phone only when its
+ * sha256 is exactly the one in the marker the listener wrote for that project directory, the marker is fresh, and
+ * the project is not muted. Exact match only: a keystroke at the keyboard racing a phone message changes the text,
+ * so it is never flagged (4.13.3). On a match the hook answers in the agent's own output format with context that
+ * tells the model the person drives the session from the phone (sticky REMOTE, 4.13.1).
+ *
+ * Hook input and output formats, per agent, as the real programs define them:
+ * - Claude Code `UserPromptSubmit`: stdin `{ session_id, transcript_path, cwd, hook_event_name, prompt }`; stdout
+ *   `{ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext } }`.
+ * - Codex `UserPromptSubmit` (0.169.0 follows Claude Code's shape: `hookSpecificOutput.additionalContext`).
+ * - Gemini CLI `BeforeAgent` (0.61.0 `fireBeforeAgentEvent`): stdin `{ session_id, transcript_path, cwd,
+ *   hook_event_name: "BeforeAgent", timestamp, prompt }`; stdout `hookSpecificOutput.additionalContext`, which it
+ *   wraps in `<hook_context>`.
+ */
+
+/** The agents whose hooks call `svc remote-hook <agent>`. */
+export const HOOK_AGENTS = { claude: 'UserPromptSubmit', codex: 'UserPromptSubmit', gemini: 'BeforeAgent' } as const;
+export type HookAgent = keyof typeof HOOK_AGENTS;
+
+export function isHookAgent(name: string): name is HookAgent {
+  return Object.hasOwn(HOOK_AGENTS, name);
+}
+
+/** A marker counts this long after the listener wrote it (the injection, the agent's redraw, its hook). */
+export const MARKER_FRESH_SECONDS = 60;
+
+/** What the hook reads of its input. */
+export interface HookInput {
+  prompt: string;
+  cwd: string;
+}
+
+/** The prompt and working directory of a hook's stdin; null when they are not there. */
+export function parseHookInput(raw: string): HookInput | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (!v || typeof v !== 'object') return null;
+  const { prompt, cwd } = v as Record<string, unknown>;
+  if (typeof prompt !== 'string' || typeof cwd !== 'string' || cwd === '') return null;
+  return { prompt, cwd };
+}
+
+/** A remote-origin marker as the listener writes it (actors/marker.ts). */
+export interface MarkerRecord {
+  epoch: number;
+  sha256: string;
+  projectDir: string;
+  session: string;
+}
+
+export type RemoteMatch =
+  | { remote: true; session: string }
+  | { remote: false; why: 'no marker' | 'stale' | 'different text' | 'other project' | 'muted' };
+
+export function matchRemote(facts: {
+  marker: MarkerRecord | null;
+  /** sha256 (hex) of the submitted prompt, exactly as the hook received it. */
+  promptSha256: string;
+  projectDir: string;
+  nowSeconds: number;
+  muted: boolean;
+}): RemoteMatch {
+  const { marker } = facts;
+  if (facts.muted) return { remote: false, why: 'muted' };
+  if (!marker) return { remote: false, why: 'no marker' };
+  if (marker.projectDir !== facts.projectDir) return { remote: false, why: 'other project' };
+  const age = facts.nowSeconds - marker.epoch;
+  if (age < 0 || age > MARKER_FRESH_SECONDS) return { remote: false, why: 'stale' };
+  if (marker.sha256.toLowerCase() !== facts.promptSha256.toLowerCase()) return { remote: false, why: 'different text' };
+  return { remote: true, session: marker.session };
+}
+
+/** What the model is told on a match (sticky REMOTE, spec 4.13.1). */
+export const REMOTE_CONTEXT =
+  'The person is driving this session from their phone through svc and is not at the keyboard. ' +
+  'Until they type at the keyboard again, end every response with a call to the svc_ask tool: a short question ' +
+  'they can answer from the phone (with options when there are obvious choices), so the conversation can go on.';
+
+/** The hook's stdout on a match, in the agent's own format. */
+export function hookOutput(agent: HookAgent, context: string = REMOTE_CONTEXT): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: HOOK_AGENTS[agent], additionalContext: context } });
+}
