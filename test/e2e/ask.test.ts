@@ -180,6 +180,27 @@ describe('Notifications on the Device screen', () => {
     const turn = page.getByRole('checkbox', { name: 'An agent finished its turn' });
     expect(await turn.isChecked()).toBe(true);
     await turn.uncheck();
+    // The choice is written to IndexedDB (kv pushEvents) after the click: reload once it is there, as a person would.
+    await waitFor(
+      () =>
+        page.evaluate(
+          () =>
+            new Promise<boolean>((resolve) => {
+              const open = indexedDB.open('svc');
+              open.onerror = () => resolve(false);
+              open.onsuccess = () => {
+                const get = open.result.transaction('kv').objectStore('kv').get('pushEvents');
+                get.onerror = () => resolve(false);
+                get.onsuccess = () => {
+                  const events = get.result as string[] | undefined;
+                  open.result.close();
+                  resolve(Array.isArray(events) && !events.includes('turn'));
+                };
+              };
+            }),
+        ),
+      { what: 'the choice saved on this phone' },
+    );
     await page.reload();
     await page.getByRole('heading', { name: 'Notifications' }).waitFor({ timeout: 15_000 });
     await waitFor(async () => !(await page.getByRole('checkbox', { name: 'An agent finished its turn' }).isChecked()), {
