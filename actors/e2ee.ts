@@ -6,7 +6,7 @@
 import { fromPromise } from 'xstate';
 import { DEVICE_LIST_RETRY_MS, DevicesUnavailableError } from '../core/devices.js';
 import { type PaneScreen, paneScreen } from '../core/paneFrames.js';
-import type { DeviceListResponse } from '../core/protocol.js';
+import { DeviceListResponse } from '../core/protocol.js';
 import { type Envelope, openText, seal } from '../core/seal.js';
 import { SealError } from '../core/sealError.js';
 import { fingerprint, importPublicKey } from '../core/sealKeys.js';
@@ -15,7 +15,7 @@ import type { SealFrameInput } from '../machines/paneWatch.js';
 import type { TypeKeysInput } from '../machines/session.js';
 import type { DeviceIdentity } from './deviceKey.js';
 import { readPins } from './devicePins.js';
-import { relayRequest } from './relayHttp.js';
+import { relayJson } from './relayHttp.js';
 import type { Tmux } from './tmux.js';
 
 /** How long the listed keys are trusted to be current for key input and watches (messages always refetch). */
@@ -85,7 +85,7 @@ export type DeviceDirectory = ReturnType<typeof createDeviceDirectory>;
 
 /** The relay's list through its HTTP API, with this computer's key. */
 export function relayDeviceList(baseUrl: string, apiKey: string): () => Promise<DeviceListResponse> {
-  return () => relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices');
+  return () => relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices');
 }
 
 const publicKeys = new Map<string, Promise<CryptoKey>>();

@@ -7,7 +7,7 @@ import type { SessionRecord } from './protocol.js';
 export interface ComputerEntry {
   hookId: string;
   name: string;
-  deviceId?: string;
+  deviceId?: string | null;
   sessions: SessionRecord[];
 }
 

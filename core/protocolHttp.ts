@@ -3,6 +3,7 @@
  */
 import { z } from 'zod';
 import { DeviceId, MAX_BODY_CHARS, PushState, SCOPES, SessionName } from './protocolCodes.js';
+import { SessionRecord } from './protocolFrames.js';
 import { DEVICE_ID_RE, Envelope } from './seal.js';
 
 // ---------------------------------------------------------------------------
@@ -53,6 +54,23 @@ export const ComputerRegisterResponse = z.object({
   name: z.string(),
   deviceId: z.string().nullable().optional(),
 });
+export type ComputerRegisterResponse = z.infer<typeof ComputerRegisterResponse>;
+
+/** One computer of `GET /computers`: its last inventory and whether its listener is connected now. */
+export const ComputerInfo = z.object({
+  hookId: z.string(),
+  name: z.string(),
+  platform: z.string().nullable(),
+  online: z.boolean(),
+  lastSeenAt: z.number().nullable(),
+  sessions: z.array(SessionRecord),
+  sessionsAt: z.number().nullable(),
+  deviceId: z.string().nullable().optional(),
+});
+export type ComputerInfo = z.infer<typeof ComputerInfo>;
+
+export const ComputerListResponse = z.object({ computers: z.array(ComputerInfo) });
+export type ComputerListResponse = z.infer<typeof ComputerListResponse>;
 
 // ---------------------------------------------------------------------------
 // Devices (docs/security.md): every app, computer and `svc agent send` has a long-term key pair; the relay keeps
@@ -85,6 +103,9 @@ export type DeviceInfo = z.infer<typeof DeviceInfo>;
 
 export const DeviceListResponse = z.object({ devices: z.array(DeviceInfo) });
 export type DeviceListResponse = z.infer<typeof DeviceListResponse>;
+
+export const DeviceDeleteResponse = z.object({ deviceId: z.string(), deleted: z.literal(true) });
+export type DeviceDeleteResponse = z.infer<typeof DeviceDeleteResponse>;
 
 // ---------------------------------------------------------------------------
 // Pairing (docs/protocol.md "Pairing"): `svc pair` asks for a one-time code, the phone claims it with its own public

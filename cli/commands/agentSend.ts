@@ -9,11 +9,11 @@ import { loggedIn } from '../../actors/configFile.js';
 import { ensureDeviceIdentity, loadDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
 import { withFileLock } from '../../actors/fileLock.js';
-import { relayRequest } from '../../actors/relayHttp.js';
-import { type ComputerEntry, explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
+import { relayJson } from '../../actors/relayHttp.js';
+import { explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
 import { decideComputerDevice, decideTrust, type PinOp } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
-import type { DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
+import { ComputerListResponse, DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
 import { seal } from '../../core/seal.js';
 import { type CommandBody, commandTextProblem } from '../../core/sealedBodies.js';
 import { fingerprint, importPublicKey, safetyCode } from '../../core/sealKeys.js';
@@ -57,7 +57,7 @@ export async function agentSend(opts: {
     name: `svc agent send on ${hostname()}`,
     kind: 'cli',
   });
-  const { computers } = await relayRequest<{ computers: ComputerEntry[] }>(baseUrl, apiKey, 'GET', '/computers');
+  const { computers } = await relayJson(ComputerListResponse, baseUrl, apiKey, 'GET', '/computers');
   const computer = pickComputer(computers, opts.computer);
   if (!computer.ok) throw new AgentSendError(computer.message);
   const target = computer.value;
@@ -69,7 +69,7 @@ export async function agentSend(opts: {
 
   // The computer's device and key as the relay lists them, checked against the pins this command keeps: the
   // computer must still be the device first seen for it, and that device must still have the key pinned for it.
-  const { devices } = await relayRequest<DeviceListResponse>(baseUrl, apiKey, 'GET', '/devices');
+  const { devices } = await relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices');
   const listedKey = devices.find((d) => d.deviceId === target.deviceId)?.publicKey ?? null;
   const pins = readPins(paths.cliPins);
   const pin = pins.devices[target.deviceId];
@@ -132,7 +132,7 @@ export async function agentSend(opts: {
       to: [{ id: target.deviceId!, publicKey: computerKey }],
       plaintext: JSON.stringify(body),
     });
-    return relayRequest<PushSendResponse>(baseUrl, apiKey, 'POST', '/pushes/send', {
+    return relayJson(PushSendResponse, baseUrl, apiKey, 'POST', '/pushes/send', {
       type: 'agent.command',
       agentSessionName: session.value,
       body: '',
@@ -144,7 +144,7 @@ export async function agentSend(opts: {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let status: PushStatusResponse;
   for (;;) {
-    status = await relayRequest<PushStatusResponse>(baseUrl, apiKey, 'GET', `/pushes/${sent.id}`);
+    status = await relayJson(PushStatusResponse, baseUrl, apiKey, 'GET', `/pushes/${sent.id}`);
     if (FINAL.has(status.state) || Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 150));
   }

@@ -12,11 +12,16 @@ import { defineCommand } from 'citty';
 import { loggedIn } from '../../actors/configFile.js';
 import { loadDeviceIdentity } from '../../actors/deviceKey.js';
 import { readPins, updatePins } from '../../actors/devicePins.js';
-import { RelayHttpError, relayJson, relayRequest } from '../../actors/relayHttp.js';
+import { RelayError, relayJson } from '../../actors/relayHttp.js';
 import type { ComputerEntry } from '../../core/agentSend.js';
 import { type DevicePin, type PinOp, type PinsFile, trustOf } from '../../core/devices.js';
 import { svcPaths } from '../../core/paths.js';
-import { type DeviceInfo, DeviceListResponse } from '../../core/protocol.js';
+import {
+  ComputerListResponse,
+  DeviceDeleteResponse,
+  type DeviceInfo,
+  DeviceListResponse,
+} from '../../core/protocol.js';
 import { fingerprint, safetyCode } from '../../core/sealKeys.js';
 import { fail } from '../output.js';
 
@@ -28,7 +33,7 @@ async function account(home = homedir()) {
   const me = await loadDeviceIdentity(paths.deviceKey, baseUrl);
   const list = () => relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices').then((r) => r.devices);
   const computers = () =>
-    relayRequest<{ computers: ComputerEntry[] }>(baseUrl, apiKey, 'GET', '/computers').then((r) => r.computers);
+    relayJson(ComputerListResponse, baseUrl, apiKey, 'GET', '/computers').then((r) => r.computers);
   return { paths, apiKey, baseUrl, me, list, computers };
 }
 
@@ -172,9 +177,9 @@ const forget = defineCommand({
       updatePins(paths.cliPins, [{ op: 'forget', deviceId: args.id }]);
       let onRelay = true;
       try {
-        await relayRequest(baseUrl, apiKey, 'DELETE', `/devices/${encodeURIComponent(args.id)}`);
+        await relayJson(DeviceDeleteResponse, baseUrl, apiKey, 'DELETE', `/devices/${encodeURIComponent(args.id)}`);
       } catch (err) {
-        if (!(err instanceof RelayHttpError && err.status === 404)) throw err;
+        if (!(err instanceof RelayError && err.status === 404)) throw err;
         onRelay = false;
       }
       process.stdout.write(

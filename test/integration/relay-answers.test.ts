@@ -1,6 +1,6 @@
 /**
  * A relay (or something posing as one) whose answers are not what the protocol says: the CLI checks each answer
- * against its schema (actors/relayHttp.ts relayJson) and stops with a clear one-line error and code
+ * against its schema (core/relayClient.ts, through actors/relayHttp.ts relayJson) and stops with a clear one-line error and code
  * `malformed_answer`, never acting on what it got. A small HTTP server plays the hostile relay.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,8 @@ import { runSvc, svcEnv, tempHome } from '../helpers/cli.js';
 
 /** What the hostile relay answers, by `METHOD path`; anything else is a 404 in the protocol's error shape. */
 const answers: Record<string, unknown> = {};
+/** Every request the hostile relay got, as `METHOD path`. */
+const seen: string[] = [];
 let server: Server;
 let url: string;
 
@@ -20,6 +22,7 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       const key = `${req.method} ${req.url}`;
+      seen.push(key);
       const known = key in answers;
       res.writeHead(known ? 200 : 404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(known ? answers[key] : { error: { code: 'not_found', message: key } }));
@@ -93,6 +96,49 @@ describe('answers from a relay that does not keep to the protocol', () => {
       expect(run.code).not.toBe(0);
       expect(run.stderr).toMatch(/answer to POST \/computers is malformed \(hookId: .*\[malformed_answer\]$/m);
       expect((await runSvc(['pair', '--json'], svcEnv(home.home))).stderr).toMatch(/not logged in/);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('svc agent send: a device list that is not one is refused, and nothing is sealed or sent', async () => {
+    const home = loggedInHome();
+    try {
+      const computerDevice = 'd_fedcba9876543210';
+      answers['POST /devices'] = {
+        deviceId: 'd_0123456789abcdef',
+        name: 'svc agent send',
+        kind: 'cli',
+        publicKey: 'k',
+        createdAt: 1,
+      };
+      answers['GET /computers'] = {
+        computers: [
+          {
+            hookId: 'c_test',
+            name: 'box',
+            platform: 'linux',
+            online: true,
+            lastSeenAt: 1,
+            sessions: [{ name: 'svc-proj', attached: false, createdAt: 1, activityAt: 2, panes: [] }],
+            sessionsAt: 1,
+            deviceId: computerDevice,
+          },
+        ],
+      };
+      // The computer's key is not a string: whatever the CLI would seal for, it must not be this.
+      answers['GET /devices'] = {
+        devices: [{ deviceId: computerDevice, name: 'box', kind: 'computer', publicKey: 42, createdAt: 1 }],
+      };
+      seen.length = 0;
+      const run = await runSvc(['agent', 'send', 'hello'], svcEnv(home.home));
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(
+        /answer to GET \/devices is malformed \(devices\.0\.publicKey: .*\[malformed_answer\]$/m,
+      );
+      expect(seen).toContain('GET /devices');
+      expect(seen.filter((k) => k.startsWith('POST /pushes'))).toEqual([]);
+      expect(run.stdout).toBe('');
     } finally {
       home.cleanup();
     }

@@ -1,52 +1,20 @@
 /**
- * HTTP to the relay that served this page. The device token goes in `Authorization: Bearer` only; redirects are
- * refused (a redirect could carry the token elsewhere). Every failure is an ApiError with a code.
+ * HTTP to the relay that served this page: core/relayClient.ts over the browser's `fetch`. The device token goes in
+ * `Authorization: Bearer` only; redirects are refused (a redirect could carry the token elsewhere); every answer is
+ * parsed with its schema. Every failure is a RelayError with the HTTP status (0: not reached) and a code.
  */
+import type { z } from 'zod';
+import { RelayError, type RelayMethod, relayClient } from '../../../core/relayClient.js';
 
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    /** 0 when the relay could not be reached. */
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
+export { RelayError };
 
-const TIMEOUT_MS = 15_000;
+const call = relayClient({ fetch: (input, init) => fetch(input, init), init: { cache: 'no-store' } });
 
-export async function request<T>(
-  method: 'GET' | 'POST' | 'DELETE',
+export function request<S extends z.ZodType>(
+  schema: S,
+  method: RelayMethod,
   path: string,
   { token, body }: { token?: string | null; body?: unknown } = {},
-): Promise<T> {
-  const headers: Record<string, string> = {};
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: 'error',
-      cache: 'no-store',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-  } catch {
-    throw new ApiError('cannot reach the relay', 0, 'unreachable');
-  }
-  const text = await res.text().catch(() => '');
-  let data: unknown = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = null;
-  }
-  if (!res.ok) {
-    const error = (data as { error?: { code?: string; message?: string } } | null)?.error;
-    throw new ApiError(error?.message ?? `relay answered ${res.status}`, res.status, error?.code ?? 'http_error');
-  }
-  return data as T;
+): Promise<z.infer<S>> {
+  return call({ method, path, schema, token, body });
 }

@@ -2,10 +2,10 @@
  * Everything that needs core/seal.ts and core/sealKeys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
  * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
  */
-import type { PairingClaimResponse } from '../../../core/protocol.js';
+import { PairingClaimResponse } from '../../../core/protocol.js';
 import { openText, type SealPurpose, seal } from '../../../core/seal.js';
 import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/sealKeys.js';
-import { type ApiError, request } from './api.js';
+import { type RelayError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
@@ -23,11 +23,11 @@ export async function pair(code: string): Promise<PairOutcome> {
   const name = deviceName();
   let answer: PairingClaimResponse;
   try {
-    answer = await request<PairingClaimResponse>('POST', '/pairings/claim', {
+    answer = await request(PairingClaimResponse, 'POST', '/pairings/claim', {
       body: { code, name, publicKey: publicKeyText },
     });
   } catch (error) {
-    const e = error as ApiError;
+    const e = error as RelayError;
     if (e.code === 'pairing_used') return { ok: false, reason: 'used', message: e.message };
     if (e.code === 'pairing_expired') return { ok: false, reason: 'expired', message: e.message };
     if (e.status === 404 || e.status === 400) return { ok: false, reason: 'invalid', message: e.message };

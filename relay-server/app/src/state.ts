@@ -2,9 +2,15 @@
  * The app's state and what changes it: the inventory (fetched, then refreshed on `computers.changed`), computer
  * keys, the messages sent and their outbox, and the link. Views read it and subscribe to `changed`.
  */
-import type { PushSendResponse, PushStatusResponse, RelayFrame } from '../../../core/protocol.js';
+import {
+  ComputerListResponse,
+  DeviceListResponse,
+  PushSendResponse,
+  PushStatusResponse,
+  type RelayFrame,
+} from '../../../core/protocol.js';
 import type { CommandBody } from '../../../core/sealedBodies.js';
-import { type ApiError, request } from './api.js';
+import { type RelayError, request } from './api.js';
 import {
   allMessages,
   type DeviceRecord,
@@ -77,10 +83,10 @@ export class App {
       },
       checkToken: async () => {
         try {
-          await request('GET', '/devices', { token: device.token });
+          await request(DeviceListResponse, 'GET', '/devices', { token: device.token });
           return false;
         } catch (error) {
-          return (error as ApiError).status === 401;
+          return (error as RelayError).status === 401;
         }
       },
       onUnauthorized: () => {
@@ -138,7 +144,7 @@ export class App {
       do {
         this.refreshAgain = false;
         try {
-          const { computers } = await request<{ computers: ComputerInfo[] }>('GET', '/computers', {
+          const { computers } = await request(ComputerListResponse, 'GET', '/computers', {
             token: this.device.token,
           });
           const { keys, moved } = await refreshKeys(this.device.token, computers);
@@ -154,7 +160,7 @@ export class App {
             moved: [...moved.values()],
           } satisfies InventoryCache);
         } catch (error) {
-          if ((error as ApiError).status === 401) this.revoked = true;
+          if ((error as RelayError).status === 401) this.revoked = true;
           this.inventoryError = (error as Error).message;
         }
         this.changed();
@@ -255,7 +261,7 @@ export class App {
   private async sendOne(m: Message): Promise<boolean> {
     await this.save({ ...m, state: 'sending', updatedAt: Date.now() });
     try {
-      const answer = await request<PushSendResponse>('POST', '/pushes/send', {
+      const answer = await request(PushSendResponse, 'POST', '/pushes/send', {
         token: this.device.token,
         body: {
           type: 'agent.command',
@@ -280,7 +286,7 @@ export class App {
       setTimeout(() => void this.poll(answer.id), 1_500);
       return true;
     } catch (error) {
-      const e = error as ApiError;
+      const e = error as RelayError;
       if (e.status === 0 || e.status >= 500 || e.status === 429) {
         await this.save({ ...m, state: 'unsent', updatedAt: Date.now() });
         return false;
@@ -303,7 +309,7 @@ export class App {
 
   private async poll(id: number): Promise<void> {
     try {
-      const status = await request<PushStatusResponse>('GET', `/pushes/${id}`, { token: this.device.token });
+      const status = await request(PushStatusResponse, 'GET', `/pushes/${id}`, { token: this.device.token });
       await this.applyStatus(id, status.state, status.code);
     } catch {}
   }
