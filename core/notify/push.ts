@@ -24,6 +24,13 @@ export const PushSubscribeRequest = z.strictObject({
 });
 export type PushSubscribeRequest = z.infer<typeof PushSubscribeRequest>;
 
+/** `GET /push/vapid`: the relay's VAPID public key (base64url), for `pushManager.subscribe`. */
+export const VapidKeyResponse = z.object({ publicKey: z.string().min(1) });
+/** `POST /push/subscriptions`: the device and the events it is now told of. */
+export const PushSubscribeResponse = z.object({ deviceId: z.string(), events: z.array(z.enum(NOTIFY_EVENTS)) });
+/** `DELETE /push/subscriptions/<deviceId>`: whether the device had a subscription. */
+export const PushUnsubscribeResponse = z.object({ deviceId: z.string(), deleted: z.boolean() });
+
 /**
  * What a push carries: only routing and the envelope sealed for the device (with the others the listener sealed
  * for). The session's name and every word are inside the envelope; the push service sees ciphertext of this, and

@@ -3,6 +3,7 @@
  * which events notify it. A phone without push (not installed, permission denied, a browser without it) still sees
  * everything in the app; this section says so.
  */
+import { PushSubscribeResponse, PushUnsubscribeResponse, VapidKeyResponse } from '../../../../core/notify/push.js';
 import { request } from '../api.js';
 import { getKv, setKv } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -37,7 +38,7 @@ export function notificationsSection(app: App): HTMLElement {
     (await getKv<EventName[]>('pushEvents')) ?? EVENTS.map(([name]) => name);
 
   const register = async (sub: PushSubscription) => {
-    await request('POST', '/push/subscriptions', {
+    await request(PushSubscribeResponse, 'POST', '/push/subscriptions', {
       token: app.device.token,
       body: { deviceId: app.device.deviceId, subscription: sub.toJSON(), events: await chosen() },
     });
@@ -88,12 +89,17 @@ export function notificationsSection(app: App): HTMLElement {
       try {
         if (sub) {
           await sub.unsubscribe();
-          await request('DELETE', `/push/subscriptions/${encodeURIComponent(app.device.deviceId)}`, {
-            token: app.device.token,
-          }).catch(() => {});
+          await request(
+            PushUnsubscribeResponse,
+            'DELETE',
+            `/push/subscriptions/${encodeURIComponent(app.device.deviceId)}`,
+            {
+              token: app.device.token,
+            },
+          ).catch(() => {});
         } else {
           if ((await Notification.requestPermission()) !== 'granted') return void draw();
-          const { publicKey } = await request<{ publicKey: string }>('GET', '/push/vapid', { token: app.device.token });
+          const { publicKey } = await request(VapidKeyResponse, 'GET', '/push/vapid', { token: app.device.token });
           const reg = await navigator.serviceWorker.ready;
           const made = await reg.pushManager.subscribe({
             userVisibleOnly: true,
