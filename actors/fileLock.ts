@@ -9,7 +9,7 @@
  * holder's pid now used by another process). A takeover removes the lock only if it is still the one it judged.
  */
 import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { hasExited } from './daemonFiles.js';
+import { hasExited } from './daemon/daemonFiles.js';
 
 export class LockBusyError extends Error {}
 

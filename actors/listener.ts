@@ -5,15 +5,15 @@
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { type AnyActorRef, createActor, fromPromise } from 'xstate';
-import { submitStrategyFor } from '../core/agents.js';
-import type { ResolvedConfig } from '../core/config.js';
-import { resolveConfig } from '../core/config.js';
+import { submitStrategyFor } from '../core/agents/registry.js';
+import { normalizeSubmitText } from '../core/agents/submit.js';
+import type { ResolvedConfig } from '../core/daemon/config.js';
+import { resolveConfig } from '../core/daemon/config.js';
+import { svcPaths } from '../core/daemon/paths.js';
+import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
-import { svcPaths } from '../core/paths.js';
-import type { AgentState } from '../core/protocol.js';
-import { normalizeSubmitText } from '../core/submit.js';
-import { defaultSocketPath } from '../core/tmuxSocket.js';
-import { VERSION } from '../core/version.js';
+import type { AgentState } from '../core/protocol/index.js';
+import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
@@ -24,11 +24,19 @@ import { relayLinkMachine } from '../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
-import { readConfigFile } from './configFile.js';
-import { runningListener, startListenerControl } from './controlSocket.js';
-import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemonFiles.js';
-import { loadDeviceIdentity } from './deviceKey.js';
-import { readPinsSafely, updatePins, watchPins } from './devicePins.js';
+import { injectText, realSleep } from './agents/inject.js';
+import { readConfigFile } from './daemon/configFile.js';
+import { runningListener, startListenerControl } from './daemon/controlSocket.js';
+import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemon/daemonFiles.js';
+import type { Logger } from './daemon/logger.js';
+import { createLogger } from './daemon/logger.js';
+import { createInspector } from './debug/inspector.js';
+import { loadDeviceIdentity } from './devices/deviceKey.js';
+import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
+import { ensurePrivateDir } from './files.js';
+import { createAskService, openAnswerLogic } from './mcp/asks.js';
+import { createLeaseBook } from './panes/watchLeases.js';
+import { relaySocketLogic } from './relay/socket.js';
 import {
   capturePaneLogic,
   createDeviceDirectory,
@@ -36,23 +44,20 @@ import {
   relayDeviceList,
   sealFrameLogic,
   typeKeysLogic,
-} from './e2ee.js';
-import { ensurePrivateDir } from './files.js';
-import { createGit } from './git.js';
-import { injectText, realSleep } from './inject.js';
-import { createInspector } from './inspector.js';
-import { readInventory } from './inventoryReading.js';
-import { loadLedger, saveLedger } from './ledgerFile.js';
-import type { Logger } from './logger.js';
-import { createLogger } from './logger.js';
-import { writeMarker } from './marker.js';
-import { createAskService, openAnswerLogic } from './mcp/asks.js';
-import { relaySocketLogic } from './relaySocket.js';
-import { appendShellAudit } from './shellAudit.js';
-import { createTmux } from './tmux.js';
-import { discoverTmuxSocket } from './tmuxSocket.js';
-import { createLeaseBook } from './watchLeases.js';
-import { checkWorktreeActor, createWorktreeIndex, findSvcWorktrees, removeWorktreeActor } from './worktrees.js';
+} from './seal/e2ee.js';
+import { readInventory } from './sessions/inventoryReading.js';
+import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
+import { writeMarker } from './sessions/marker.js';
+import { appendShellAudit } from './sessions/shellAudit.js';
+import { discoverTmuxSocket } from './tmux/socket.js';
+import { createTmux } from './tmux/tmux.js';
+import { createGit } from './worktrees/git.js';
+import {
+  checkWorktreeActor,
+  createWorktreeIndex,
+  findSvcWorktrees,
+  removeWorktreeActor,
+} from './worktrees/worktrees.js';
 
 export interface ListenerOptions {
   home?: string;
@@ -282,7 +287,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     inspect: inspector.inspect,
   });
   root = actor as never;
-  // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/controlSocket.ts)
+  // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/daemon/controlSocket.ts)
   const control = startListenerControl({
     dir: paths.dir,
     inspector,

@@ -20,10 +20,10 @@ import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../actors/files.js';
-import { createTmux } from '../actors/tmux.js';
-import { agentById } from '../core/agents.js';
-import { DEFAULT_VERIFY_DELAY_MS } from '../core/submit.js';
-import { shellQuote } from '../core/tmux.js';
+import { createTmux } from '../actors/tmux/tmux.js';
+import { agentById } from '../core/agents/registry.js';
+import { DEFAULT_VERIFY_DELAY_MS } from '../core/agents/submit.js';
+import { shellQuote } from '../core/tmux/tmux.js';
 import {
   type BucketConfig,
   type BucketState,
@@ -602,7 +602,7 @@ async function sendOurs(b: Bench, session: string, text: string, needle: string)
 
 async function sendBaseline(b: Bench, session: string, text: string, needle: string): Promise<BaseSample | Failure> {
   const target = paneTarget(session);
-  // What the listener's literal path does (actors/tmux.ts sendLiteral with enter), by hand: one tmux call.
+  // What the listener's literal path does (actors/tmux/tmux.ts sendLiteral with enter), by hand: one tmux call.
   const args = ['-u', '-S', b.socketPath, 'send-keys', '-t', target, '-l', '--', text, ';'];
   args.push('send-keys', '-t', target, 'Enter');
   let failed: string | null = null;

@@ -2,7 +2,7 @@
  * The top-level commands with their one-line descriptions, so `svc --help` loads nothing else; a command's module
  * loads when it runs or shows its own help (cli/run.ts).
  */
-import { AGENTS } from '../core/agents.js';
+import { AGENTS } from '../core/agents/registry.js';
 import type { CommandTable } from './run.js';
 
 /** A command listed with its description; its module is imported only by `load`. */
@@ -12,7 +12,7 @@ const entry = <M extends Record<string, unknown>>(
   name: keyof M = 'default',
 ) => ({ description, load: async () => (await importer())[name] as never });
 
-/** Each description is the command's own `meta.description` (test/unit/commandLine.test.ts keeps them equal). */
+/** Each description is the command's own `meta.description` (test/unit/cli/commandLine.test.ts keeps them equal). */
 export const ROOT: CommandTable = {
   description: 'Drive the coding agents on this computer from your phone.',
   commands: {

@@ -3,7 +3,7 @@
  * The `svc` command line. `svc --help` and `svc --version` load only the table of commands (cli/commands.ts);
  * cli/run.ts runs the tree (unknown commands and flags, --help and --version at every level).
  */
-import { agentForSubcommand } from '../core/agents.js';
+import { agentForSubcommand } from '../core/agents/registry.js';
 import { ROOT } from './commands.js';
 import { runCli } from './run.js';
 

@@ -1,5 +1,5 @@
 /**
- * Runs a citty command tree the way people expect a command line to behave (core/commandLine.ts decides):
+ * Runs a citty command tree the way people expect a command line to behave (core/cli/commandLine.ts decides):
  * `--help`/`-h` and `--version`/`-v` at every level, one line and exit 2 for an unknown command or flag (or a flag
  * that does nothing yet), usage that names the whole command, no colour unless the output is a terminal.
  * citty still parses the arguments and runs the command (`runCommand`); its own `runMain` printed the whole usage
@@ -17,8 +17,8 @@ import {
   unknownCommandLine,
   unknownFlagLine,
   usageText,
-} from '../core/commandLine.js';
-import { VERSION } from '../core/version.js';
+} from '../core/cli/commandLine.js';
+import { VERSION } from '../core/daemon/version.js';
 
 type Lazy<T> = T | (() => T | Promise<T>);
 // biome-ignore lint/suspicious/noExplicitAny: citty's commands are typed by their own args

@@ -1,7 +1,7 @@
 /**
  * One app, computer or `svc agent send` device that has contacted this computer: `device.<id>`.
  *
- * trust: unknown → pinned | unverified (core/devices.ts decides; `verified` is a flag on the pin). Sealed contacts
+ * trust: unknown → pinned | unverified (core/devices/devices.ts decides; `verified` is a flag on the pin). Sealed contacts
  * (a sealed push, a watch request, key input) are handled one at a time, in arrival order, so sequence stamps are
  * checked in the order the relay delivered them: `openSealed` gathers the facts (the pin as the file holds it now,
  * the relay's listed key, the envelope opened with it), `decideContact` decides, `persistPins` writes the change,
@@ -18,12 +18,12 @@ import {
   type PinOp,
   type TrustState,
   trustOf,
-} from '../core/devices.js';
-import type { Contact, ContactRef } from '../core/routing.js';
-import type { InboundPurpose } from '../core/sealedBodies.js';
+} from '../core/devices/devices.js';
+import type { InboundPurpose } from '../core/seal/bodies.js';
+import type { Contact, ContactRef } from '../core/sessions/routing.js';
 import type { LogParams } from './log.js';
 
-/** What a contact was (`ref`, opaque to this machine) is core/routing.ts's: the root acts on the opened body. */
+/** What a contact was (`ref`, opaque to this machine) is core/sessions/routing.ts's: the root acts on the opened body. */
 export type { Contact, ContactRef };
 
 /** What `openSealed` is asked. */
@@ -33,7 +33,7 @@ export interface OpenSealedInput {
   envelope: unknown;
 }
 
-/** The facts of one contact, as `openSealed` gathered them (core/devices.ts ContactFacts without the names). */
+/** The facts of one contact, as `openSealed` gathered them (core/devices/devices.ts ContactFacts without the names). */
 export type OpenSealedOutput = Pick<ContactFacts, 'pin' | 'listed' | 'opened' | 'now'>;
 
 export interface DeviceInput {
@@ -84,7 +84,7 @@ export const deviceMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
-    /** Apply the operations to ~/.svc/devices.json as it is on disk now (actors/devicePins.ts). */
+    /** Apply the operations to ~/.svc/devices.json as it is on disk now (actors/devices/pins.ts). */
     persistPins: (_, _params: { ops: PinOp[] }) => {},
   },
   guards: {
@@ -201,7 +201,7 @@ export const deviceMachine = setup({
             onError: {
               target: 'idle',
               actions: enqueueActions(({ context, event, enqueue }) => {
-                // A network failure is not a damaged envelope: it gets a temporary code (core/devices.ts).
+                // A network failure is not a damaged envelope: it gets a temporary code (core/devices/devices.ts).
                 const { code, message } = openFailure(event.error, context.current!.purpose);
                 enqueue({ type: 'log', params: { level: 'warn', message: `device ${context.deviceId}: ${message}` } });
                 enqueue.sendParent({

@@ -1,10 +1,10 @@
 /**
  * Every machine in this folder, with what the charts need to know of it. A machine file that exports a machine
  * not listed here fails `npm test` (test/unit/statecharts.test.ts): add it, then run `npm run charts`.
- * Which machine starts which is read from the definitions (core/statechart.ts `actorChildren`); `actorId` is how
+ * Which machine starts which is read from the definitions (core/debug/statechart.ts `actorChildren`); `actorId` is how
  * its actors are named in a running listener.
  */
-import type { MachineEntry } from '../core/statechart.js';
+import type { MachineEntry } from '../core/debug/statechart.js';
 import { askMachine } from './ask.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
@@ -21,7 +21,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes the relay link and the inventory; spawns session, worktree, device and watch actors; routes pushes, pane requests and opened contacts as core/routing.ts decides; keeps the delivery ledger.',
+      'The root of the daemon: invokes the relay link and the inventory; spawns session, worktree, device and watch actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',

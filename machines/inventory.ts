@@ -4,10 +4,10 @@
  * for only when something changed, when the link comes back, or as a heartbeat every 2 minutes.
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
-import { inventoryChanged } from '../core/inventory.js';
-import type { SessionRecord } from '../core/protocol.js';
-import type { DebounceState } from '../core/screens.js';
-import { applyScreens, describeInventory, missingAgent } from '../core/sessionView.js';
+import type { DebounceState } from '../core/agents/screens.js';
+import type { SessionRecord } from '../core/protocol/index.js';
+import { inventoryChanged } from '../core/sessions/inventory.js';
+import { applyScreens, describeInventory, missingAgent } from '../core/sessions/view.js';
 import type { LogParams } from './log.js';
 
 /** What one tick read from tmux: the sessions, and the screens of the agent panes worth reading. */
@@ -26,7 +26,7 @@ export interface InventoryInput {
 
 export interface InventoryContext {
   hostname: string;
-  /** Per session: the screen-state debounce (core/screens.ts). */
+  /** Per session: the screen-state debounce (core/agents/screens.ts). */
   debounce: Record<string, DebounceState>;
   /** Sessions already logged as `no agent in pane`, so the line is written once. */
   missing: string[];

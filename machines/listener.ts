@@ -2,16 +2,17 @@
  * The root of the listener daemon. It invokes the relay link and the inventory, and spawns one `session.<name>`
  * actor per tmux session, a `device.<id>` actor per device that seals, a `watch.<device>/<session>` actor per live
  * pane and a `worktree.<repo>-wt-<slug>` actor per worktree made by --wt. Pushes, pane requests and opened sealed
- * contacts go where core/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
+ * contacts go where core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
  * "Delivery semantics").
  */
 import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices.js';
-import { describeSessions } from '../core/inventory.js';
-import type { Ledger } from '../core/ledger.js';
-import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/ledger.js';
+import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
-import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol.js';
+import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
+import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
+import { describeSessions } from '../core/sessions/inventory.js';
+import type { Ledger } from '../core/sessions/ledger.js';
+import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
 import {
   type Contact,
   decideOpenedKeys,
@@ -24,9 +25,8 @@ import {
   pushResultFrame,
   releaseHeld,
   STOPPED_WHILE_TYPING,
-} from '../core/routing.js';
-import { type LeaseLeft, watchesToResume } from '../core/watchLeases.js';
-import { sessionsHolding } from '../core/worktree.js';
+} from '../core/sessions/routing.js';
+import { sessionsHolding } from '../core/worktrees/worktree.js';
 import { type AskInput, type AskOutput, type AskRefused, askMachine } from './ask.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
@@ -90,9 +90,9 @@ export interface ListenerContext {
   pinsUnreadable: boolean;
   /** Device ids that have a `device.<id>` child. */
   devices: string[];
-  /** Live panes by actor id (`watch.<deviceId>/<session>`, core/routing.ts watchId); each has a child. */
+  /** Live panes by actor id (`watch.<deviceId>/<session>`, core/sessions/routing.ts watchId); each has a child. */
   watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
-  /** Live panes to start again once connected (core/watchLeases.ts); emptied then. */
+  /** Live panes to start again once connected (core/panes/watchLeases.ts); emptied then. */
   resume: LeaseLeft[];
   /** `svc_ask`s waiting, by ask id; each has an `ask.<id>` child (machines/ask.ts). */
   asks: Record<string, { session: string; deadline: number; devices: number }>;
@@ -189,9 +189,9 @@ export const listenerMachine = setup({
     device: deviceMachine,
     paneWatch: paneWatchMachine,
     ask: askMachine,
-    /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devicePins.ts). */
+    /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devices/pins.ts). */
     pinsWatch: fromCallback(() => () => {}),
-    /** Every worktree made by `--wt` that git still lists (actors/git.ts findSvcWorktrees). */
+    /** Every worktree made by `--wt` that git still lists (actors/worktrees/git.ts findSvcWorktrees). */
     findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => []),
   },
   delays: {
@@ -202,7 +202,7 @@ export const listenerMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
-    /** Write the ledger to disk before anything is typed (actors/ledgerFile.ts). */
+    /** Write the ledger to disk before anything is typed (actors/sessions/ledgerFile.ts). */
     persistLedger: (_, _params: { ledger: Ledger }) => {},
     /** Send ask `id`'s sealed question to the relay, with the time left now (actors/mcp/asks.ts). */
     announceAsk: (_, _params: { id: string }) => {},

@@ -1,16 +1,16 @@
 /**
  * One live pane for one device: `watch.<deviceId>/<session>`. While streaming it captures the pane every
- * `paneInterval`, sends what changed (core/paneFrames.ts) sealed for that device only, and a whole frame every
+ * `paneInterval`, sends what changed (core/panes/frames.ts) sealed for that device only, and a whole frame every
  * `fullFrame` and after each renewal. A frame that cannot be sealed is dropped and logged, never sent in the clear.
  * It stops when asked, when its `lease` lapses without a renewal (a phone that vanished stops the stream), or when
  * the session goes. The lease is recorded (`recordLease`) so a listener that restarts within it resumes the stream
- * (core/watchLeases.ts); a stream that stopped for good is forgotten (`forgetLease`).
+ * (core/panes/watchLeases.ts); a stream that stopped for good is forgotten (`forgetLease`).
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
-import { frameRows, type PaneScreen } from '../core/paneFrames.js';
-import type { PaneAnswerFrame, PaneStopReason } from '../core/protocol.js';
-import type { Envelope } from '../core/seal.js';
-import type { FrameBody } from '../core/sealedBodies.js';
+import { frameRows, type PaneScreen } from '../core/panes/frames.js';
+import type { PaneAnswerFrame, PaneStopReason } from '../core/protocol/index.js';
+import type { FrameBody } from '../core/seal/bodies.js';
+import type { Envelope } from '../core/seal/seal.js';
 import type { LogParams } from './log.js';
 
 /** Why a listener stops a stream (`computer_offline` is the relay's, when the listener itself is gone). */
@@ -80,9 +80,9 @@ export const paneWatchMachine = setup({
     output: {} as PaneWatchOutput,
   },
   actors: {
-    /** The pane's rows and width (actors/tmux.ts captureScreen). */
+    /** The pane's rows and width (actors/tmux/tmux.ts captureScreen). */
     capturePane: fromPromise<PaneScreen, { paneId: string }>(async () => ({ lines: [], width: 80 })),
-    /** The frame body sealed for the device (core/seal.ts, purpose pane.frame). */
+    /** The frame body sealed for the device (core/seal/seal.ts, purpose pane.frame). */
     sealFrame: fromPromise<Envelope, SealFrameInput>(async () => {
       throw new Error('no sealFrame provided');
     }),

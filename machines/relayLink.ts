@@ -1,13 +1,13 @@
 /**
  * The listener's link to the relay: connecting → online ⇄ backoff; authentication failures stop retrying.
  *
- * The socket itself is the `relaySocket` callback actor (actors/relaySocket.ts), invoked while the machine is in
+ * The socket itself is the `relaySocket` callback actor (actors/relay/socket.ts), invoked while the machine is in
  * `connection`, so leaving that state always closes the socket. A ping/pong watchdog catches half-open sockets.
  */
 import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
 import { backoffDelay, RELAY_BACKOFF } from '../core/backoff.js';
-import type { ClientFrame, RelayFrame } from '../core/protocol.js';
-import { AUTH_CLOSE_CODES, CLOSE } from '../core/protocol.js';
+import type { ClientFrame, RelayFrame } from '../core/protocol/index.js';
+import { AUTH_CLOSE_CODES, CLOSE } from '../core/protocol/index.js';
 import type { LogParams } from './log.js';
 
 export interface RelayLinkInput {
@@ -107,7 +107,7 @@ export const relayLinkMachine = setup({
     events: {} as RelayLinkEvent,
   },
   actors: {
-    // Replaced by the real WebSocket in actors/relaySocket.ts, and by a fake in unit tests.
+    // Replaced by the real WebSocket in actors/relay/socket.ts, and by a fake in unit tests.
     relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(() => () => {}),
   },
   actions: {

@@ -4,10 +4,10 @@
  * each one, because the pane may have changed while the push waited.
  */
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
-import { activePane } from '../core/inventory.js';
-import { keysRefusal } from '../core/keys.js';
-import type { RefusalCode, SessionRecord } from '../core/protocol.js';
-import { refusalFor } from '../core/refusals.js';
+import { keysRefusal } from '../core/panes/keys.js';
+import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import { activePane } from '../core/sessions/inventory.js';
+import { refusalFor } from '../core/sessions/refusals.js';
 import type { BucketState } from '../core/tokenBucket.js';
 import { fullBucket, SESSION_INPUT_BUCKET, takeToken } from '../core/tokenBucket.js';
 import type { LogParams } from './log.js';
@@ -23,7 +23,7 @@ export interface SessionPush {
   receivedAt: number;
 }
 
-/** Key input from a live pane (core/keys.ts), already opened and checked for its stamp by `device.<id>`. */
+/** Key input from a live pane (core/panes/keys.ts), already opened and checked for its stamp by `device.<id>`. */
 export interface SessionKeys {
   kind: 'keys';
   /** Who sent it and its stamp, for the answer (`keys.result`). */
@@ -202,7 +202,7 @@ export const sessionMachine = setup({
     inject: fromPromise<InjectOutput, InjectInput>(async () => {
       throw new Error('no inject provided');
     }),
-    /** Text as is (no submit), then named keys: actors/tmux.ts sendLiteral and sendKeys. */
+    /** Text as is (no submit), then named keys: actors/tmux/tmux.ts sendLiteral and sendKeys. */
     typeKeys: fromPromise<void, TypeKeysInput>(async () => {}),
   },
   actions: {
@@ -216,7 +216,7 @@ export const sessionMachine = setup({
           }
         : {},
     ),
-    /** Spec 8: every input into a `svc sh` session is audited (actors/shellAudit.ts). */
+    /** Spec 8: every input into a `svc sh` session is audited (actors/sessions/shellAudit.ts). */
     auditShellInput: (
       _,
       _params: { session: string; paneId: string; foreground: string; text: string; kind?: 'insert' | 'keys' },

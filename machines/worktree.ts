@@ -10,12 +10,12 @@
  *                                                          └──worktreeRecheck──▶ checking
  *
  * The listener sends `SESSION.ALIVE` / `SESSION.GONE` from the inventory (its session by name or `@svc-worktree`).
- * `checkWorktree` gathers the facts (`core/worktree.ts` `worktreeHold` decides); `removeWorktree` looks once more and
+ * `checkWorktree` gathers the facts (`core/worktrees/worktree.ts` `worktreeHold` decides); `removeWorktree` looks once more and
  * runs plain `git worktree remove` (never `--force`), whose own refusal of a dirty worktree is the last guard.
  * Every error ends in `held` with the error as the reason: an error never removes anything.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { FREE_FACTS, type WorktreeFacts, worktreeHold } from '../core/worktree.js';
+import { FREE_FACTS, type WorktreeFacts, worktreeHold } from '../core/worktrees/worktree.js';
 import type { LogParams } from './log.js';
 
 /** What the listener knows of a worktree made by `--wt` when it spawns its actor. */

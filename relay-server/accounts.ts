@@ -1,7 +1,7 @@
 /**
  * Creating accounts and their API keys. The plain key is returned once, here, and never stored.
  */
-import { SCOPES, type Scope } from '../core/protocol.js';
+import { SCOPES, type Scope } from '../core/protocol/index.js';
 import { generateApiKey, hashApiKey, newAccountId, newKeyId } from './auth.js';
 import type { Store } from './store.js';
 

@@ -3,7 +3,7 @@
  * A plain sha256 is enough because the keys are 32 random bytes: there is nothing to guess a dictionary for.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { SCOPES, type Scope } from '../core/protocol.js';
+import { SCOPES, type Scope } from '../core/protocol/index.js';
 import type { KeyRecord, Store } from './store.js';
 
 const KEY_PREFIX = 'svc_';

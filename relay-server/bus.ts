@@ -3,7 +3,7 @@
  * hear of it. Events are per account and plain JSON, so a Redis pub/sub bus can carry them between relay instances;
  * the in-process bus below is the default for one instance.
  */
-import type { AppPaneFrame, PaneRequestFrame, PushState } from '../core/protocol.js';
+import type { AppPaneFrame, PaneRequestFrame, PushState } from '../core/protocol/index.js';
 import type { AskAppFrame, AskListenerFrame } from './asks/book.js';
 import type { PushRecord } from './store.js';
 

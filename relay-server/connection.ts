@@ -3,7 +3,7 @@
  * (`send`, `close`, `terminate`, `readyState`, `bufferedAmount`), not on the network.
  */
 import { randomBytes } from 'node:crypto';
-import type { RelayFrame } from '../core/protocol.js';
+import type { RelayFrame } from '../core/protocol/index.js';
 import { type BucketConfig, type BucketState, fullBucket, RELAY_RESULT_BUCKET } from '../core/tokenBucket.js';
 import type { KeyRecord, PushRecord } from './store.js';
 

@@ -10,8 +10,8 @@ import {
   parseFrame,
   type RefusalCode,
   type WsErrorCode,
-} from '../core/protocol.js';
-import { decideAccess } from '../core/relayAccess.js';
+} from '../core/protocol/index.js';
+import { decideAccess } from '../core/relay/access.js';
 import type { AskBook } from './asks/book.js';
 import { askFrame } from './asks/frames.js';
 import type { Bus } from './bus.js';
@@ -123,7 +123,7 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
 }
 
 /**
- * Only the key a computer belongs to may be its listener (core/relayAccess.ts): a device token or another key of
+ * Only the key a computer belongs to may be its listener (core/relay/access.ts): a device token or another key of
  * the account is closed 4403 and the computer's real listener is not disturbed.
  */
 async function subscribeListener(ctx: FrameContext, conn: Connection, frame: SubscribeListener): Promise<void> {

@@ -2,7 +2,7 @@
  * HTTP plumbing for the routes: JSON answers, the `{error:{code,message}}` shape, and reading a size-capped body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HttpErrorCode } from '../core/protocol.js';
+import type { HttpErrorCode } from '../core/protocol/index.js';
 
 /** After a 413 we discard at most this much more of the body (so the client reads the answer), then hang up. */
 const DRAIN_LIMIT_BYTES = 4 * 1024 * 1024;

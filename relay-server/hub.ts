@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { CLOSE, computerAway, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol.js';
+import { CLOSE, computerAway, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../core/protocol/index.js';
 import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
 import { AskBook } from './asks/book.js';
 import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';

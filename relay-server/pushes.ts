@@ -2,7 +2,7 @@
  * The life of a push: stored `pending`, `delivered` once a listener has it, then `injected`, `refused` or `expired`.
  * Routes, the hub and the sweeper all change pushes through here, and every change is published on the bus.
  */
-import type { PushSendRequest, PushState, WirePush } from '../core/protocol.js';
+import type { PushSendRequest, PushState, WirePush } from '../core/protocol/index.js';
 import type { Bus } from './bus.js';
 import type { Log } from './log.js';
 import { type PushCondition, type PushRecord, StorageFullError, type Store } from './store.js';

@@ -18,9 +18,9 @@ import {
   type PushSendResponse,
   type PushStatusResponse,
   type Scope,
-} from '../core/protocol.js';
-import { type Act, decideAccess } from '../core/relayAccess.js';
-import { importPublicKey } from '../core/sealKeys.js';
+} from '../core/protocol/index.js';
+import { type Act, decideAccess } from '../core/relay/access.js';
+import { importPublicKey } from '../core/seal/keys.js';
 import {
   authenticate,
   generateApiKey,
@@ -181,7 +181,7 @@ async function getPush({ res, key, params }: Context, { store }: RouteDeps): Pro
   sendJson(res, 200, answer);
 }
 
-/** Refuse with 403 `forbidden` (and the reason) what core/relayAccess.ts does not allow this key. */
+/** Refuse with 403 `forbidden` (and the reason) what core/relay/access.ts does not allow this key. */
 function authorize(key: KeyRecord, act: Act): void {
   const access = decideAccess(key, act);
   if (!access.ok) throw new HttpError(403, 'forbidden', access.message);

@@ -11,7 +11,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { PushState, SessionRecord } from '../core/protocol.js';
+import type { PushState, SessionRecord } from '../core/protocol/index.js';
 import * as accounts from './sqlite/accounts.js';
 import * as computers from './sqlite/computers.js';
 import { openDatabase } from './sqlite/db.js';

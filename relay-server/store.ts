@@ -3,7 +3,7 @@
  * Every method returns a Promise: the embedded SQLite store answers synchronously underneath, a Postgres store
  * would not, and callers must not be able to tell the difference.
  */
-import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protocol.js';
+import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protocol/index.js';
 
 export interface KeyRecord {
   keyId: string;

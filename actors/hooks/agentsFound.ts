@@ -1,9 +1,9 @@
 /** Which agents are on PATH, and the wiring of each for this home and this svc (IO around core/hooks/wiring.ts). */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENTS } from '../../core/agents.js';
+import { AGENTS } from '../../core/agents/registry.js';
 import { type McpCommand, NOT_WIRED, type Wiring, wirings } from '../../core/hooks/wiring.js';
-import { defaultEntry } from '../daemon.js';
+import { defaultEntry } from '../daemon/daemon.js';
 import { onPath } from '../which.js';
 
 export interface AgentsFound {

@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
-import type { ControlReply } from '../../core/control.js';
-import { emptyPins, type PinsFile } from '../../core/devices.js';
+import type { ControlReply } from '../../core/daemon/control.js';
+import { emptyPins, type PinsFile } from '../../core/devices/devices.js';
 import {
   type AnswerBody,
   AnswerBody as AnswerBodySchema,
@@ -26,15 +26,15 @@ import {
   type QuestionBody,
   type Recipient,
 } from '../../core/mcp/ask.js';
-import type { ClientFrame, DeviceListResponse } from '../../core/protocol.js';
-import { type Envelope, openText, seal } from '../../core/seal.js';
-import { SealError } from '../../core/sealError.js';
+import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
+import { SealError } from '../../core/seal/error.js';
+import { type Envelope, openText, seal } from '../../core/seal/seal.js';
 import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
 import type { ListenerEvent } from '../../machines/listener.js';
-import type { McpRequest } from '../controlSocket.js';
-import type { DeviceIdentity } from '../deviceKey.js';
-import { cryptoKey } from '../e2ee.js';
+import type { McpRequest } from '../daemon/controlSocket.js';
+import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { writeFileAtomic } from '../files.js';
+import { cryptoKey } from '../seal/e2ee.js';
 
 /** How long `svc_notify` waits for the relay to take a notification. */
 export const NOTIFY_ACK_MS = 10_000;

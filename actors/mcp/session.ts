@@ -1,12 +1,12 @@
 /**
  * Which tmux session `svc mcp` serves: the session of the agent's pane (`TMUX_PANE`, on the server `TMUX` names),
  * so the phone shows a question on that session's card. Outside tmux: `svc-<project>`, the name `svc cc` gives
- * the project's first session (core/project.ts).
+ * the project's first session (core/sessions/project.ts).
  */
 import { execFile } from 'node:child_process';
-import { projectSlug, resolveProject } from '../../core/project.js';
-import { SESSION_NAME_RE } from '../../core/protocolCodes.js';
-import { findGitRoot } from '../wrapper.js';
+import { SESSION_NAME_RE } from '../../core/protocol/codes.js';
+import { projectSlug, resolveProject } from '../../core/sessions/project.js';
+import { findGitRoot } from '../sessions/wrapper.js';
 
 export async function servedSession(env: NodeJS.ProcessEnv, cwd: string): Promise<{ name: string; from: string }> {
   const pane = env.TMUX_PANE;

@@ -1,13 +1,13 @@
 /**
  * `svc <agent> [--detach] [--label x] [--wt branch] [agent args…]` (spec 4.4): one command per registry entry.
- * Flags are read from the front only, by core/launch.ts `parseWrapperArgs`, never by citty, so the agent gets its
+ * Flags are read from the front only, by core/sessions/launch.ts `parseWrapperArgs`, never by citty, so the agent gets its
  * arguments exactly as typed (cli/main.ts sends `svc <agent> …` here before citty sees `--help` anywhere).
  */
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { runWrapper } from '../../actors/wrapper.js';
-import type { AgentSpec } from '../../core/agents.js';
-import { parseWrapperArgs } from '../../core/launch.js';
+import { runWrapper } from '../../actors/sessions/wrapper.js';
+import type { AgentSpec } from '../../core/agents/registry.js';
+import { parseWrapperArgs } from '../../core/sessions/launch.js';
 import { fail } from '../output.js';
 
 export function agentUsage(agent: AgentSpec): string {

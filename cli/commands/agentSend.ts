@@ -5,18 +5,23 @@
  */
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
-import { loggedIn } from '../../actors/configFile.js';
-import { ensureDeviceIdentity, loadDeviceIdentity, takeSeq } from '../../actors/deviceKey.js';
-import { readPins, updatePins } from '../../actors/devicePins.js';
+import { loggedIn } from '../../actors/daemon/configFile.js';
+import { ensureDeviceIdentity, loadDeviceIdentity, takeSeq } from '../../actors/devices/deviceKey.js';
+import { readPins, updatePins } from '../../actors/devices/pins.js';
 import { withFileLock } from '../../actors/fileLock.js';
-import { relayJson } from '../../actors/relayHttp.js';
-import { explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/agentSend.js';
-import { decideComputerDevice, decideTrust, type PinOp } from '../../core/devices.js';
-import { svcPaths } from '../../core/paths.js';
-import { ComputerListResponse, DeviceListResponse, PushSendResponse, PushStatusResponse } from '../../core/protocol.js';
-import { seal } from '../../core/seal.js';
-import { type CommandBody, commandTextProblem } from '../../core/sealedBodies.js';
-import { fingerprint, importPublicKey, safetyCode } from '../../core/sealKeys.js';
+import { relayJson } from '../../actors/relay/http.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { decideComputerDevice, decideTrust, type PinOp } from '../../core/devices/devices.js';
+import {
+  ComputerListResponse,
+  DeviceListResponse,
+  PushSendResponse,
+  PushStatusResponse,
+} from '../../core/protocol/index.js';
+import { type CommandBody, commandTextProblem } from '../../core/seal/bodies.js';
+import { fingerprint, importPublicKey, safetyCode } from '../../core/seal/keys.js';
+import { seal } from '../../core/seal/seal.js';
+import { explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/sessions/agentSend.js';
 import { fail } from '../output.js';
 
 export interface AgentSendResult {
@@ -161,7 +166,7 @@ const send = defineCommand({
   },
   async run({ rawArgs }) {
     try {
-      // Read from the raw words: a parser of flags would take `-x` in a message for options (core/agentSend.ts).
+      // Read from the raw words: a parser of flags would take `-x` in a message for options (core/sessions/agentSend.ts).
       const parsed = parseSendArgs(rawArgs);
       if (!parsed.ok) {
         // a command line not understood: one line and the usage exit code, as for any other command

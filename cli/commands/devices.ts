@@ -3,26 +3,26 @@
  * verified, key changed) and the safety code between this computer's key and the device's, which the phone shows
  * too. `svc devices verify <id>` accepts the listed key after a person compared the codes; `svc devices forget
  * <id>` drops the pin here and the device on the relay. The running listener reads devices.json again at every
- * sealed contact and within half a second of a change (actors/devicePins.ts).
+ * sealed contact and within half a second of a change (actors/devices/pins.ts).
  */
 
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { defineCommand } from 'citty';
-import { loggedIn } from '../../actors/configFile.js';
-import { loadDeviceIdentity } from '../../actors/deviceKey.js';
-import { readPins, updatePins } from '../../actors/devicePins.js';
-import { RelayError, relayJson } from '../../actors/relayHttp.js';
-import type { ComputerEntry } from '../../core/agentSend.js';
-import { type DevicePin, type PinOp, type PinsFile, trustOf } from '../../core/devices.js';
-import { svcPaths } from '../../core/paths.js';
+import { loggedIn } from '../../actors/daemon/configFile.js';
+import { loadDeviceIdentity } from '../../actors/devices/deviceKey.js';
+import { readPins, updatePins } from '../../actors/devices/pins.js';
+import { RelayError, relayJson } from '../../actors/relay/http.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { type DevicePin, type PinOp, type PinsFile, trustOf } from '../../core/devices/devices.js';
 import {
   ComputerListResponse,
   DeviceDeleteResponse,
   type DeviceInfo,
   DeviceListResponse,
-} from '../../core/protocol.js';
-import { fingerprint, safetyCode } from '../../core/sealKeys.js';
+} from '../../core/protocol/index.js';
+import { fingerprint, safetyCode } from '../../core/seal/keys.js';
+import type { ComputerEntry } from '../../core/sessions/agentSend.js';
 import { fail } from '../output.js';
 
 const jsonArg = { type: 'boolean', description: 'Print JSON for scripts' } as const;

@@ -10,7 +10,7 @@ import { defineCommand } from 'citty';
 import { agentsFound } from '../../actors/hooks/agentsFound.js';
 import { type InstallOutcome, installOne } from '../../actors/hooks/configFiles.js';
 import { onPath } from '../../actors/which.js';
-import { agentById } from '../../core/agents.js';
+import { agentById } from '../../core/agents/registry.js';
 import { LOGIN_SERVICE_NOTE, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
 import { hermesEntry } from '../../core/hooks/wiring.js';
 import { fail } from '../output.js';

@@ -1,11 +1,11 @@
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { type DaemonContext, defaultEntry } from '../../actors/daemon.js';
+import { type DaemonContext, defaultEntry } from '../../actors/daemon/daemon.js';
+import { listenerStatus, restartListenerVia, stopListenerVia } from '../../actors/daemon/listenerControl.js';
+import { isClosedPipe, watchStdio } from '../../actors/daemon/logger.js';
 import { ListenerStartError, startListener } from '../../actors/listener.js';
-import { listenerStatus, restartListenerVia, stopListenerVia } from '../../actors/listenerControl.js';
-import { isClosedPipe, watchStdio } from '../../actors/logger.js';
-import { svcPaths } from '../../core/paths.js';
-import { VERSION } from '../../core/version.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { VERSION } from '../../core/daemon/version.js';
 import { fail } from '../output.js';
 
 function daemonContext(): DaemonContext {
@@ -27,7 +27,7 @@ export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
     'ws-url': { type: 'string', description: 'Override wsUrl for this run' },
-    // --keep-awake, --turn-history and the service flags are refused until they do something (core/commandLine.ts)
+    // --keep-awake, --turn-history and the service flags are refused until they do something (core/cli/commandLine.ts)
     debug: { type: 'boolean', description: 'Log debug lines too' },
     status: { type: 'boolean', description: 'Is a listener running? Its pid, version, relay link and sessions' },
     json: { type: 'boolean', description: 'With --status: one JSON object' },

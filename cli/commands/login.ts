@@ -1,11 +1,11 @@
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
-import { writeConfigFile } from '../../actors/configFile.js';
-import { ensureDeviceIdentity } from '../../actors/deviceKey.js';
-import { relayJson } from '../../actors/relayHttp.js';
-import { wsUrlFor } from '../../core/config.js';
-import { svcPaths } from '../../core/paths.js';
-import { ComputerRegisterResponse } from '../../core/protocol.js';
+import { writeConfigFile } from '../../actors/daemon/configFile.js';
+import { ensureDeviceIdentity } from '../../actors/devices/deviceKey.js';
+import { relayJson } from '../../actors/relay/http.js';
+import { wsUrlFor } from '../../core/daemon/config.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { ComputerRegisterResponse } from '../../core/protocol/index.js';
 import { fail } from '../output.js';
 
 /**

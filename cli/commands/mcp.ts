@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { serveStdio } from '../../actors/mcp/server.js';
 import { servedSession } from '../../actors/mcp/session.js';
-import { svcPaths } from '../../core/paths.js';
+import { svcPaths } from '../../core/daemon/paths.js';
 
 export default defineCommand({
   meta: { name: 'mcp', description: 'MCP server on stdio for agents: svc_ask and svc_notify reach your phone' },

@@ -1,11 +1,11 @@
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import QRCode from 'qrcode';
-import { readConfigFile } from '../../actors/configFile.js';
-import { relayJson } from '../../actors/relayHttp.js';
-import { qrStyle } from '../../core/commandLine.js';
-import { svcPaths } from '../../core/paths.js';
-import { PairingCreateResponse } from '../../core/protocol.js';
+import { readConfigFile } from '../../actors/daemon/configFile.js';
+import { relayJson } from '../../actors/relay/http.js';
+import { qrStyle } from '../../core/cli/commandLine.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { PairingCreateResponse } from '../../core/protocol/index.js';
 import { fail } from '../output.js';
 
 export interface PairingLink {
@@ -24,7 +24,7 @@ export async function createPairingLink(opts: { baseUrl: string; apiKey: string;
 
 /**
  * The lines `svc pair` and `svc up` print: the link, a QR code of it (on a terminal only: coloured, or in plain
- * block characters under NO_COLOR; core/commandLine.ts `qrStyle`), and when it stops working.
+ * block characters under NO_COLOR; core/cli/commandLine.ts `qrStyle`), and when it stops working.
  */
 export async function pairingText(
   link: PairingLink,

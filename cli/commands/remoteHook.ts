@@ -11,7 +11,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { defineCommand } from 'citty';
 import { ensurePrivateDir } from '../../actors/files.js';
-import { markerPath } from '../../actors/marker.js';
+import { markerPath } from '../../actors/sessions/marker.js';
+import { svcPaths } from '../../core/daemon/paths.js';
 import {
   hookOutput,
   isHookAgent,
@@ -19,7 +20,6 @@ import {
   matchRemote,
   parseHookInput,
 } from '../../core/hooks/remoteOrigin.js';
-import { svcPaths } from '../../core/paths.js';
 
 /** The whole hook, from start to exit: a fraction of a second. */
 export const TIME_LIMIT_MS = 400;

@@ -4,7 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { runWrapper } from '../../actors/wrapper.js';
+import { runWrapper } from '../../actors/sessions/wrapper.js';
 import { fail } from '../output.js';
 
 export default defineCommand({

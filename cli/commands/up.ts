@@ -1,16 +1,16 @@
 import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
-import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon.js';
+import { readConfigFile } from '../../actors/daemon/configFile.js';
+import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon/daemon.js';
+import { stopListenerVia } from '../../actors/daemon/listenerControl.js';
+import { createLogger } from '../../actors/daemon/logger.js';
 import { ensurePrivateDir } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
-import { stopListenerVia } from '../../actors/listenerControl.js';
-import { createLogger } from '../../actors/logger.js';
-import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/tls.js';
-import { wrapperSocket } from '../../core/launch.js';
-import { svcPaths } from '../../core/paths.js';
-import { VERSION } from '../../core/version.js';
+import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/relay/tls.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { VERSION } from '../../core/daemon/version.js';
+import { wrapperSocket } from '../../core/sessions/launch.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { authenticate } from '../../relay-server/auth.js';
 import { startRelay } from '../../relay-server/server.js';
@@ -118,7 +118,7 @@ export default defineCommand({
 
     let listener: RunningListener | null = null;
     try {
-      // The tmux server `svc cc` in another terminal uses (core/launch.ts), whether or not it runs yet.
+      // The tmux server `svc cc` in another terminal uses (core/sessions/launch.ts), whether or not it runs yet.
       const socket = wrapperSocket(process.env, process.getuid?.() ?? 0);
       listener = await startListener({
         host: 'up',

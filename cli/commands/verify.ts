@@ -5,20 +5,20 @@
 import { execFile } from 'node:child_process';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { readConfigFile } from '../../actors/configFile.js';
-import { controlRequest, controlSocketPath } from '../../actors/controlSocket.js';
-import { defaultEntry, findListener } from '../../actors/daemon.js';
+import { readConfigFile } from '../../actors/daemon/configFile.js';
+import { controlRequest, controlSocketPath } from '../../actors/daemon/controlSocket.js';
+import { defaultEntry, findListener } from '../../actors/daemon/daemon.js';
 import { agentsFound } from '../../actors/hooks/agentsFound.js';
 import { wiredState } from '../../actors/hooks/configFiles.js';
 import { onPath } from '../../actors/which.js';
-import { agentById } from '../../core/agents.js';
-import { resolveConfig } from '../../core/config.js';
+import { agentById } from '../../core/agents/registry.js';
+import { resolveConfig } from '../../core/daemon/config.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { buildVerifyReport, formatVerifyReport } from '../../core/daemon/verify.js';
+import { VERSION } from '../../core/daemon/version.js';
 import { type AgentWiringRow, agentWiringLines } from '../../core/hooks/install.js';
-import { wrapperSocket } from '../../core/launch.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
-import { svcPaths } from '../../core/paths.js';
-import { buildVerifyReport, formatVerifyReport } from '../../core/verify.js';
-import { VERSION } from '../../core/version.js';
+import { wrapperSocket } from '../../core/sessions/launch.js';
 
 function tmuxVersion(path: string): Promise<string | null> {
   return new Promise((resolve) => {

@@ -46,7 +46,7 @@ export function parseHookInput(raw: string): HookInput | null {
   return { prompt, cwd };
 }
 
-/** A remote-origin marker as the listener writes it (actors/marker.ts). */
+/** A remote-origin marker as the listener writes it (actors/sessions/marker.ts). */
 export interface MarkerRecord {
   epoch: number;
   sha256: string;

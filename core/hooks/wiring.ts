@@ -20,7 +20,7 @@ export interface McpCommand {
 }
 
 export interface Wiring {
-  /** Registry id (core/agents.ts). */
+  /** Registry id (core/agents/registry.ts). */
   agentId: string;
   /** The agent's command, looked up on PATH to decide whether it is there. */
   command: string;

@@ -4,8 +4,8 @@
  * answer is taken, and the words the model reads back. No IO: actors/mcp/ does the sockets and the sealing.
  */
 import { z } from 'zod';
-import type { DevicePin } from '../devices.js';
-import { SessionName } from '../protocolCodes.js';
+import type { DevicePin } from '../devices/devices.js';
+import { SessionName } from '../protocol/codes.js';
 
 /** Spec 8: an ask waits at most 600 s. */
 export const ASK_MAX_SECONDS = 600;
@@ -36,7 +36,7 @@ export const ASK_CODES = [
   'bad_seal', // the answer did not open, or holds another ask's id or session
   'listener_stopped', // the listener stopped while the ask waited
   'computer_offline', // relay: the computer's listener is not connected
-  'forbidden', // relay: this key may not answer (core/relayAccess.ts)
+  'forbidden', // relay: this key may not answer (core/relay/access.ts)
 ] as const;
 export type AskCode = (typeof ASK_CODES)[number];
 
@@ -118,7 +118,7 @@ export function chooseRecipients(
   myDeviceId: string,
 ): Recipient[] {
   const apps = listed.filter((d) => d.kind === 'app' && d.deviceId !== myDeviceId);
-  // A pin with a changed key is `unverified` (core/devices.ts trustOf); not imported: core/devices.ts reaches this file.
+  // A pin with a changed key is `unverified` (core/devices/devices.ts trustOf); not imported: core/devices/devices.ts reaches this file.
   const pinned = Object.values(pins).filter((p) => !p.changedKey);
   if (Object.keys(pins).length === 0) return apps.map((d) => ({ deviceId: d.deviceId, publicKey: d.publicKey }));
   const listedKey = new Map(apps.map((d) => [d.deviceId, d.publicKey]));

@@ -1,10 +1,10 @@
 /**
- * What `svc mcp` and `svc verify` ask the listener on its control socket (core/control.ts) about asks and
+ * What `svc mcp` and `svc verify` ask the listener on its control socket (core/daemon/control.ts) about asks and
  * notifications, and what it answers. An `ask` request keeps its connection open: `ask.started` at once, then one
  * `ask.done` when the ask ends (answered, expired, or failed with a code).
  */
 import { z } from 'zod';
-import { SessionName } from '../protocolCodes.js';
+import { SessionName } from '../protocol/codes.js';
 import {
   ASK_CODES,
   MAX_CHOICE_CHARS,

@@ -1,11 +1,11 @@
 /**
  * The WebSocket frames of `svc_ask` and `svc_notify` (docs/protocol.md "Asks and notifications"). Spread into
- * `ClientFrame` and `RelayFrame` (core/protocolFrames.ts). Question, answer and notification travel only inside
+ * `ClientFrame` and `RelayFrame` (core/protocol/frames.ts). Question, answer and notification travel only inside
  * envelopes; outside is routing: the computer, the ask id, the session, the deadline.
  */
 import { z } from 'zod';
-import { DeviceId, SessionName } from '../protocolCodes.js';
-import { Envelope } from '../seal.js';
+import { DeviceId, SessionName } from '../protocol/codes.js';
+import { Envelope } from '../seal/seal.js';
 import { ASK_CODES, AskId } from './ask.js';
 
 const SealedField = z.record(z.string(), z.unknown());

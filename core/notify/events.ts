@@ -3,7 +3,7 @@
  * and an agent that finishes its turn (working → idle). Pure: the listener hands in each session's state before
  * and after a reading.
  */
-import type { AgentState } from '../protocolFrames.js';
+import type { AgentState } from '../protocol/frames.js';
 
 export interface SessionEvent {
   session: string;

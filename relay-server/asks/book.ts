@@ -5,7 +5,7 @@
  * while an ask waits is shown it. A relay that restarts forgets them; the listener announces its asks again when
  * it reconnects. Notifications are handed to the app connections of the moment (and, later, to Web Push).
  */
-import type { ClientFrame, RelayFrame } from '../../core/protocol.js';
+import type { ClientFrame, RelayFrame } from '../../core/protocol/index.js';
 
 type AskNew = Extract<RelayFrame, { type: 'ask.new' }>;
 type AskClosed = Extract<RelayFrame, { type: 'ask.closed' }>;

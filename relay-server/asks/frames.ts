@@ -3,7 +3,7 @@
  * what is outside the envelopes, and logs ids, sessions and codes, never a question or an answer.
  */
 import type { NotifyEvent } from '../../core/notify/push.js';
-import { decideAccess } from '../../core/relayAccess.js';
+import { decideAccess } from '../../core/relay/access.js';
 import type { Connection } from '../connection.js';
 import type { FrameContext } from '../frames.js';
 import type { AskClientFrame } from './book.js';
@@ -23,7 +23,7 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
     });
     return;
   }
-  // Asked and told on the computer's behalf: its own key only (core/relayAccess.ts), as for its listener.
+  // Asked and told on the computer's behalf: its own key only (core/relay/access.ts), as for its listener.
   const computer = await ctx.store.getComputer(hookId);
   const access = decideAccess(conn.key, { act: 'announce', owner: computer?.ownerKeyId });
   if (!access.ok) {

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { PushSubscribeRequest } from '../../core/notify/push.js';
-import { decideAccess } from '../../core/relayAccess.js';
+import { decideAccess } from '../../core/relay/access.js';
 import { HttpError, sendJson } from '../http.js';
 import type { Log } from '../log.js';
 import type { KeyRecord, Store } from '../store.js';
@@ -29,7 +29,7 @@ function need(deps: PushRouteDeps): WebPush {
   return deps.webPush;
 }
 
-/** A device of this account, and one this key may subscribe (core/relayAccess.ts: a device token, its own only). */
+/** A device of this account, and one this key may subscribe (core/relay/access.ts: a device token, its own only). */
 async function ownDevice(store: Store, key: KeyRecord, deviceId: string): Promise<void> {
   const access = decideAccess(key, { act: 'subscribePush', deviceId });
   if (!access.ok) throw new HttpError(403, 'forbidden', access.message);

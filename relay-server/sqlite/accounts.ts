@@ -1,6 +1,6 @@
 /** Accounts and their API keys (stored as hashes; a device token also names its device). */
 import type Database from 'better-sqlite3';
-import { SCOPES, type Scope } from '../../core/protocol.js';
+import { SCOPES, type Scope } from '../../core/protocol/index.js';
 import type { KeyRecord } from '../store.js';
 
 export function createAccount(db: Database.Database, accountId: string, now: number): void {

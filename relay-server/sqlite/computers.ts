@@ -1,6 +1,6 @@
 /** Computers (one per listener name in an account) and the last session inventory each reported. */
 import type Database from 'better-sqlite3';
-import { SessionRecord } from '../../core/protocol.js';
+import { SessionRecord } from '../../core/protocol/index.js';
 import type { ComputerRecord, ComputerRegistration } from '../store.js';
 
 interface ComputerRow {

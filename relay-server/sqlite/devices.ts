@@ -3,7 +3,7 @@
  * transaction. Removing a device removes its keys and unlinks it from its computer.
  */
 import type Database from 'better-sqlite3';
-import type { DeviceKind } from '../../core/protocol.js';
+import type { DeviceKind } from '../../core/protocol/index.js';
 import type { DeviceRecord, NewPairing, PairingClaim, PairingClaimResult } from '../store.js';
 
 /** Used or expired pairing codes are kept this long (so a second click can say "already used"), then dropped. */

@@ -3,7 +3,7 @@
  * compare-and-set, and emptied of their text at a final state.
  */
 import type Database from 'better-sqlite3';
-import type { PushState } from '../../core/protocol.js';
+import type { PushState } from '../../core/protocol/index.js';
 import {
   type NewPush,
   OPEN_PUSH_OVERHEAD,

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shellQuote } from '../../core/tmux.js';
+import { shellQuote } from '../../core/tmux/tmux.js';
 import { ASK_INPUT, type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';

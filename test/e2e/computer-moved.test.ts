@@ -9,7 +9,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exportPublicKey, generateDeviceKeys, safetyCode } from '../../core/sealKeys.js';
+import { exportPublicKey, generateDeviceKeys, safetyCode } from '../../core/seal/keys.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 

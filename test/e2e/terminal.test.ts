@@ -1,6 +1,6 @@
 /**
  * The web app's own terminal drawing (relay-server/app/src/terminal.ts) in a real browser: the module is bundled as
- * the app's build bundles it and fed `pane.frame` bodies made by the listener's own code (core/paneFrames.ts
+ * the app's build bundles it and fed `pane.frame` bodies made by the listener's own code (core/panes/frames.ts
  * frameRows), and what the person sees — the rows xterm.js puts on the page, and the text the screen reader gets —
  * is compared with the pane. A screen that was cleared, a pane that shrinks, a pane resized wider or narrower.
  */
@@ -8,8 +8,8 @@ import { resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { frameRows, type PaneScreen } from '../../core/paneFrames.js';
-import type { FrameBody } from '../../core/sealedBodies.js';
+import { frameRows, type PaneScreen } from '../../core/panes/frames.js';
+import type { FrameBody } from '../../core/seal/bodies.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

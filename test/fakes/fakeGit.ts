@@ -1,12 +1,12 @@
 /**
  * An in-memory `Git` for unit tests: repositories with worktrees, each worktree a handful of counts standing in for
- * its files and commits, and a record of every call. Refusals follow the real git 2.39 (see actors/git.ts):
+ * its files and commits, and a record of every call. Refusals follow the real git 2.39 (see actors/worktrees/git.ts):
  * `worktree remove` refuses changes, untracked files and a lock, and removes a worktree with ignored files.
  * Any call can be made to fail once with `failNext`.
  */
-import { type Git, GitError } from '../../actors/git.js';
-import type { WorktreeIndex } from '../../actors/worktrees.js';
-import type { PathKind, StatusSummary, WorktreeEntry, WorktreeMark } from '../../core/worktree.js';
+import { type Git, GitError } from '../../actors/worktrees/git.js';
+import type { WorktreeIndex } from '../../actors/worktrees/worktrees.js';
+import type { PathKind, StatusSummary, WorktreeEntry, WorktreeMark } from '../../core/worktrees/worktree.js';
 
 export interface FakeWorktree {
   path: string;

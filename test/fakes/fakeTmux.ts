@@ -16,9 +16,9 @@ import {
   type Tmux,
   TmuxError,
   type TypingOptions,
-} from '../../actors/tmux.js';
-import type { SessionRecord } from '../../core/protocol.js';
-import { lastScreenLines } from '../../core/tmux.js';
+} from '../../actors/tmux/tmux.js';
+import type { SessionRecord } from '../../core/protocol/index.js';
+import { lastScreenLines } from '../../core/tmux/tmux.js';
 
 export interface FakePane {
   id: string;

@@ -4,8 +4,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { entryScripts } from '../../actors/daemon.js';
-import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon.js';
+import { entryScripts } from '../../actors/daemon/daemon.js';
+import { listenerPidsFromPs, PS_COLUMNS } from '../../core/daemon/daemon.js';
 import { SVC_BIN } from './cli.js';
 import { waitFor } from './tmux.js';
 

@@ -4,8 +4,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Envelope, openText, type SealPurpose, seal } from '../../core/seal.js';
-import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../core/sealKeys.js';
+import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../core/seal/keys.js';
+import { type Envelope, openText, type SealPurpose, seal } from '../../core/seal/seal.js';
 import { api, type TestRelay } from './relay.js';
 
 export interface TestDevice {

@@ -25,7 +25,7 @@ export interface AgentPlace {
 }
 
 export interface RealAgent {
-  /** The registry id (core/agents.ts). */
+  /** The registry id (core/agents/registry.ts). */
   id: string;
   /** Its program's name in AGENTS_BIN. */
   program: string;

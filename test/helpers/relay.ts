@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import type { RelayFrame, Scope } from '../../core/protocol.js';
+import type { RelayFrame, Scope } from '../../core/protocol/index.js';
 import type { BucketConfig } from '../../core/tokenBucket.js';
 import { createAccount as createAccountIn, createApiKey } from '../../relay-server/accounts.js';
 import type { Log } from '../../relay-server/log.js';

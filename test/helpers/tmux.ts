@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTmux, type NewSessionOptions, type PaneTarget, type Tmux } from '../../actors/tmux.js';
-import type { SessionRecord } from '../../core/protocol.js';
-import { shellQuote } from '../../core/tmux.js';
+import { createTmux, type NewSessionOptions, type PaneTarget, type Tmux } from '../../actors/tmux/tmux.js';
+import type { SessionRecord } from '../../core/protocol/index.js';
+import { shellQuote } from '../../core/tmux/tmux.js';
 
 export const TMUX_BIN = process.env.SVC_TEST_TMUX ?? 'tmux';
 export const SCREEN_WIDTH = 200;

@@ -8,8 +8,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NOT_YET } from '../../core/commandLine.js';
-import { VERSION } from '../../core/version.js';
+import { NOT_YET } from '../../core/cli/commandLine.js';
+import { VERSION } from '../../core/daemon/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 

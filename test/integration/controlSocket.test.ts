@@ -1,5 +1,5 @@
 /**
- * The control socket (actors/controlSocket.ts) on a real Unix socket in a temp ~/.svc: who may connect, and what
+ * The control socket (actors/daemon/controlSocket.ts) on a real Unix socket in a temp ~/.svc: who may connect, and what
  * it survives. Connections from another user are tried for real when the tests run as root (CI does): a client
  * process is started as `nobody`.
  */
@@ -19,9 +19,9 @@ import {
   controlSocketPath,
   privateDirProblem,
   startControlServer,
-} from '../../actors/controlSocket.js';
-import { createInspector, type Inspector } from '../../actors/inspector.js';
-import type { ControlReply } from '../../core/control.js';
+} from '../../actors/daemon/controlSocket.js';
+import { createInspector, type Inspector } from '../../actors/debug/inspector.js';
+import type { ControlReply } from '../../core/daemon/control.js';
 import { waitFor } from '../helpers/tmux.js';
 
 const isRoot = process.getuid?.() === 0;

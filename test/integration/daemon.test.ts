@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hasExited } from '../../actors/daemonFiles.js';
-import { VERSION } from '../../core/version.js';
+import { hasExited } from '../../actors/daemon/daemonFiles.js';
+import { VERSION } from '../../core/daemon/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { fakeAgentBin, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/tmux.js';
 
-const DIST_PINS = pathToFileURL(resolve(import.meta.dirname, '../../dist/actors/devicePins.js')).href;
+const DIST_PINS = pathToFileURL(resolve(import.meta.dirname, '../../dist/actors/devices/pins.js')).href;
 
 /**
  * A process that waits for a line on stdin, then pins `count` devices named `<prefix>-<i>`, one update each, and

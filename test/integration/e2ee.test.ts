@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_BODY_CHARS } from '../../core/protocol.js';
-import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { MAX_BODY_CHARS } from '../../core/protocol/index.js';
+import { exportPublicKey, generateDeviceKeys } from '../../core/seal/keys.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
@@ -306,8 +306,8 @@ describe('sealed pushes', () => {
     const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(evilKey, app.deviceId);
     db.close();
-    const { seal } = await import('../../core/seal.js');
-    const { importPublicKey } = await import('../../core/sealKeys.js');
+    const { seal } = await import('../../core/seal/seal.js');
+    const { importPublicKey } = await import('../../core/seal/keys.js');
     const forged = token('forged');
     const forgedEnvelope = await seal({
       purpose: 'agent.command',
@@ -334,7 +334,7 @@ describe('sealed pushes', () => {
     expect(list.stderr).toMatch(/a device key changed on the relay/);
     const json = JSON.parse((await runSvc(['devices', '--json'], env)).stdout);
     const row = json.devices.find((d: { deviceId: string }) => d.deviceId === app.deviceId);
-    const { safetyCode } = await import('../../core/sealKeys.js');
+    const { safetyCode } = await import('../../core/seal/keys.js');
     expect(row.safetyCode).toBe(await safetyCode(computer.publicKey, evilKey));
     expect(row.safetyCode).not.toBe(await safetyCode(computer.publicKey, app.publicKey));
   });
@@ -361,7 +361,7 @@ describe('sealed pushes', () => {
       `NOT SENT: the relay now says ${name} (${hookId}) is device ${device.json.deviceId}`,
     );
     expect(refused.stderr).toContain(`it was ${computer.id}`);
-    const { safetyCode } = await import('../../core/sealKeys.js');
+    const { safetyCode } = await import('../../core/seal/keys.js');
     expect(refused.stderr).toContain(`safety code ${await safetyCode(computer.publicKey, decoyKey)}`);
     expect((await api(relay.url, 'GET', '/pushes/2', { key })).status).toBe(404);
     const rows = JSON.parse((await runSvc(['devices', '--json'], env)).stdout).devices;
@@ -388,8 +388,8 @@ describe('sealed pushes', () => {
     const db = openDatabase(join(relay.dataDir, 'relay.db'));
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(freshKey, app.deviceId);
     db.close();
-    const { seal } = await import('../../core/seal.js');
-    const { importPublicKey, safetyCode } = await import('../../core/sealKeys.js');
+    const { seal } = await import('../../core/seal/seal.js');
+    const { importPublicKey, safetyCode } = await import('../../core/seal/keys.js');
     const sealFresh = async (text: string, seq: number) =>
       seal({
         purpose: 'agent.command',

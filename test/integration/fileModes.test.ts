@@ -7,9 +7,9 @@ import { chmodSync, mkdtempSync, rmSync, statSync, unlinkSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readConfigFile } from '../../actors/configFile.js';
+import { readConfigFile } from '../../actors/daemon/configFile.js';
+import { createLogger } from '../../actors/daemon/logger.js';
 import { ensurePrivateDir } from '../../actors/files.js';
-import { createLogger } from '../../actors/logger.js';
 import { runSvc, svcEnv, tempHome } from '../helpers/cli.js';
 
 const cleanup: (() => void)[] = [];

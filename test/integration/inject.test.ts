@@ -7,9 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { typeKeysLogic } from '../../actors/e2ee.js';
-import { injectText, realSleep } from '../../actors/inject.js';
-import { agentById, genericProgram, type SubmitStrategy } from '../../core/agents.js';
+import { injectText, realSleep } from '../../actors/agents/inject.js';
+import { typeKeysLogic } from '../../actors/seal/e2ee.js';
+import { agentById, genericProgram, type SubmitStrategy } from '../../core/agents/registry.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 interface AgentEvent {

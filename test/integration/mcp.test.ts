@@ -129,7 +129,7 @@ describe('svc mcp', () => {
     expect(JSON.stringify(frame)).not.toContain(asked);
 
     // While it waits, svc verify's source (the control socket) and the actor tree show it.
-    const state = await import('../../actors/controlSocket.js').then((m) =>
+    const state = await import('../../actors/daemon/controlSocket.js').then((m) =>
       m.controlRequest(`${home.home}/.svc`, { type: 'state' }, 'state'),
     );
     const actor = state.actors.find((a) => a.id === `ask.${body.id}`);
@@ -332,7 +332,7 @@ draw('idle-1');
     const sock = await appSocket();
     const pid = Number((await tmux.run(['display-message', '-p', '-t', '=svc-agent:', '#{pane_pid}'])).trim());
     const state = async () => {
-      const reply = await import('../../actors/controlSocket.js').then((m) =>
+      const reply = await import('../../actors/daemon/controlSocket.js').then((m) =>
         m.controlRequest(`${home.home}/.svc`, { type: 'state' }, 'state'),
       );
       return JSON.stringify(reply.actors.find((a) => a.id === 'session.svc-agent')?.value ?? null);

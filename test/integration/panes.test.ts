@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { applyFrame } from '../../core/paneFrames.js';
-import type { FrameBody } from '../../core/sealedBodies.js';
+import { applyFrame } from '../../core/panes/frames.js';
+import type { FrameBody } from '../../core/seal/bodies.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
@@ -187,8 +187,8 @@ describe('live panes', () => {
     await status(sock, 'stopped');
     // The relay lists a key of its own for the phone, and asks for the screen in the phone's name.
     const frames = sock.all('pane.frame').length;
-    const { seal } = await import('../../core/seal.js');
-    const { importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/sealKeys.js');
+    const { seal } = await import('../../core/seal/seal.js');
+    const { importPublicKey, generateDeviceKeys, exportPublicKey } = await import('../../core/seal/keys.js');
     const evil = await generateDeviceKeys(false);
     const db = openDatabase(`${relay.dataDir}/relay.db`);
     db.prepare('UPDATE devices SET public_key = ? WHERE id = ?').run(

@@ -1,6 +1,6 @@
 /**
  * A relay (or something posing as one) whose answers are not what the protocol says: the CLI checks each answer
- * against its schema (core/relayClient.ts, through actors/relayHttp.ts relayJson) and stops with a clear one-line error and code
+ * against its schema (core/relay/client.ts, through actors/relay/http.ts relayJson) and stops with a clear one-line error and code
  * `malformed_answer`, never acting on what it got. A small HTTP server plays the hostile relay.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { exportPublicKey, generateDeviceKeys } from '../../core/seal/keys.js';
 import { api, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
 
 let relay: TestRelay;

@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLOSE } from '../../core/protocol.js';
-import { seal } from '../../core/seal.js';
-import { exportPublicKey, generateDeviceKeys } from '../../core/sealKeys.js';
+import { CLOSE } from '../../core/protocol/index.js';
+import { exportPublicKey, generateDeviceKeys } from '../../core/seal/keys.js';
+import { seal } from '../../core/seal/seal.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer as realComputer } from '../helpers/computer.js';
@@ -334,7 +334,7 @@ describe('asks and Web Push', () => {
     });
     app.send(await notify('n_0000000000000001'));
     expect((await app.next('error')).code).toBe('not_subscribed');
-    // The computer's own listener (its key, core/relayAccess.ts `announce`) is passed on to the phone.
+    // The computer's own listener (its key, core/relay/access.ts `announce`) is passed on to the phone.
     listener.send(await notify('n_0000000000000002'));
     expect(await listener.next('notify.ack')).toMatchObject({ id: 'n_0000000000000002' });
     expect(await app.next('notify.new')).toMatchObject({ id: 'n_0000000000000002', computer: hookId });

@@ -3,7 +3,7 @@
  */
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_HTTP_BYTES } from '../../core/protocol.js';
+import { MAX_HTTP_BYTES } from '../../core/protocol/index.js';
 import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
 
 let relay: TestRelay;

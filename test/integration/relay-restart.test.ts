@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { CLOSE } from '../../core/protocol.js';
+import { CLOSE } from '../../core/protocol/index.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 
 let relay: TestRelay;

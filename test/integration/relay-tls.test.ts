@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureLanCertificate, lanAddress, RENEW_BEFORE_MS } from '../../actors/tls.js';
+import { ensureLanCertificate, lanAddress, RENEW_BEFORE_MS } from '../../actors/relay/tls.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { type Relay, startRelay } from '../../relay-server/server.js';
 import { openSqliteStore } from '../../relay-server/sqliteStore.js';

@@ -2,7 +2,7 @@
  * The relay's WebSocket side with real clients: a fake listener and a fake app driven over real sockets.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLOSE, MAX_WS_FRAME_BYTES, type SessionRecord } from '../../core/protocol.js';
+import { CLOSE, MAX_WS_FRAME_BYTES, type SessionRecord } from '../../core/protocol/index.js';
 import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 
 let relay: TestRelay;
@@ -389,8 +389,8 @@ describe('heartbeat', () => {
 describe('a computer going away while its panes are watched', () => {
   /** Any well-formed envelope: the relay routes it without opening it. */
   async function someEnvelope() {
-    const { seal } = await import('../../core/seal.js');
-    const { exportPublicKey, generateDeviceKeys, importPublicKey } = await import('../../core/sealKeys.js');
+    const { seal } = await import('../../core/seal/seal.js');
+    const { exportPublicKey, generateDeviceKeys, importPublicKey } = await import('../../core/seal/keys.js');
     const keys = await generateDeviceKeys(false);
     return seal({
       purpose: 'pane.watch',

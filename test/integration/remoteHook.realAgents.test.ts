@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { markerPath, writeMarker } from '../../actors/marker.js';
+import { markerPath, writeMarker } from '../../actors/sessions/marker.js';
 import { REMOTE_CONTEXT } from '../../core/hooks/remoteOrigin.js';
 import { type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
 import { SVC_BIN } from '../helpers/cli.js';

@@ -1,12 +1,12 @@
 /**
  * `svc remote-hook <agent>` as the agent's hook runs it: stdin in, the agent's hook output (or nothing) out, exit 0
- * always; the marker is the one the listener's own writer makes (actors/marker.ts).
+ * always; the marker is the one the listener's own writer makes (actors/sessions/marker.ts).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { markerPath, writeMarker } from '../../actors/marker.js';
+import { markerPath, writeMarker } from '../../actors/sessions/marker.js';
 import { REMOTE_CONTEXT } from '../../core/hooks/remoteOrigin.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 

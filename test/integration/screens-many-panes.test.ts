@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readInventory } from '../../actors/inventoryReading.js';
-import { applyScreens, describeInventory } from '../../core/sessionView.js';
-import { shellQuote } from '../../core/tmux.js';
+import { readInventory } from '../../actors/sessions/inventoryReading.js';
+import { applyScreens, describeInventory } from '../../core/sessions/view.js';
+import { shellQuote } from '../../core/tmux/tmux.js';
 import { startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 const HOST = 'test-host';

@@ -1,9 +1,9 @@
-/** actors/shellAudit.ts on the real file system: the audit log's place, modes and content (spec 2.6, 8). */
+/** actors/sessions/shellAudit.ts on the real file system: the audit log's place, modes and content (spec 2.6, 8). */
 import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { appendShellAudit } from '../../actors/shellAudit.js';
-import { svcPaths } from '../../core/paths.js';
+import { appendShellAudit } from '../../actors/sessions/shellAudit.js';
+import { svcPaths } from '../../core/daemon/paths.js';
 import { tempHome } from '../helpers/cli.js';
 
 let home: ReturnType<typeof tempHome>;

@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTmux, TmuxError } from '../../actors/tmux.js';
-import { discoverTmuxSocket, readSocketDir, runLsof, tmuxProbe } from '../../actors/tmuxSocket.js';
-import { SessionRecord } from '../../core/protocol.js';
-import { parseLsofSockets } from '../../core/tmuxSocket.js';
+import { discoverTmuxSocket, readSocketDir, runLsof, tmuxProbe } from '../../actors/tmux/socket.js';
+import { createTmux, TmuxError } from '../../actors/tmux/tmux.js';
+import { SessionRecord } from '../../core/protocol/index.js';
+import { parseLsofSockets } from '../../core/tmux/socket.js';
 import { fakeAgentBin, fakeAgentCommand, runTmux, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 describe('the adapter reads what the wrapper sets', () => {

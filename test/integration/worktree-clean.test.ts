@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGit } from '../../actors/git.js';
-import { createWorktreeIndex, ensureWorktree } from '../../actors/worktrees.js';
+import { createGit } from '../../actors/worktrees/git.js';
+import { createWorktreeIndex, ensureWorktree } from '../../actors/worktrees/worktrees.js';
 import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 const COMMAND = resolve(import.meta.dirname, '../../dist/cli/commands/worktree/index.js');

@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock, waitFor as waitForState } from 'xstate';
-import { createGit, type Git } from '../../actors/git.js';
+import { createGit, type Git } from '../../actors/worktrees/git.js';
 import {
   checkWorktreeActor,
   createWorktreeIndex,
   ensureWorktree,
   removeWorktreeActor,
-} from '../../actors/worktrees.js';
-import { parseMark, WORKTREE_MARK_FILE } from '../../core/worktree.js';
+} from '../../actors/worktrees/worktrees.js';
+import { parseMark, WORKTREE_MARK_FILE } from '../../core/worktrees/worktree.js';
 import { worktreeMachine } from '../../machines/worktree.js';
 
 /** A private git environment: no user or system config, a fixed identity. */

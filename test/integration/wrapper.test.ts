@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 
 import { join } from 'node:path';
 import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentForSubcommand } from '../../core/agents.js';
+import { agentForSubcommand } from '../../core/agents/registry.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import { fakeAgentBin, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 

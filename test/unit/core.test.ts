@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, RELAY_BACKOFF } from '../../core/backoff.js';
-import { inventoryChanged } from '../../core/inventory.js';
+import { VERSION } from '../../core/daemon/version.js';
+import type { PaneInfo, SessionRecord } from '../../core/protocol/index.js';
+import { inventoryChanged } from '../../core/sessions/inventory.js';
 import {
   acknowledge,
   emptyLedger,
@@ -11,11 +13,9 @@ import {
   recoverLedger,
   triagePush,
   unackedOutcomes,
-} from '../../core/ledger.js';
-import type { PaneInfo, SessionRecord } from '../../core/protocol.js';
-import { isInteractiveShell, refusalFor } from '../../core/refusals.js';
+} from '../../core/sessions/ledger.js';
+import { isInteractiveShell, refusalFor } from '../../core/sessions/refusals.js';
 import { fullBucket, takeToken } from '../../core/tokenBucket.js';
-import { VERSION } from '../../core/version.js';
 
 describe('backoff', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
-import { ControlUnavailable } from '../../../actors/controlSocket.js';
-import { svcPaths } from '../../../core/paths.js';
+import { ControlUnavailable } from '../../../actors/daemon/controlSocket.js';
+import { svcPaths } from '../../../core/daemon/paths.js';
 import { fail } from '../../output.js';
 
 /** `~/.svc`, where the control socket is. */

@@ -1,12 +1,12 @@
 /**
  * `svc debug charts --out docs/statecharts` (`npm run charts`): one Mermaid chart per machine and an index with the
- * actor tree, from the definitions (core/statechart.ts). Generated pages no longer produced are removed; other
+ * actor tree, from the definitions (core/debug/statechart.ts). Generated pages no longer produced are removed; other
  * files in the folder are left alone.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { GENERATED_MARK, renderCharts } from '../../../core/statechart.js';
+import { GENERATED_MARK, renderCharts } from '../../../core/debug/statechart.js';
 import { MACHINES } from '../../../machines/index.js';
 import { fail } from '../../output.js';
 

@@ -3,8 +3,8 @@
  * with `--follow` each new one as it happens, until Ctrl-C or the listener stops.
  */
 import { defineCommand } from 'citty';
-import { controlConnect } from '../../../actors/controlSocket.js';
-import { describeMove, formatStateValue, formatSummary, type TransitionRecord } from '../../../core/control.js';
+import { controlConnect } from '../../../actors/daemon/controlSocket.js';
+import { describeMove, formatStateValue, formatSummary, type TransitionRecord } from '../../../core/daemon/control.js';
 import { failControl, svcDir } from './_shared.js';
 
 function line(t: TransitionRecord): string {

@@ -1,5 +1,5 @@
 /**
- * `svc debug`: look inside the running listener through its control socket (actors/controlSocket.ts).
+ * `svc debug`: look inside the running listener through its control socket (actors/daemon/controlSocket.ts).
  * `state` prints the live actor tree, `events` the transitions, `ui` serves a page that draws both;
  * `charts` (hidden, `npm run charts`) writes docs/statecharts/ from the machine definitions.
  */

@@ -1,7 +1,7 @@
 /** `svc debug state [--json]`: the running listener's actors, each with its machine, state and a short summary. */
 import { defineCommand } from 'citty';
-import { controlRequest } from '../../../actors/controlSocket.js';
-import { actorRows, formatStateValue, formatSummary } from '../../../core/control.js';
+import { controlRequest } from '../../../actors/daemon/controlSocket.js';
+import { actorRows, formatStateValue, formatSummary } from '../../../core/daemon/control.js';
 import { failControl, svcDir } from './_shared.js';
 
 export default defineCommand({

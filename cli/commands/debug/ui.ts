@@ -1,9 +1,9 @@
 /**
  * `svc debug ui [--port N]`: serve a page on 127.0.0.1 that draws the running listener's actor tree, the selected
- * actor's chart with its current state, and the transitions as they happen (actors/debugUi.ts). Runs until Ctrl-C.
+ * actor's chart with its current state, and the transitions as they happen (actors/debug/ui.ts). Runs until Ctrl-C.
  */
 import { defineCommand } from 'citty';
-import { startDebugUi } from '../../../actors/debugUi.js';
+import { startDebugUi } from '../../../actors/debug/ui.js';
 import { fail } from '../../output.js';
 import { svcDir } from './_shared.js';
 

@@ -1,8 +1,9 @@
 /** Pieces `svc worktree` and `svc worktree clean` share: the git adapter, the index, and what tmux says is alive. */
-import { createGit } from '../../../actors/git.js';
-import { createTmux, TmuxError } from '../../../actors/tmux.js';
-import { discoverTmuxSocket } from '../../../actors/tmuxSocket.js';
-import { createWorktreeIndex, findSvcWorktrees, type SessionsKnown } from '../../../actors/worktrees.js';
+
+import { discoverTmuxSocket } from '../../../actors/tmux/socket.js';
+import { createTmux, TmuxError } from '../../../actors/tmux/tmux.js';
+import { createGit } from '../../../actors/worktrees/git.js';
+import { createWorktreeIndex, findSvcWorktrees, type SessionsKnown } from '../../../actors/worktrees/worktrees.js';
 
 /** The live tmux sessions: `SVC_TMUX_SOCKET`, or the server discovery finds (spec 4.15). No server: none alive. */
 export async function liveSessions(env: NodeJS.ProcessEnv = process.env): Promise<SessionsKnown> {

@@ -3,8 +3,8 @@
  * Each is looked at again right before plain `git worktree remove` (never `--force`); the branch is kept.
  */
 import { defineCommand } from 'citty';
-import { gatherWorktreeFacts, removeIfFree } from '../../../actors/worktrees.js';
-import { type CleanOutcome, cleanLine, worktreeHold } from '../../../core/worktree.js';
+import { gatherWorktreeFacts, removeIfFree } from '../../../actors/worktrees/worktrees.js';
+import { type CleanOutcome, cleanLine, worktreeHold } from '../../../core/worktrees/worktree.js';
 import { fail } from '../../output.js';
 import { jsonArg, liveSessions, survey } from './_shared.js';
 

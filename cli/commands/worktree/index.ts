@@ -3,8 +3,8 @@
  * `svc worktree clean [--dry-run]` removes the free ones (clean.ts).
  */
 import { defineCommand } from 'citty';
-import { gatherWorktreeFacts } from '../../../actors/worktrees.js';
-import { listLine, worktreeHold } from '../../../core/worktree.js';
+import { gatherWorktreeFacts } from '../../../actors/worktrees/worktrees.js';
+import { listLine, worktreeHold } from '../../../core/worktrees/worktree.js';
 import { fail } from '../../output.js';
 import { jsonArg, liveSessions, survey } from './_shared.js';
 

@@ -1,10 +1,10 @@
 /**
- * HTTP to the relay that served this page: core/relayClient.ts over the browser's `fetch`. The device token goes in
+ * HTTP to the relay that served this page: core/relay/client.ts over the browser's `fetch`. The device token goes in
  * `Authorization: Bearer` only; redirects are refused (a redirect could carry the token elsewhere); every answer is
  * parsed with its schema. Every failure is a RelayError with the HTTP status (0: not reached) and a code.
  */
 import type { z } from 'zod';
-import { RelayError, type RelayMethod, relayClient } from '../../../core/relayClient.js';
+import { RelayError, type RelayMethod, relayClient } from '../../../core/relay/client.js';
 
 export { RelayError };
 

@@ -4,7 +4,7 @@
  * `ask.answer`, `ask.closed` and `ask.result` applied. Kept in memory: the relay shows the phone every ask still
  * waiting when it subscribes again, so nothing here needs to survive a reload.
  */
-import type { RelayFrame } from '../../../core/protocol.js';
+import type { RelayFrame } from '../../../core/protocol/index.js';
 import type { App } from './state.js';
 
 type AskNewFrame = Extract<RelayFrame, { type: 'ask.new' }>;

@@ -1,16 +1,16 @@
 /**
- * Everything that needs core/seal.ts and core/sealKeys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
+ * Everything that needs core/seal/seal.ts and core/seal/keys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
  * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
  */
-import { PairingClaimResponse } from '../../../core/protocol.js';
-import { openText, type SealPurpose, seal } from '../../../core/seal.js';
-import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/sealKeys.js';
+import { PairingClaimResponse } from '../../../core/protocol/index.js';
+import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/seal/keys.js';
+import { openText, type SealPurpose, seal } from '../../../core/seal/seal.js';
 import { type RelayError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
-export { commandTextProblem } from '../../../core/sealedBodies.js';
-export { fingerprint, safetyCode } from '../../../core/sealKeys.js';
+export { commandTextProblem } from '../../../core/seal/bodies.js';
+export { fingerprint, safetyCode } from '../../../core/seal/keys.js';
 
 export type PairOutcome =
   | { ok: true; device: DeviceRecord }

@@ -2,8 +2,8 @@
  * This phone as a device: its record in IndexedDB, and the keys the relay lists for computers (pinned on first use,
  * as the listener pins ours). Sealing itself is in crypto.ts, loaded when first needed (it brings zod along).
  */
-import { decideComputerDevice } from '../../../core/computerPins.js';
-import { type DeviceInfo, DeviceListResponse } from '../../../core/protocol.js';
+import { decideComputerDevice } from '../../../core/devices/computerPins.js';
+import { type DeviceInfo, DeviceListResponse } from '../../../core/protocol/index.js';
 import { request } from './api.js';
 import { type DeviceRecord, getKv, setKv } from './db.js';
 import type { ComputerInfo } from './inventory.js';

@@ -2,7 +2,7 @@
  * The "Active Agents" list as the app draws it, from `GET /computers`: per computer, its sessions sorted so what
  * needs a person comes first, worktree sessions under their repository, subagents under their parent. Pure.
  */
-import type { AgentState, SessionRecord } from '../../../core/protocol.js';
+import type { AgentState, SessionRecord } from '../../../core/protocol/index.js';
 
 export interface ComputerInfo {
   hookId: string;

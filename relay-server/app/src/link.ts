@@ -5,9 +5,9 @@
  * jitter, at once when the phone comes back online, to the foreground, or into focus, and on the Reconnect button.
  */
 import { backoffDelay, RELAY_BACKOFF } from '../../../core/backoff.js';
-import type { ClientFrame, RelayFrame } from '../../../core/protocol.js';
+import type { ClientFrame, RelayFrame } from '../../../core/protocol/index.js';
 
-/** CLOSE.unauthorized / forbidden in core/protocolFrames.ts (not imported: that module brings zod into the first load). */
+/** CLOSE.unauthorized / forbidden in core/protocol/frames.ts (not imported: that module brings zod into the first load). */
 const AUTH_CLOSE_CODES = new Set([4401, 4403]);
 
 /**

@@ -2,7 +2,7 @@
  * The phone app: pairing from a `#pair=<code>` link, then Agents, a session's messages, Watch and Device screens
  * behind hash routes, with the connection always in view.
  */
-import { ago } from '../../../core/refusalText.js';
+import { ago } from '../../../core/protocol/refusalText.js';
 import { asksOf } from './asks.js';
 import type { DeviceRecord } from './db.js';
 import { loadDevice } from './device.js';

@@ -8,8 +8,8 @@ import {
   PushSendResponse,
   PushStatusResponse,
   type RelayFrame,
-} from '../../../core/protocol.js';
-import type { CommandBody } from '../../../core/sealedBodies.js';
+} from '../../../core/protocol/index.js';
+import type { CommandBody } from '../../../core/seal/bodies.js';
 import { type RelayError, request } from './api.js';
 import {
   allMessages,

@@ -1,13 +1,13 @@
 /**
  * The pane as a real terminal (xterm.js), drawn from opened `pane.frame` bodies: exactly as many columns and rows as
  * the pane has (the frame says), so a line wraps where it wraps on the computer, and a font small enough for those
- * columns to fit the phone's width (core/paneFrames.ts fitFontSize). Loaded only by the Watch screen: its own chunk,
+ * columns to fit the phone's width (core/panes/frames.ts fitFontSize). Loaded only by the Watch screen: its own chunk,
  * so the first load of the app stays small.
  */
 import { Terminal } from '@xterm/xterm';
 import xtermCss from '@xterm/xterm/css/xterm.css';
-import { applyFrame, fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/paneFrames.js';
-import type { FrameBody } from '../../../core/sealedBodies.js';
+import { applyFrame, fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/panes/frames.js';
+import type { FrameBody } from '../../../core/seal/bodies.js';
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
 const visibleLength = (row: string) => [...row.replace(ANSI_RE, '')].length;
@@ -54,7 +54,7 @@ export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = '
   };
   dark.addEventListener('change', onScheme);
   term.open(container);
-  // The screen as the frames built it: the same code the listener's tests rebuild screens with (core/paneFrames.ts).
+  // The screen as the frames built it: the same code the listener's tests rebuild screens with (core/panes/frames.ts).
   let screen: string[] = [];
   let lastSeq = -1;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, fromPromise, SimulatedClock } from 'xstate';
 import { openAnswerLogic } from '../../../actors/mcp/asks.js';
-import type { DevicePin } from '../../../core/devices.js';
+import type { DevicePin } from '../../../core/devices/devices.js';
 import {
   type AnswerBody,
   askDeadline,
@@ -11,8 +11,8 @@ import {
   chooseRecipients,
   lateAnswerCode,
 } from '../../../core/mcp/ask.js';
-import { seal } from '../../../core/seal.js';
-import { exportPublicKey, generateDeviceKeys } from '../../../core/sealKeys.js';
+import { exportPublicKey, generateDeviceKeys } from '../../../core/seal/keys.js';
+import { seal } from '../../../core/seal/seal.js';
 import { type AskInput, type AskOutput, askMachine } from '../../../machines/ask.js';
 import { waitFor } from '../../helpers/relay.js';
 

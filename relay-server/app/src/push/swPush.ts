@@ -7,8 +7,8 @@
 /// <reference lib="webworker" />
 import { type NotifyBody, NotifyBody as NotifyBodySchema, QuestionBody } from '../../../../core/mcp/ask.js';
 import { PushPayload, sessionTag } from '../../../../core/notify/push.js';
-import { openText } from '../../../../core/seal.js';
-import { importPublicKey } from '../../../../core/sealKeys.js';
+import { importPublicKey } from '../../../../core/seal/keys.js';
+import { openText } from '../../../../core/seal/seal.js';
 import { type DeviceRecord, getKv } from '../db.js';
 
 interface Shown {

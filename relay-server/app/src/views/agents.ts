@@ -1,5 +1,5 @@
 /** "Active Agents": computers and their live sessions, what needs a person first. */
-import { AGENT_STATE_TEXT, ago } from '../../../../core/refusalText.js';
+import { AGENT_STATE_TEXT, ago } from '../../../../core/protocol/refusalText.js';
 import { h, replace } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';

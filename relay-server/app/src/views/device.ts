@@ -2,7 +2,7 @@
  * This phone as a device: its name and key fingerprint, the safety code with each computer (the same 16 digits
  * `svc devices` prints on that computer), a key the relay changed, and unpairing.
  */
-import { DeviceDeleteResponse } from '../../../../core/protocol.js';
+import { DeviceDeleteResponse } from '../../../../core/protocol/index.js';
 import { request } from '../api.js';
 import { wipe } from '../db.js';
 import { acceptKey, type KeyView } from '../device.js';

@@ -2,7 +2,7 @@
  * One session: what it is, the messages sent to it and what became of each, and the message box. The box keeps
  * its text (and a draft in IndexedDB) until the relay has taken the message.
  */
-import { AGENT_STATE_TEXT, pushStateText } from '../../../../core/refusalText.js';
+import { AGENT_STATE_TEXT, pushStateText } from '../../../../core/protocol/refusalText.js';
 import { deleteKv, getKv, type Message, setKv } from '../db.js';
 import { SealRefused } from '../device.js';
 import { h, replace } from '../dom.js';

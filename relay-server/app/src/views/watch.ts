@@ -5,10 +5,10 @@
  * keys pressed meanwhile are refused at once (docs/protocol.md "Live panes").
  */
 
-import { type PaneZoom, parsePaneZoom, stepPaneZoom } from '../../../../core/paneFrames.js';
-import { computerAway, type RelayFrame } from '../../../../core/protocol.js';
-import { paneStatusText, refusalText } from '../../../../core/refusalText.js';
-import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/sealedBodies.js';
+import { type PaneZoom, parsePaneZoom, stepPaneZoom } from '../../../../core/panes/frames.js';
+import { computerAway, type RelayFrame } from '../../../../core/protocol/index.js';
+import { paneStatusText, refusalText } from '../../../../core/protocol/refusalText.js';
+import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/seal/bodies.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -22,7 +22,7 @@ import { composer } from './session.js';
 export const LEASE_MS = 30_000;
 export const RENEW_MS = 10_000;
 
-/** The keys a phone keyboard lacks, by the names the listener accepts (core/keys.ts). */
+/** The keys a phone keyboard lacks, by the names the listener accepts (core/panes/keys.ts). */
 export const KEY_BUTTONS = [
   { key: 'Escape', label: 'Esc', name: 'Escape' },
   { key: 'Tab', label: 'Tab', name: 'Tab' },

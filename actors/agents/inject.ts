@@ -1,0 +1,87 @@
+/**
+ * Carries out a submit plan (`core/agents/submit.ts`) against the `Tmux` adapter.
+ * `sleep` is injected so unit tests do not wait; the listener passes a real timer.
+ * tmux errors (no session, no server, …) are thrown as `TmuxError` for the caller to map to a refusal code.
+ */
+import type { SubmitStrategy } from '../../core/agents/registry.js';
+import {
+  CHECK_LINES,
+  inputCleared,
+  type PaneFacts,
+  planSubmit,
+  type SubmitPlan,
+  type SubmitResult,
+} from '../../core/agents/submit.js';
+import type { PaneTarget, Tmux } from '../tmux/tmux.js';
+
+export interface InjectResult {
+  /** `true`: the input line emptied; `false`: it still held the text after the retry; `'unverified'`: no rule
+   *  for this agent, or a look found no input line holding the text (an approval prompt, a dialog, only the
+   *  transcript): then no further key is sent. */
+  submitted: SubmitResult;
+  /** Enter keys sent. */
+  enters: number;
+  /** The plan that was carried out (its `text` is what was typed). */
+  plan: SubmitPlan;
+  /** The pane was in a tmux mode and was taken out of it before the text was typed. */
+  leftMode: boolean;
+}
+
+export interface InjectOptions {
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'paste' | 'capture'>;
+  target: PaneTarget;
+  text: string;
+  strategy: SubmitStrategy;
+  /** What the fresh tmux reading says about the pane (in a mode: leave it first). */
+  pane?: PaneFacts;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function injectText({ tmux, target, text, strategy, pane, sleep }: InjectOptions): Promise<InjectResult> {
+  const plan = planSubmit(text, strategy, pane);
+  let enters = 0;
+  let before: string | undefined;
+  const leftMode = plan.steps.some((s) => (s.op === 'type' || s.op === 'paste') && s.leaveMode === true);
+  const done = (submitted: SubmitResult): InjectResult => ({ submitted, enters, plan, leftMode });
+  if (plan.steps.length === 0) return done(false);
+
+  for (const step of plan.steps) {
+    switch (step.op) {
+      case 'type':
+        await tmux.sendLiteral(target, step.text, { enter: step.enter, leaveMode: step.leaveMode === true });
+        if (step.enter) enters += 1;
+        break;
+      case 'paste':
+        await tmux.paste(target, step.text, { bracketed: true, leaveMode: step.leaveMode === true });
+        break;
+      case 'wait':
+        await sleep(step.ms);
+        break;
+      case 'enter':
+        await tmux.sendKeys(target, ['Enter']);
+        enters += 1;
+        break;
+      case 'snapshot':
+        before = await tmux.capture(target, CHECK_LINES);
+        break;
+      case 'check': {
+        const after = await tmux.capture(target, CHECK_LINES);
+        const cleared = inputCleared({
+          after,
+          before,
+          inputLine: plan.inputLine,
+          inputBelowRule: plan.inputBelowRule,
+          screen: plan.screen,
+          text: plan.text,
+        });
+        if (cleared === true) return done(true);
+        if (cleared === 'unknown') return done('unverified');
+        if (step.final) return done(false);
+        break;
+      }
+    }
+  }
+  return done('unverified');
+}

@@ -1,0 +1,83 @@
+/**
+ * `~/.svc/devices.json` (0600): the devices this computer pinned (core/devices/devices.ts). The listener and `svc devices`
+ * both change it, always as operations applied to the file as it is on disk at that moment (read, apply, write a
+ * temp file, rename), under `devices.json.lock` (actors/fileLock.ts), so neither undoes the other's change. The
+ * running listener notices the file changing (`watchPins`, a stat every half second) and also reads it afresh at
+ * every sealed contact; reading needs no lock, since the file is only ever replaced whole.
+ */
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { dirname } from 'node:path';
+import { fromCallback } from 'xstate';
+import { applyPinOps, emptyPins, type PinOp, PinsFile } from '../../core/devices/devices.js';
+import { withFileLockSync } from '../fileLock.js';
+import { ensurePrivateDir, writeFileAtomic } from '../files.js';
+import { checkPrivateFile } from './deviceKey.js';
+
+export class PinsFileError extends Error {}
+
+/** The file, or an empty one when there is none. An unreadable file throws: trust is never silently reset. */
+export function readPins(path: string): PinsFile {
+  try {
+    if (!checkPrivateFile(path)) return emptyPins();
+  } catch (err) {
+    throw new PinsFileError((err as Error).message);
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyPins();
+    throw new PinsFileError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new PinsFileError(`${path} is not JSON`);
+  }
+  const parsed = PinsFile.safeParse(data);
+  if (!parsed.success) throw new PinsFileError(`${path} is not a device pins file`);
+  return parsed.data;
+}
+
+/**
+ * A read and a write of a small file take milliseconds: a lock older than 5 s was left by a process that hung or
+ * died, and 10 s is long enough to wait for that.
+ */
+const PINS_LOCK = { waitMs: 10_000, maxAgeMs: 5_000 };
+
+/**
+ * Apply the operations to the file as it is now, and write it back, holding the file's lock so that another
+ * process's update made meanwhile is not lost. Synchronous: the listener calls it from an action. Returns the new
+ * content.
+ */
+export function updatePins(path: string, ops: readonly PinOp[]): PinsFile {
+  ensurePrivateDir(dirname(path));
+  return withFileLockSync(path, PINS_LOCK, () => {
+    const next = applyPinOps(readPins(path), ops);
+    writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
+    return next;
+  });
+}
+
+export type PinsReading = { pins: PinsFile; unreadable: false } | { pins: PinsFile; unreadable: true; error: string };
+
+export function readPinsSafely(path: string): PinsReading {
+  try {
+    return { pins: readPins(path), unreadable: false };
+  } catch (err) {
+    return { pins: emptyPins(), unreadable: true, error: (err as Error).message };
+  }
+}
+
+/** Polls the file's stat; sends `PINS.LOADED` to the listener when it changed (also after our own writes). */
+export function watchPins(path: string, intervalMs = 500) {
+  return fromCallback(({ sendBack }) => {
+    const onChange = () => {
+      const reading = readPinsSafely(path);
+      sendBack({ type: 'PINS.LOADED', pins: reading.pins, unreadable: reading.unreadable });
+    };
+    watchFile(path, { interval: intervalMs, persistent: false }, onChange);
+    return () => unwatchFile(path, onChange);
+  });
+}

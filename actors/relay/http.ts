@@ -1,0 +1,20 @@
+/**
+ * The CLI's calls to the relay, with its API key: core/relay/client.ts over Node's `fetch`. Redirects are never
+ * followed, and every answer is parsed with its schema in core/protocol/http.ts (a malformed one is a `RelayError`
+ * with code `malformed_answer`).
+ */
+import type { z } from 'zod';
+import { RelayError, type RelayMethod, relayClient } from '../../core/relay/client.js';
+
+export { RelayError };
+
+export async function relayJson<S extends z.ZodType>(
+  schema: S,
+  baseUrl: string,
+  apiKey: string,
+  method: RelayMethod,
+  path: string,
+  body?: unknown,
+): Promise<z.infer<S>> {
+  return relayClient({ fetch, baseUrl })({ method, path, schema, body, token: apiKey });
+}

@@ -1,0 +1,227 @@
+/**
+ * Submit strategies as pure plans: which tmux steps type a message into an agent so that it really submits,
+ * and how to read from the screen whether it did. `actors/agents/inject.ts` carries a plan out against `Tmux`.
+ *
+ * Two paths:
+ * - `literal` (spec 4.7): `send-keys -l <text>` then `Enter`, chained in ONE tmux call.
+ * - `paste`: the whole text as one bracketed paste, a per-agent wait, `Enter`, then a look at the input line;
+ *   for an agent that may swallow an Enter (`retryEnter`), if the text is still there, a delay, a second look, and
+ *   only if the text is STILL there one more `Enter`, and a last look.
+ *
+ * A look that does not find the input line holding our text sends nothing more: an approval prompt (read with the
+ * agent's screen rules), a dialog that replaced the input line, or only transcript lines (the echo of the sent
+ * message, which looks like the input line; `inputBelowRule` tells them apart) all end the plan. An Enter into an
+ * approval prompt would pick its highlighted answer, and a model that answers with a tool call at once puts one up
+ * within a few hundred ms of the first Enter.
+ *
+ * A `literal` strategy still takes the paste path when typing the text would misbehave: a line break (each one
+ * would be an Enter and submit early), any other control character (ESC, C-c, Tab … would act as keys), or more
+ * than `LITERAL_MAX_BYTES` (tmux refuses a command line of ~16 KiB).
+ *
+ * A pane in a tmux mode (copy mode after scrolling back, …) takes keys as the mode's commands, and drops the paste
+ * markers: when the reading says so, the first step that types leaves the mode first, in the same tmux call.
+ */
+import type { SubmitStrategy } from './registry.js';
+import { readScreen, type ScreenRules } from './screens.js';
+
+export const LITERAL_MAX_BYTES = 8 * 1024;
+/** Enter delay used when a `literal` strategy falls back to pasting. */
+export const PASTE_MIN_ENTER_DELAY_MS = 150;
+export const DEFAULT_VERIFY_DELAY_MS = 250;
+export const DEFAULT_RETRY_DELAY_MS = 300;
+/** Screen lines read for a check. */
+export const CHECK_LINES = 15;
+
+export type SubmitStep =
+  /** `send-keys -l text`, with `enter` chained in the same tmux call; `leaveMode` first when set. */
+  | { op: 'type'; text: string; enter: boolean; leaveMode?: true }
+  /** One bracketed paste of the whole text; `leaveMode` first when set. */
+  | { op: 'paste'; text: string; leaveMode?: true }
+  | { op: 'wait'; ms: number }
+  | { op: 'enter' }
+  /** Read the screen now; it is the "before" for the checks that follow. */
+  | { op: 'snapshot' }
+  /** Read the screen: input cleared → submitted; no input line holding our text found (a prompt, a dialog, only
+   *  the transcript) → unverified (stop, no more keys); still there → go on with the next steps, or, when
+   *  `final`, report not submitted. */
+  | { op: 'check'; final: boolean };
+
+/** What the fresh tmux reading says about the pane, as far as a plan depends on it. */
+export interface PaneFacts {
+  /** `#{pane_in_mode}`: copy mode (scrolled back), view, clock, choose-tree, … */
+  inMode?: boolean | undefined;
+}
+
+export interface SubmitPlan {
+  path: 'literal' | 'paste';
+  /** The text that is typed (line breaks normalised, paste markers removed, trailing line breaks dropped). */
+  text: string;
+  steps: SubmitStep[];
+  /** The input-line rule the checks use; absent when the plan has no check. */
+  inputLine?: RegExp;
+  /** How near below a rule the input line must be (`SubmitStrategy.inputBelowRule`). */
+  inputBelowRule?: number;
+  /** The agent's screen rules: a check that reads an approval prompt stops. */
+  screen?: ScreenRules;
+}
+
+export type SubmitResult = true | false | 'unverified';
+
+// ---------------------------------------------------------------------------
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const PASTE_MARKERS = /\u001b\[20[01]~/g;
+
+const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
+
+/**
+ * What will be typed: CRLF and CR become LF (tmux turns each LF into one CR when pasting), trailing line breaks
+ * are dropped (they would only add empty lines or an early Enter), and the bracketed-paste markers are removed
+ * so a message cannot end the paste early and have the rest taken as keys.
+ */
+export function normalizeSubmitText(text: string): string {
+  let out = text.replace(/\r\n?/g, '\n').replace(PASTE_MARKERS, '');
+  while (out.endsWith('\n')) out = out.slice(0, -1);
+  return out;
+}
+
+/** Why a text cannot be typed with `send-keys -l`; `null` when it can. */
+export function literalUnsafe(text: string): 'newline' | 'control' | 'too_long' | null {
+  if (text.includes('\n')) return 'newline';
+  if (CONTROL.test(text)) return 'control';
+  if (utf8Length(text) > LITERAL_MAX_BYTES) return 'too_long';
+  return null;
+}
+
+function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
+  const verify = strategy.verifyDelayMs ?? DEFAULT_VERIFY_DELAY_MS;
+  const retry = strategy.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+  if (!strategy.retryEnter)
+    return [
+      { op: 'wait', ms: verify },
+      { op: 'check', final: true },
+    ];
+  return [
+    { op: 'wait', ms: verify },
+    { op: 'check', final: false },
+    { op: 'wait', ms: retry },
+    // a second look right before the retry: a prompt that came up during the wait must not get the Enter
+    { op: 'check', final: false },
+    { op: 'enter' },
+    { op: 'wait', ms: verify },
+    { op: 'check', final: true },
+  ];
+}
+
+export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: PaneFacts = {}): SubmitPlan {
+  const text = normalizeSubmitText(rawText);
+  const verify = strategy.inputLine !== undefined;
+  const withRule = verify
+    ? {
+        inputLine: strategy.inputLine as RegExp,
+        ...(strategy.inputBelowRule !== undefined ? { inputBelowRule: strategy.inputBelowRule } : {}),
+        ...(strategy.screen ? { screen: strategy.screen } : {}),
+      }
+    : {};
+  if (text === '') return { path: strategy.kind, text, steps: [] };
+  const leave = pane.inMode ? { leaveMode: true as const } : {};
+
+  if (strategy.kind === 'literal' && literalUnsafe(text) === null) {
+    const steps: SubmitStep[] =
+      strategy.enterDelayMs > 0
+        ? [{ op: 'type', text, enter: false, ...leave }, { op: 'wait', ms: strategy.enterDelayMs }, { op: 'enter' }]
+        : [{ op: 'type', text, enter: true, ...leave }];
+    return { path: 'literal', text, steps: verify ? [...steps, ...checkSteps(strategy)] : steps, ...withRule };
+  }
+
+  const enterDelayMs =
+    strategy.kind === 'paste' ? strategy.enterDelayMs : Math.max(strategy.enterDelayMs, PASTE_MIN_ENTER_DELAY_MS);
+  const steps: SubmitStep[] = [
+    { op: 'paste', text, ...leave },
+    { op: 'wait', ms: enterDelayMs },
+  ];
+  if (verify) steps.push({ op: 'snapshot' });
+  steps.push({ op: 'enter' });
+  if (verify) steps.push(...checkSteps(strategy));
+  return { path: 'paste', text, steps, ...withRule };
+}
+
+// ---------------------------------------------------------------------------
+// Reading the input line
+
+const nonSticky = (re: RegExp): RegExp =>
+  re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
+
+/** A horizontal rule: a line of `─` alone (a box edge such as `╰───` is not one). */
+const RULE = /^\s*─{8,}\s*$/;
+
+/**
+ * The content of the input line: capture group 1 of the LAST screen line the rule matches; `null` if none. With
+ * `belowRule`, that line counts only with a horizontal rule at most `belowRule` lines above it; otherwise it is a
+ * transcript line and the screen shows no input line (`null`).
+ */
+export function readInput(screen: string, inputLine: RegExp, belowRule?: number): string | null {
+  const re = nonSticky(inputLine);
+  const lines = screen.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = re.exec(lines[i] ?? '');
+    if (!m) continue;
+    if (belowRule !== undefined && !lines.slice(Math.max(0, i - belowRule), i).some((l) => RULE.test(l))) return null;
+    return m[1] ?? '';
+  }
+  return null;
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/** Up to `n` code points from the start (or end) of `s`, stopping at a control character. */
+function probe(line: string, n: number, fromEnd: boolean): string {
+  const parts = line.split(CONTROL);
+  const piece = squash((fromEnd ? parts.at(-1) : parts[0]) ?? '');
+  const cps = [...piece];
+  return (fromEnd ? cps.slice(-n) : cps.slice(0, n)).join('').trim();
+}
+
+const MIN_PROBE = 3;
+const PROBE_LEN = 16;
+
+/**
+ * Did the input line empty after an Enter?
+ * - `'unknown'`: no rule; the screen shows an approval prompt (by the agent's screen rules); or the rule finds no
+ *   input line on screen (a dialog, another view, only the transcript's echo of the message).
+ * - `true`: the input is empty, or shows something that is neither our text nor what it showed before the
+ *   Enter (a placeholder, the user's own typing).
+ * - `false`: it still shows our text (its first or last line), or shows exactly what it showed before the
+ *   Enter (covers agents that show a paste as a placeholder such as `[Pasted text #1]`).
+ */
+export function inputCleared(check: {
+  after: string;
+  before?: string | undefined;
+  inputLine?: RegExp | undefined;
+  inputBelowRule?: number | undefined;
+  screen?: ScreenRules | undefined;
+  text: string;
+}): boolean | 'unknown' {
+  if (!check.inputLine) return 'unknown';
+  if (check.screen && readScreen(check.screen, { text: check.after }) === 'awaiting_approval') return 'unknown';
+  const afterRaw = readInput(check.after, check.inputLine, check.inputBelowRule);
+  if (afterRaw === null) return 'unknown';
+  const after = squash(afterRaw);
+  if (after === '') return true;
+
+  const lines = normalizeSubmitText(check.text)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  const first = lines[0] ?? '';
+  const last = lines.at(-1) ?? '';
+  if (after === squash(first) || after === squash(last)) return false;
+  for (const p of [probe(first, PROBE_LEN, false), probe(last, PROBE_LEN, true)]) {
+    if ([...p].length >= MIN_PROBE && after.includes(p)) return false;
+  }
+
+  if (check.before !== undefined) {
+    const before = readInput(check.before, check.inputLine, check.inputBelowRule);
+    if (before !== null && squash(before) !== '' && squash(before) === after) return false;
+  }
+  return true;
+}

@@ -1,0 +1,207 @@
+/**
+ * `svc verify` (spec 4.5): what is there, what is missing, and where each value came from. Pure: the command
+ * gathers the facts (tmux on PATH, the config file, the daemon) and prints what `buildVerifyReport` says.
+ */
+import type { FileReading, ResolvedConfig, Source } from './config.js';
+import { type DaemonAge, daemonAge } from './daemon.js';
+
+export interface VerifyFacts {
+  cliVersion: string;
+  tmux: { path: string | null; version: string | null };
+  /** The tmux server the wrapper uses (core/sessions/launch.ts `wrapperSocket`). */
+  socket: { path: string; source: 'SVC_TMUX_SOCKET' | 'TMUX' | 'default' };
+  configPath: string;
+  configReading: FileReading['status'];
+  config: ResolvedConfig;
+  listener: {
+    pid: number;
+    /** How it was found: its control socket answered, else the PID file, else the process list (spec 9.4). */
+    via: 'socket' | 'pidfile' | 'ps';
+    /** `up` when it runs inside `svc up`; absent or `listener` for the daemon. */
+    host?: 'listener' | 'up';
+    /** `listener.version`, null when missing. */
+    version: string | null;
+  } | null;
+  pidFile: string;
+  /** `~/.svc/listener.sock`. */
+  controlSocket?: string;
+  versionFile: string;
+  /** The login service; `not installed` until svc installs one. */
+  service: string;
+}
+
+/** Where a value came from, as shown: `file <path>`, `environment SVC_WS_URL`, `flag --ws-url`, `default`, … */
+export interface Origin {
+  source: Source | 'PATH' | 'process list' | 'pid file' | 'control socket' | 'none';
+  /** The file or variable. */
+  where?: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  version: string;
+  tmux: { ok: boolean; path: string | null; version: string | null; from: Origin };
+  socket: { path: string; from: Origin };
+  config: { path: string; status: FileReading['status']; warnings: string[] };
+  login: { ok: boolean; hookId: string | null; apiKey: 'set' | 'missing'; from: Origin };
+  listener: {
+    ok: boolean;
+    running: boolean;
+    pid: number | null;
+    version: string | null;
+    age: DaemonAge | null;
+    /** `up` when it runs inside `svc up`. */
+    host: 'listener' | 'up' | null;
+    from: Origin;
+  };
+  service: { state: string };
+  wsUrl: { value: string; stage: string | null; from: Origin };
+  baseUrl: { value: string; from: Origin };
+  /** One line per failing check, each saying what to do. */
+  problems: string[];
+}
+
+/** `local` for a loopback host, else the host; null when `url` is not a URL. */
+export function stageOf(url: string): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return null;
+  }
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare))
+    return 'local';
+  return host;
+}
+
+function configOrigin(source: Source, path: string): Origin {
+  if (source === 'file') return { source, where: path };
+  if (source === 'env') return { source, where: 'SVC_WS_URL' };
+  if (source === 'flag') return { source, where: '--ws-url' };
+  if (source === 'derived') return { source, where: `baseUrl in ${path}` };
+  return { source };
+}
+
+export function buildVerifyReport(f: VerifyFacts): VerifyReport {
+  const problems: string[] = [];
+
+  const tmuxOk = f.tmux.path !== null;
+  if (!tmuxOk) problems.push('tmux is not on PATH: install it (apt-get install tmux, brew install tmux)');
+
+  const configOk = f.configReading === 'ok' || f.configReading === 'missing';
+  if (!configOk)
+    problems.push(
+      `${f.config.warnings[0] ?? `ignoring ${f.configPath}`}: make it yours and chmod 600, or run \`svc login\` again`,
+    );
+
+  const apiKey = f.config.apiKey.value;
+  const hookId = f.config.hookId.value;
+  const loginOk = Boolean(apiKey && hookId);
+  if (!loginOk) problems.push('not logged in: run `svc login --url <relay> --key <apiKey>` (or `svc up`)');
+
+  const age = f.listener ? daemonAge(f.listener.version, f.cliVersion) : null;
+  let listenerOk = f.listener !== null;
+  if (!f.listener)
+    problems.push(
+      'the listener is not running: start it with `svc listener --restart` (or any `svc cc`), or `svc listener`',
+    );
+  else if (age === 'older') {
+    listenerOk = false;
+    problems.push(
+      f.listener.host === 'up'
+        ? `listener ${f.listener.version} (inside \`svc up\`) is older than this CLI (${f.cliVersion}): restart \`svc up\``
+        : `listener ${f.listener.version} is older than this CLI (${f.cliVersion}): run \`svc listener --restart\``,
+    );
+  }
+
+  const stage = stageOf(f.config.wsUrl.value);
+  if (stage === null) problems.push(`wsUrl ${f.config.wsUrl.value} is not a URL: run \`svc login\` again`);
+
+  return {
+    ok: problems.length === 0,
+    version: f.cliVersion,
+    tmux: { ok: tmuxOk, path: f.tmux.path, version: f.tmux.version, from: { source: tmuxOk ? 'PATH' : 'none' } },
+    socket: {
+      path: f.socket.path,
+      from: f.socket.source === 'default' ? { source: 'default' } : { source: 'env', where: f.socket.source },
+    },
+    config: { path: f.configPath, status: f.configReading, warnings: f.config.warnings },
+    login: {
+      ok: loginOk,
+      hookId,
+      apiKey: apiKey ? 'set' : 'missing',
+      from: configOrigin(f.config.hookId.source, f.configPath),
+    },
+    listener: {
+      ok: listenerOk,
+      running: f.listener !== null,
+      pid: f.listener?.pid ?? null,
+      version: f.listener?.version ?? null,
+      age,
+      host: f.listener ? (f.listener.host ?? 'listener') : null,
+      from: f.listener
+        ? f.listener.via === 'socket'
+          ? { source: 'control socket', ...(f.controlSocket ? { where: f.controlSocket } : {}) }
+          : f.listener.via === 'pidfile'
+            ? { source: 'pid file', where: f.pidFile }
+            : { source: 'process list', where: 'ps' }
+        : { source: 'none' },
+    },
+    service: { state: f.service },
+    wsUrl: { value: f.config.wsUrl.value, stage, from: configOrigin(f.config.wsUrl.source, f.configPath) },
+    baseUrl: { value: f.config.baseUrl.value, from: configOrigin(f.config.baseUrl.source, f.configPath) },
+    problems,
+  };
+}
+
+const from = (o: Origin): string => (o.where ? `${o.source} ${o.where}` : o.source);
+
+/** The human report: one line per check, `ok` or `FAIL`; a failing line says what to do. */
+export function formatVerifyReport(r: VerifyReport): string[] {
+  const line = (ok: boolean, what: string, text: string) => `${ok ? 'ok  ' : 'FAIL'}  ${what.padEnd(9)} ${text}`;
+  const find = (prefix: string) => r.problems.find((p) => p.startsWith(prefix));
+  const l = r.listener;
+  let listenerText: string;
+  if (!l.running) listenerText = find('the listener') ?? 'not running';
+  else {
+    const versionText =
+      l.age === 'older'
+        ? (find('listener') ?? '')
+        : `v${l.version ?? '?'} (CLI v${r.version}${l.age === 'newer' ? '; the daemon is newer: left alone' : l.age === 'unknown' ? `; ${l.version === null ? 'no listener.version' : 'version not semver'}` : ''})`;
+    listenerText = `running${l.host === 'up' ? ' inside `svc up`' : ''}, pid ${l.pid}, ${versionText} (from ${from(l.from)})`;
+  }
+  const lines = [
+    `svc ${r.version}`,
+    line(
+      r.tmux.ok,
+      'tmux',
+      r.tmux.ok ? `${r.tmux.path} (${r.tmux.version ?? 'version unknown'}; from PATH)` : (find('tmux') ?? ''),
+    ),
+    line(true, 'socket', `${r.socket.path} (from ${from(r.socket.from)})`),
+    line(
+      r.config.status === 'ok' || r.config.status === 'missing',
+      'config',
+      r.config.status === 'ok' || r.config.status === 'missing'
+        ? `${r.config.path} (${r.config.status})`
+        : (find('ignoring') ?? r.config.status),
+    ),
+    line(
+      r.login.ok,
+      'login',
+      r.login.ok ? `computer ${r.login.hookId} (from ${from(r.login.from)})` : (find('not logged in') ?? ''),
+    ),
+    line(l.ok, 'listener', listenerText),
+    line(true, 'service', r.service.state),
+    line(
+      r.wsUrl.stage !== null,
+      'relay',
+      r.wsUrl.stage === null
+        ? (find('wsUrl') ?? '')
+        : `${r.wsUrl.value} (stage ${r.wsUrl.stage}; from ${from(r.wsUrl.from)})`,
+    ),
+    line(true, 'base url', `${r.baseUrl.value} (from ${from(r.baseUrl.from)})`),
+  ];
+  lines.push(r.ok ? 'everything svc needs is here' : `${r.problems.length} problem(s): see the FAIL lines`);
+  return lines;
+}

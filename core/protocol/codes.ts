@@ -1,0 +1,96 @@
+/**
+ * Wire protocol, part 1 of 3 (entry point: core/protocol/index.ts): limits, the error and refusal codes, and the small field
+ * schemas both the HTTP bodies and the WebSocket frames use.
+ */
+import { z } from 'zod';
+import { DEVICE_ID_RE } from '../seal/seal.js';
+
+/** Spec 2.1 / 7.4: the only characters a target session name may contain. */
+export const SESSION_NAME_RE = /^[A-Za-z0-9._-]+$/;
+export const MAX_SESSION_NAME = 128;
+/**
+ * The one limit on a message's text, in characters (UTF-16 code units): a plaintext `body` at the relay, and the
+ * `text` inside a sealed one, checked where it is sealed (core/seal/bodies.ts commandTextProblem) and by the
+ * listener (`too_large`).
+ */
+export const MAX_BODY_CHARS = 64 * 1024;
+/**
+ * Largest HTTP request body the relay reads, in bytes. Room for any text within MAX_BODY_CHARS once sealed: up to
+ * 3 UTF-8 bytes a character, then base64 (4/3) in the envelope, about 263 KB.
+ */
+export const MAX_HTTP_BYTES = 384 * 1024;
+export const MAX_WS_FRAME_BYTES = 1024 * 1024;
+
+export const SCOPES = ['push:read', 'push:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Error codes in `{error:{code,message}}` bodies and `error` frames. */
+export const HTTP_ERROR_CODES = [
+  'bad_json',
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'too_large',
+  'rate_limited',
+  'unknown_computer',
+  'method_not_allowed',
+  'unknown_device', // a deviceId that is not a device of this account
+  'internal', // a bug in the relay, never something a client sent; logged
+  'unavailable', // 503: the relay is shutting down
+  'pairing_used', // 410: a pairing code that was already claimed (codes work once)
+  'pairing_expired', // 410: a pairing code past its expiry (PAIRING_TTL_MS)
+  'storage_full', // 429: the account's open pushes hold MAX_OPEN_PUSH_BYTES already (relay-server/pushes.ts)
+] as const;
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/** Codes of `error` frames on the WebSocket. The connection stays open after each of them. */
+export const WS_ERROR_CODES = [
+  'bad_json', // the frame is not JSON
+  'bad_frame', // JSON, but not a ClientFrame (unknown type, wrong field, binary frame)
+  'rate_limited', // the connection's frame bucket (RELAY_WS_BUCKET) is empty; the frame was dropped
+  'not_subscribed', // push.result before a listener subscribe
+  'already_subscribed', // a second subscribe on the same connection
+  'not_found', // push.result for a push id this account does not have
+  'unknown_device', // an app subscribe with a deviceId that is not a device of this account
+  'unknown_computer', // a pane frame for a computer that is not this account's
+  'computer_offline', // pane.stop for a computer whose listener is not connected (watch and keys are answered in kind)
+  'forbidden', // ask.new, ask.closed, ask.result or notify.new from a key other than the computer's own (core/relay/access.ts)
+  'internal', // a bug in the relay; logged
+] as const;
+export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
+
+/**
+ * Why the listener did not type a push. Each is documented in docs/protocol.md.
+ * Spec part 7 names the conditions; these are our names for them.
+ */
+export const REFUSAL_CODES = [
+  'invalid_target', // 7.4: name outside [A-Za-z0-9._-]+
+  'session_not_found', // no such tmux session on this computer
+  'shell_in_front', // 7.1: an interactive shell is the pane's foreground program
+  'rate_limited', // 7.6: per-session token bucket empty
+  'not_for_this_computer', // 7.2: shell session, push not addressed to this computer
+  'shell_input_forbidden', // 7.3: control bytes / newline / attachment into a shell session
+  'subagent_view_only', // 7.5 / 4.14
+  'empty_body',
+  'inject_failed', // tmux refused the keys
+  'e2ee_required', // spec 5.5
+  'subscriber_unverified', // spec 5.5
+  'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
+  'screen_unreadable', // the agent's screen could not be read: a prompt could be up unseen (fail closed)
+  'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
+  'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)
+  'bad_key_name', // key input naming a key outside ALLOWED_KEYS (core/panes/keys.ts)
+  'computer_offline', // relay: key input for a computer whose listener is not connected; refused, never typed later
+  'devices_unavailable', // temporary: the relay's device list could not be read to open a sealed message; send again
+  'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+/** What became of a push, as `GET /pushes/<id>` and `push.status` report it. */
+export const PushState = z.enum(['pending', 'delivered', 'injected', 'refused', 'expired']);
+export type PushState = z.infer<typeof PushState>;
+
+export const SessionName = z.string().min(1).max(MAX_SESSION_NAME);
+/** A device id (app, computer or `svc agent send`); core/seal/seal.ts says why it has no `/`. */
+export const DeviceId = z.string().max(128).regex(DEVICE_ID_RE);

@@ -1,0 +1,93 @@
+/**
+ * What travels inside envelopes (core/seal/seal.ts), by purpose. Every body a device sends carries a sequence stamp
+ * `seq` that must increase per sender and purpose, so a relay that replays or reorders envelopes is caught
+ * (core/devices/devices.ts checks it); the session it is meant for is inside too, so a relay cannot point a sealed message
+ * at another session. docs/protocol.md lists them for people.
+ */
+import { z } from 'zod';
+import { MAX_BODY_CHARS, SessionName } from '../protocol/index.js';
+
+export const Seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** Shortest and longest lease a watch may ask for; a watch not renewed within its lease stops. */
+export const MIN_LEASE_MS = 2_000;
+export const MAX_LEASE_MS = 300_000;
+/** Most text one key-input body may type. */
+export const MAX_KEYS_TEXT = 4_096;
+/** Most named keys in one key-input body. */
+export const MAX_KEYS = 64;
+
+/** `agent.command`: a message to type into a session, then submit (`svc agent send`, the app). */
+export const CommandBody = z.strictObject({
+  text: z.string().max(MAX_BODY_CHARS),
+  seq: Seq,
+  /** The sender's clock (epoch ms); informational: the relay's replay window decides what is too old. */
+  sentAt: z.number(),
+  session: SessionName,
+});
+export type CommandBody = z.infer<typeof CommandBody>;
+
+/**
+ * The one size limit on a message, checked where it is sealed (`svc agent send`, the app) so a text the listener
+ * would refuse never leaves: at most MAX_BODY_CHARS characters (UTF-16 code units, as JavaScript and zod count), the
+ * same limit as a plaintext `body` at the relay and `text` inside the envelope at the listener (`too_large`).
+ */
+export function commandTextProblem(text: string): { code: 'empty_body' | 'too_large'; message: string } | null {
+  if (text.length === 0) return { code: 'empty_body', message: 'nothing to send' };
+  if (text.length > MAX_BODY_CHARS) {
+    return {
+      code: 'too_large',
+      message: `the message is ${text.length} characters; at most ${MAX_BODY_CHARS} can be sent`,
+    };
+  }
+  return null;
+}
+
+/** `pane.watch`: start or renew a live pane for the sending device. */
+export const WatchBody = z.strictObject({
+  session: SessionName,
+  seq: Seq,
+  leaseMs: z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS),
+});
+export type WatchBody = z.infer<typeof WatchBody>;
+
+/** `pane.keys`: text typed as is (no submit), then named keys (core/panes/keys.ts ALLOWED_KEYS), in that order. */
+export const KeysBody = z
+  .strictObject({
+    session: SessionName,
+    seq: Seq,
+    keys: z.array(z.string().max(16)).max(MAX_KEYS).optional(),
+    text: z.string().max(MAX_KEYS_TEXT).optional(),
+  })
+  .refine((b) => (b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0, 'keys or text, at least one');
+export type KeysBody = z.infer<typeof KeysBody>;
+
+/**
+ * `pane.frame` (listener → app): rows of the pane by index. A full frame has every row `0 … height-1`; a change
+ * frame only the rows that differ from the previous frame, and the app drops rows at or beyond `height`.
+ *
+ * The pane's size is inside, never outside the envelope: `height` is the pane's rows (`#{pane_height}`) and `width`
+ * its columns (`#{pane_width}`). Both fields were in the first version of this body (`width` optional, unset by
+ * earlier listeners, whose `height` counted the captured rows), so the shape is unchanged: older apps accept the
+ * frames of newer listeners and the other way round, and the body needs no version number. A field added later
+ * would: the schema is strict, so an older app would drop every frame that has it.
+ */
+export const FrameBody = z.strictObject({
+  session: SessionName,
+  frameSeq: z.number().int().nonnegative(),
+  full: z.boolean(),
+  height: z.number().int().nonnegative(),
+  /** Columns of the pane: the app's terminal is this wide, so a long row never wraps onto the next one. */
+  width: z.number().int().positive().max(10_000).optional(),
+  rows: z.record(z.string().regex(/^\d+$/), z.string()),
+});
+export type FrameBody = z.infer<typeof FrameBody>;
+
+/** The bodies a listener opens, by purpose. */
+export const INBOUND_BODIES = {
+  'agent.command': CommandBody,
+  'pane.watch': WatchBody,
+  'pane.keys': KeysBody,
+} as const;
+export type InboundPurpose = keyof typeof INBOUND_BODIES;
+export type InboundBody<P extends InboundPurpose> = z.infer<(typeof INBOUND_BODIES)[P]>;

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../../cli/commands.js';
+import {
+  checkFlags,
+  colorEnabled,
+  type FlagSpec,
+  firstPositional,
+  NOT_YET,
+  qrStyle,
+  unknownCommandLine,
+  unknownFlagLine,
+  usageText,
+} from '../../../core/cli/commandLine.js';
+
+const SPECS: Record<string, FlagSpec> = {
+  port: { type: 'string', description: 'Port', default: '8787' },
+  json: { type: 'boolean', description: 'JSON' },
+  'ws-url': { type: 'string' },
+  detach: { type: 'boolean', alias: ['d'] },
+  text: { type: 'positional', required: true, description: 'The message' },
+};
+
+describe('core/cli/commandLine', () => {
+  it.each([
+    [true, {}, true],
+    [false, {}, false], // a pipe, a file, a log
+    [true, { NO_COLOR: '1' }, false],
+    [true, { NO_COLOR: '' }, true], // no-color.org: set and not empty
+    [false, { FORCE_COLOR: '1' }, true],
+    [false, { FORCE_COLOR: '' }, true],
+    [true, { FORCE_COLOR: '0' }, false],
+    [true, { FORCE_COLOR: 'false' }, false],
+    [false, { FORCE_COLOR: '1', NO_COLOR: '1' }, false], // NO_COLOR wins
+    [true, { TERM: 'dumb' }, false],
+  ])('colorEnabled(tty %s, %j) = %s', (tty, env, on) => {
+    expect(colorEnabled(tty, env)).toBe(on);
+  });
+
+  it.each([
+    [true, {}, 'ansi'],
+    [true, { NO_COLOR: '1' }, 'blocks'],
+    [false, {}, 'none'],
+    [false, { FORCE_COLOR: '1' }, 'ansi'],
+  ] as const)('qrStyle(tty %s, %j) = %s', (tty, env, style) => {
+    expect(qrStyle(tty, env)).toBe(style);
+  });
+
+  it.each([
+    [[], { ok: true, help: false, version: false }],
+    [['--port', '0', '--json'], { ok: true, help: false, version: false }],
+    [['--port=0', '--ws-url', 'ws://x', '--wsUrl=y'], { ok: true, help: false, version: false }],
+    [['--no-json', '-d', 'hello'], { ok: true, help: false, version: false }],
+    [['--port', '--help'], { ok: true, help: false, version: false }], // the value of --port
+    [['-h'], { ok: true, help: true, version: false }],
+    [['x', '--version'], { ok: true, help: false, version: true }],
+    [['--', '--frob'], { ok: true, help: false, version: false }], // after -- nothing is a flag
+    [['--frob'], { ok: false, kind: 'unknown', flag: '--frob' }],
+    [['--frob=1'], { ok: false, kind: 'unknown', flag: '--frob' }],
+    [['-x'], { ok: false, kind: 'unknown', flag: '-x' }],
+    [['--no-port'], { ok: false, kind: 'unknown', flag: '--no-port' }], // only booleans negate
+    [['--text'], { ok: false, kind: 'unknown', flag: '--text' }], // a positional is not a flag
+  ])('checkFlags(%j)', (args, result) => {
+    expect(checkFlags(args, SPECS)).toEqual(result);
+  });
+
+  it('refuses the flags that do nothing yet, each with its own line', () => {
+    const listener = NOT_YET['svc listener']!;
+    for (const flag of [
+      '--keep-awake',
+      '--no-keep-awake',
+      '--turn-history',
+      '--no-turn-history',
+      '--install-service',
+      '--uninstall-service',
+      '--service-status',
+    ]) {
+      const check = checkFlags([flag], {}, listener);
+      expect(check).toMatchObject({ ok: false, kind: 'not-yet', flag });
+      expect(check.ok === false && check.kind === 'not-yet' && check.message).toMatch(
+        new RegExp(`^svc: ${flag} (does nothing yet|is not available yet)`),
+      );
+    }
+  });
+
+  it.each([
+    [['serve', '--port', '1'], 0],
+    [['--port', '1', 'serve'], 2],
+    [['--json', 'x'], 1],
+    [['--', 'x'], -1],
+    [['--port'], -1],
+  ])('firstPositional(%j) = %i', (args, at) => {
+    expect(firstPositional(args, SPECS)).toBe(at);
+  });
+
+  it('one line for an unknown command or flag, naming the whole command', () => {
+    expect(unknownCommandLine('schedule', 'svc')).toBe('svc: unknown command "schedule"; see svc --help');
+    expect(unknownCommandLine('foo', 'svc relay')).toBe(
+      'svc: unknown command "foo" for svc relay; see svc relay --help',
+    );
+    expect(unknownFlagLine('--frob', 'svc relay serve')).toBe(
+      'svc: unknown flag "--frob" for svc relay serve; see svc relay serve --help',
+    );
+  });
+
+  it('usage names the whole command, its arguments, commands and options; bold only when asked', () => {
+    const text = usageText({
+      command: 'svc agent send',
+      description: 'Send a message',
+      flags: SPECS,
+      commands: [],
+    });
+    expect(text).toContain('Usage: svc agent send [options] <text>');
+    expect(text).toMatch(/^ {2}--port <port> +Port \(default: 8787\)$/m);
+    expect(text).toMatch(/^ {2}-d, --detach$/m);
+    expect(text).toMatch(/^ {2}-h, --help +this help$/m);
+    expect(text).not.toContain('\x1b');
+    const group = usageText(
+      { command: 'svc relay', description: 'Relay', flags: {}, commands: [{ name: 'serve', description: 'Run it' }] },
+      (s) => `<b>${s}</b>`,
+    );
+    expect(group).toContain('<b>Usage:</b> svc relay <command>');
+    expect(group).toMatch(/^ {2}serve +Run it$/m);
+  });
+
+  it("the root table's descriptions are the commands' own", async () => {
+    for (const [name, entry] of Object.entries(ROOT.commands)) {
+      const command = await entry.load();
+      const meta = typeof command.meta === 'function' ? await command.meta() : await command.meta;
+      expect(meta?.description, name).toBe(entry.description);
+    }
+  });
+});
+
+describe('checkFlags for a command whose words are a message', () => {
+  it.each([
+    [['-5', 'degrees'], { ok: true, help: false, version: false }],
+    [['-rf', '--force', 'now'], { ok: true, help: false, version: false }],
+    [['--help'], { ok: true, help: true, version: false }],
+  ])('%j', (args, expected) => {
+    expect(checkFlags(args, {}, {}, true)).toEqual(expected);
+    expect(checkFlags(args, {}, {}, false).ok).toBe(args[0] === '--help');
+  });
+});

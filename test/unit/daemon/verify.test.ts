@@ -1,0 +1,133 @@
+/** core/daemon/verify.ts: the `svc verify` report (spec 4.5). */
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../../core/daemon/config.js';
+import { buildVerifyReport, formatVerifyReport, stageOf, type VerifyFacts } from '../../../core/daemon/verify.js';
+
+const PATH = '/h/.svc/config.json';
+const loggedIn = resolveConfig(
+  {
+    status: 'ok',
+    data: { apiKey: 'k', hookId: 'h1', baseUrl: 'https://relay.example.com', wsUrl: 'wss://relay.example.com/ws' },
+  },
+  {},
+  {},
+  PATH,
+);
+
+function facts(over: Partial<VerifyFacts> = {}): VerifyFacts {
+  return {
+    cliVersion: '0.1.0',
+    tmux: { path: '/usr/bin/tmux', version: 'tmux 3.3a' },
+    socket: { path: '/tmp/tmux-1/default', source: 'default' },
+    configPath: PATH,
+    configReading: 'ok',
+    config: loggedIn,
+    listener: { pid: 42, via: 'pidfile', version: '0.1.0' },
+    pidFile: '/h/.svc/listener.pid',
+    versionFile: '/h/.svc/listener.version',
+    service: 'not installed',
+    ...over,
+  };
+}
+
+describe('stageOf', () => {
+  it.each([
+    ['ws://127.0.0.1:8787/ws', 'local'],
+    ['ws://127.3.4.5/ws', 'local'],
+    ['ws://localhost:1/ws', 'local'],
+    ['ws://[::1]:8787/ws', 'local'],
+    ['wss://relay.example.com/ws', 'relay.example.com'],
+    ['wss://staging.relay.example.com:444/ws', 'staging.relay.example.com'],
+    ['not a url', null],
+  ])('%s → %s', (url, stage) => {
+    expect(stageOf(url)).toBe(stage);
+  });
+});
+
+describe('buildVerifyReport', () => {
+  it('all there: ok, each value with its origin', () => {
+    const r = buildVerifyReport(facts());
+    expect(r.ok).toBe(true);
+    expect(r.problems).toEqual([]);
+    expect(r.tmux).toEqual({ ok: true, path: '/usr/bin/tmux', version: 'tmux 3.3a', from: { source: 'PATH' } });
+    expect(r.listener).toMatchObject({ ok: true, running: true, pid: 42, version: '0.1.0', age: 'same' });
+    expect(r.listener.from).toEqual({ source: 'pid file', where: '/h/.svc/listener.pid' });
+    expect(r.wsUrl).toEqual({
+      value: 'wss://relay.example.com/ws',
+      stage: 'relay.example.com',
+      from: { source: 'file', where: PATH },
+    });
+    expect(r.login).toMatchObject({ ok: true, hookId: 'h1', apiKey: 'set', from: { source: 'file' } });
+    expect(r.service).toEqual({ state: 'not installed' });
+    expect(formatVerifyReport(r).filter((l) => l.startsWith('FAIL'))).toEqual([]);
+  });
+
+  it('never shows the key', () => {
+    expect(JSON.stringify(buildVerifyReport(facts()))).not.toContain('"k"');
+  });
+
+  it.each([
+    ['no tmux', { tmux: { path: null, version: null } }, /^tmux is not on PATH: install it/],
+    ['no listener', { listener: null }, /^the listener is not running: start it with `svc listener --restart`/],
+    [
+      'an older listener',
+      { listener: { pid: 1, via: 'pidfile' as const, version: '0.0.9' } },
+      /^listener 0\.0\.9 is older than this CLI \(0\.1\.0\): run `svc listener --restart`/,
+    ],
+    [
+      'not logged in',
+      { configReading: 'missing' as const, config: resolveConfig({ status: 'missing' }, {}, {}, PATH) },
+      /^not logged in: run `svc login/,
+    ],
+    [
+      'a world-writable config',
+      {
+        configReading: 'open_to_others' as const,
+        config: resolveConfig({ status: 'open_to_others', mode: 0o666 }, {}, {}, PATH),
+      },
+      /^ignoring .*writable by anyone.*chmod 600/,
+    ],
+  ])('%s: not ok, with what to do', (_, over, problem) => {
+    const r = buildVerifyReport(facts(over));
+    expect(r.ok).toBe(false);
+    expect(r.problems.some((p) => problem.test(p))).toBe(true);
+    const text = r.problems.find((p) => problem.test(p))!;
+    expect(formatVerifyReport(r).some((l) => l.startsWith('FAIL') && l.includes(text))).toBe(true);
+  });
+
+  it('a newer listener is fine (left alone)', () => {
+    const r = buildVerifyReport(facts({ listener: { pid: 1, via: 'ps', version: '9.0.0' } }));
+    expect(r.ok).toBe(true);
+    expect(r.listener).toMatchObject({ age: 'newer', from: { source: 'process list' } });
+    expect(formatVerifyReport(r).join('\n')).toMatch(/newer: left alone/);
+  });
+
+  it('the socket: from SVC_TMUX_SOCKET, $TMUX, or the default', () => {
+    expect(buildVerifyReport(facts({ socket: { path: '/s', source: 'TMUX' } })).socket).toEqual({
+      path: '/s',
+      from: { source: 'env', where: 'TMUX' },
+    });
+    expect(buildVerifyReport(facts()).socket.from).toEqual({ source: 'default' });
+  });
+
+  it('sources: environment, default, derived', () => {
+    const env = resolveConfig(
+      { status: 'ok', data: { apiKey: 'k', hookId: 'h' } },
+      { SVC_WS_URL: 'ws://127.0.0.1:9/ws' },
+      {},
+      PATH,
+    );
+    const r = buildVerifyReport(facts({ config: env }));
+    expect(r.wsUrl).toEqual({
+      value: 'ws://127.0.0.1:9/ws',
+      stage: 'local',
+      from: { source: 'env', where: 'SVC_WS_URL' },
+    });
+    expect(r.baseUrl.from).toEqual({ source: 'default' });
+    const derived = resolveConfig({ status: 'ok', data: { baseUrl: 'http://127.0.0.1:5' } }, {}, {}, PATH);
+    expect(buildVerifyReport(facts({ config: derived })).wsUrl.from).toEqual({
+      source: 'derived',
+      where: `baseUrl in ${PATH}`,
+    });
+  });
+});

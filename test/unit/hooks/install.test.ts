@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { AGENTS } from '../../../core/agents/registry.js';
+import { agentWiringLines, tmuxInstallLine } from '../../../core/hooks/install.js';
+import { hermesEntry, NOT_WIRED, wirings } from '../../../core/hooks/wiring.js';
+
+describe('tmuxInstallLine', () => {
+  it.each([
+    ['darwin', ['brew'], 'brew install tmux', true],
+    ['darwin', ['port'], 'sudo port install tmux', false],
+    ['darwin', [], 'install Homebrew (https://brew.sh), then: brew install tmux', false],
+    ['linux', ['apt-get', 'brew'], 'sudo apt-get install tmux', false],
+    ['linux', ['dnf'], 'sudo dnf install tmux', false],
+    ['linux', ['pacman'], 'sudo pacman -S tmux', false],
+    ['linux', ['apk'], 'sudo apk add tmux', false],
+    ['linux', ['brew'], 'brew install tmux', false],
+    ['freebsd', [], "install tmux with your system's package manager", false],
+  ])('%s with %j: %s', (platform, managers, line, offerBrew) => {
+    expect(tmuxInstallLine({ platform, managers })).toEqual({ line, offerBrew });
+  });
+});
+
+describe('wirings', () => {
+  const mcp = { node: '/n/node', svcBin: '/s/svc.js' };
+  it('follows the variables the agents honour', () => {
+    const w = wirings(
+      { home: '/h', CLAUDE_CONFIG_DIR: '/c', CODEX_HOME: '/x', XDG_CONFIG_HOME: '/g', opencodeJsonc: true },
+      mcp,
+    );
+    const file = (id: string) => w.find((x) => x.agentId === id)?.file;
+    expect([file('A1'), file('A2'), file('A3'), file('A5'), file('A6'), file('A9')]).toEqual([
+      '/c/.claude.json',
+      '/x/config.toml',
+      '/h/.gemini/settings.json',
+      '/g/opencode/opencode.jsonc',
+      '/h/.cursor/mcp.json',
+      '/h/.qwen/settings.json',
+    ]);
+    const d = wirings({ home: '/h' }, mcp);
+    expect(d.find((x) => x.agentId === 'A1')?.file).toBe('/h/.claude.json');
+    expect(d.find((x) => x.agentId === 'A5')?.file).toBe('/h/.config/opencode/opencode.json');
+  });
+
+  it('every wiring names a registry agent by its own command; none is also listed as not wired', () => {
+    for (const w of wirings({ home: '/h' }, mcp)) {
+      expect(AGENTS.find((a) => a.id === w.agentId)?.command).toBe(w.command);
+      expect(NOT_WIRED[w.agentId]).toBeUndefined();
+    }
+  });
+
+  it('the Hermes entry is YAML with command svc and args [mcp] under mcp_servers (spec 4.13.6)', () => {
+    expect(parseDocument(hermesEntry()).toJS()).toEqual({ mcp_servers: { svc: { command: 'svc', args: ['mcp'] } } });
+  });
+});
+
+describe('agentWiringLines', () => {
+  it('says per agent what is wired and what to do', () => {
+    expect(
+      agentWiringLines([
+        { agentId: 'A1', name: 'Claude Code', mcp: 'wired', file: '/h/.claude.json', hooks: 'not built yet' },
+        { agentId: 'A2', name: 'Codex', mcp: 'not wired', file: '/h/.codex/config.toml', hooks: 'not built yet' },
+        { agentId: 'A4', name: 'pi', mcp: 'not wired by install', file: null, note: 'no MCP', hooks: 'not built yet' },
+      ]),
+    ).toEqual([
+      'agent Claude Code: MCP wired in /h/.claude.json; hooks: not built yet',
+      'agent Codex: MCP not wired (/h/.codex/config.toml): run svc install; hooks: not built yet',
+      'agent pi: MCP not wired: no MCP; hooks: not built yet',
+    ]);
+    expect(agentWiringLines([])).toEqual(['agents: none that svc knows found on PATH']);
+  });
+});

@@ -1,0 +1,374 @@
+/**
+ * The root's sealed paths with fakes: sealed pushes go through `device.<id>` before their session, plaintext is
+ * refused once a device is pinned, live panes and key input are routed to watch and session actors, and answers
+ * go back to the app that asked. Sealing itself is faked (envelopes carry their text); core/seal/seal.ts has its own tests.
+ */
+import { describe, expect, it } from 'vitest';
+import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { applyPinOps, type PinOp, type PinsFile } from '../../../core/devices/devices.js';
+import type { LeaseLeft } from '../../../core/panes/watchLeases.js';
+import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
+import type { Envelope } from '../../../core/seal/seal.js';
+import { emptyLedger } from '../../../core/sessions/ledger.js';
+import { deviceMachine, type OpenSealedInput, type OpenSealedOutput } from '../../../machines/device.js';
+import { inventoryMachine } from '../../../machines/inventory.js';
+import { listenerMachine } from '../../../machines/listener.js';
+import { paneWatchMachine, type SealFrameInput } from '../../../machines/paneWatch.js';
+import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
+import { relayLinkMachine } from '../../../machines/relayLink.js';
+import type { InjectInput, InjectOutput, TypeKeysInput } from '../../../machines/session.js';
+import { sessionMachine } from '../../../machines/session.js';
+import { readableScreens } from '../../fakes/fakeTmux.js';
+
+const KEY = 'K'.repeat(87);
+const flush = async () => {
+  for (let i = 0; i < 12; i++) await new Promise((r) => setImmediate(r));
+};
+
+function session(name: string, extra: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    name,
+    attached: false,
+    createdAt: 1,
+    activityAt: 1,
+    panes: [{ id: `%${name.length}`, command: 'claude', path: `/w/${name}`, active: true }],
+    ...extra,
+  };
+}
+
+/** A fake envelope: whatever the test puts in `text` is what "opens". `opens: false` is a damaged one. */
+const envelope = (from: string, text: unknown, opens = true) => ({ from, text: JSON.stringify(text), opens });
+
+function harness(
+  opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: SessionRecord[]; resumeWatches?: LeaseLeft[] } = {},
+) {
+  const clock = new SimulatedClock();
+  const state = {
+    file: opts.pins ?? ({ version: 1, devices: {} } as PinsFile),
+    sockets: [] as { sendBack: (e: RelayLinkEvent) => void; sent: RelaySocketCommand[] }[],
+    sessions: opts.sessions ?? [session('svc-proj'), session('svc-proj.1', { parent: 'svc-proj' })],
+    typed: [] as InjectInput[],
+    keyed: [] as TypeKeysInput[],
+  };
+  const noop = () => {};
+  const machine = listenerMachine.provide({
+    actors: {
+      relayLink: relayLinkMachine.provide({
+        actors: {
+          relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(({ sendBack, receive }) => {
+            const sock = { sendBack: sendBack as (e: RelayLinkEvent) => void, sent: [] as RelaySocketCommand[] };
+            state.sockets.push(sock);
+            receive((cmd) => {
+              sock.sent.push(cmd);
+              if (cmd.type === 'PING') sendBack({ type: 'SOCKET.PONG' });
+            });
+            return noop;
+          }),
+        },
+        actions: { log: noop },
+      }),
+      inventory: inventoryMachine.provide({
+        actors: {
+          listSessions: fromPromise(async () => ({
+            sessions: state.sessions,
+            screens: readableScreens(state.sessions),
+            takenAt: clock.now(),
+          })),
+        },
+        actions: { log: noop },
+      }),
+      session: sessionMachine.provide({
+        actors: {
+          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+            state.typed.push(input);
+            return { submitted: true };
+          }),
+          typeKeys: fromPromise<void, TypeKeysInput>(async ({ input }) => {
+            state.keyed.push(input);
+          }),
+        },
+        actions: { log: noop, writeMarker: noop, auditShellInput: noop },
+      }),
+      device: deviceMachine.provide({
+        actors: {
+          openSealed: fromPromise<OpenSealedOutput, OpenSealedInput>(async ({ input }) => {
+            const env = input.envelope as { text: string; opens: boolean };
+            return {
+              pin: state.file.devices[input.deviceId],
+              listed: { publicKey: KEY, fingerprint: 'kkkk' },
+              opened: env.opens ? { ok: true, text: env.text } : { ok: false, reason: 'tampered' },
+              now: 1,
+            };
+          }),
+        },
+        actions: {
+          log: noop,
+          persistPins: (_, p: { ops: PinOp[] }) => {
+            state.file = applyPinOps(state.file, p.ops);
+          },
+        },
+      }),
+      paneWatch: paneWatchMachine.provide({
+        actors: {
+          capturePane: fromPromise(async () => ({ lines: ['› ', 'screen'], width: 80 })),
+          sealFrame: fromPromise<Envelope, SealFrameInput>(async ({ input }) => ({ body: input.body }) as never),
+        },
+        actions: { log: noop },
+      }),
+    },
+    actions: { log: noop, persistLedger: noop },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: {
+      hookId: 'c_me',
+      wsUrl: 'ws://relay/ws',
+      apiKey: 'k',
+      version: '0.1.0',
+      ledger: emptyLedger(),
+      replayWindowMs: 120_000,
+      random: () => 0.5,
+      pins: opts.pins,
+      pinsUnreadable: opts.pinsUnreadable,
+      resumeWatches: opts.resumeWatches,
+    },
+  });
+  const frame = (f: RelayFrame) =>
+    state.sockets.at(-1)!.sendBack({ type: 'SOCKET.FRAME', frame: f, receivedAt: 1_000 } as RelayLinkEvent);
+  const sent = (): ClientFrame[] =>
+    state.sockets.flatMap((s) =>
+      s.sent.filter((c) => c.type === 'SEND').map((c) => (c as { frame: ClientFrame }).frame),
+    );
+  const push = (p: Partial<WirePush> & { id: number }) =>
+    frame({
+      type: 'push.new',
+      push: {
+        type: 'agent.command',
+        agentSessionName: 'svc-proj',
+        body: '',
+        targetComputer: 'c_me',
+        createdAt: 0,
+        ageMs: 10,
+        replay: false,
+        ...p,
+      },
+    });
+  const sealed = (id: number, from: string, body: unknown, opens = true, session = 'svc-proj') =>
+    push({ id, agentSessionName: session, sealed: envelope(from, body, opens) });
+  const result = (id: number) => sent().find((f) => f.type === 'push.result' && f.id === id);
+  actor.start();
+  const connect = async () => {
+    await flush();
+    state.sockets.at(-1)!.sendBack({ type: 'SOCKET.OPEN' });
+    frame({ type: 'subscribed', role: 'listener', computer: 'c_me', replayed: 0, expired: 0, replayWindowMs: 120_000 });
+    await flush();
+  };
+  return { actor, clock, state, frame, sent, push, sealed, result, connect };
+}
+
+const command = (text: string, seq: number, session = 'svc-proj') => ({ text, seq, sentAt: 0, session });
+
+describe('sealed pushes in the listener', () => {
+  it('opens a sealed push through device.<id>, types its text, and pins the device', async () => {
+    const h = harness();
+    await h.connect();
+    h.sealed(1, 'd_phone', command('run the tests', 1));
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['run the tests']);
+    expect(h.result(1)).toMatchObject({ state: 'injected' });
+    expect(h.state.file.devices.d_phone).toMatchObject({ publicKey: KEY });
+    expect(h.actor.getSnapshot().children['device.d_phone']).toBeDefined();
+  });
+
+  it('accepts plaintext until a device is pinned, then refuses it with e2ee_required', async () => {
+    const h = harness();
+    await h.connect();
+    h.push({ id: 1, body: 'plain before' });
+    await flush();
+    h.sealed(2, 'd_phone', command('sealed', 1));
+    await flush();
+    h.push({ id: 3, body: 'plain after' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['plain before', 'sealed']);
+    expect(h.result(3)).toMatchObject({ state: 'refused', code: 'e2ee_required' });
+  });
+
+  it('refuses plaintext when devices.json is pinned at start, or cannot be read', async () => {
+    const pins: PinsFile = {
+      version: 1,
+      devices: {
+        d_phone: { deviceId: 'd_phone', publicKey: KEY, fingerprint: 'k', pinnedAt: 1, verified: true, lastSeq: {} },
+      },
+    };
+    for (const h of [harness({ pins }), harness({ pinsUnreadable: true })]) {
+      await h.connect();
+      h.push({ id: 1, body: 'plain' });
+      await flush();
+      expect(h.result(1)).toMatchObject({ code: 'e2ee_required' });
+      expect(h.state.typed).toEqual([]);
+    }
+  });
+
+  it.each([
+    ['does not open', 1, false, 'svc-proj', 'bad_seal'],
+    ['is sealed for another session', 1, true, 'svc-other', 'bad_seal'],
+  ])('refuses a push that %s, typing nothing', async (_, seq, opens, inside, code) => {
+    const h = harness();
+    await h.connect();
+    h.sealed(1, 'd_phone', command('x', seq, inside), opens);
+    await flush();
+    expect(h.result(1)).toMatchObject({ state: 'refused', code });
+    expect(h.state.typed).toEqual([]);
+  });
+
+  it('refuses a replayed stamp and an envelope from a malformed sender id', async () => {
+    const h = harness();
+    await h.connect();
+    h.sealed(1, 'd_phone', command('once', 1));
+    await flush();
+    h.sealed(2, 'd_phone', command('once again', 1));
+    h.sealed(3, 'bad/id', command('x', 2));
+    await flush();
+    expect(h.result(2)).toMatchObject({ code: 'replayed' });
+    expect(h.result(3)).toMatchObject({ code: 'bad_seal' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['once']);
+  });
+
+  it('PINS.LOADED without the device (svc devices forget) lets plaintext through again', async () => {
+    const h = harness();
+    await h.connect();
+    h.sealed(1, 'd_phone', command('pin', 1));
+    await flush();
+    h.actor.send({ type: 'PINS.LOADED', pins: { version: 1, devices: {} } });
+    h.push({ id: 2, body: 'plain again' });
+    await flush();
+    expect(h.result(2)).toMatchObject({ state: 'injected' });
+  });
+});
+
+describe('live panes and key input in the listener', () => {
+  const req = { deviceId: 'd_phone', connection: 'conn1' };
+
+  it('starts a watch on a sealed pane.watch, forwards its sealed frames, renews and stops it', async () => {
+    const h = harness();
+    await h.connect();
+    const watchEnvelope = (seq: number) => envelope('d_phone', { session: 'svc-proj', seq, leaseMs: 30_000 });
+    h.frame({ type: 'pane.watch', session: 'svc-proj', ...req, envelope: watchEnvelope(1) });
+    await flush();
+    expect(h.sent().filter((f) => f.type === 'pane.status')).toEqual([
+      { type: 'pane.status', session: 'svc-proj', deviceId: 'd_phone', connection: 'conn1', state: 'streaming' },
+    ]);
+    const frames = h.sent().filter((f) => f.type === 'pane.frame');
+    expect(frames[0]).toMatchObject({ session: 'svc-proj', deviceId: 'd_phone', frameSeq: 0 });
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeDefined();
+    // A renewal does not start a second stream.
+    h.frame({ type: 'pane.watch', session: 'svc-proj', ...req, envelope: watchEnvelope(2) });
+    await flush();
+    expect(h.sent().filter((f) => f.type === 'pane.status')).toHaveLength(1);
+    h.frame({ type: 'pane.stop', session: 'svc-proj', ...req });
+    await flush();
+    expect(
+      h
+        .sent()
+        .filter((f) => f.type === 'pane.status')
+        .at(-1),
+    ).toMatchObject({ state: 'stopped', code: 'requested' });
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+  });
+
+  it('refuses a keyless app (e2ee_required) and an envelope from another device than the asker (bad_seal)', async () => {
+    const h = harness();
+    await h.connect();
+    const body = { session: 'svc-proj', seq: 1, leaseMs: 30_000 };
+    h.frame({
+      type: 'pane.watch',
+      session: 'svc-proj',
+      deviceId: null,
+      connection: 'c0',
+      envelope: envelope('d_phone', body),
+    });
+    h.frame({ type: 'pane.watch', session: 'svc-proj', ...req, envelope: envelope('d_other', body) });
+    await flush();
+    expect(h.sent().filter((f) => f.type === 'pane.status')).toEqual([
+      {
+        type: 'pane.status',
+        session: 'svc-proj',
+        deviceId: null,
+        connection: 'c0',
+        state: 'refused',
+        code: 'e2ee_required',
+      },
+      {
+        type: 'pane.status',
+        session: 'svc-proj',
+        deviceId: 'd_phone',
+        connection: 'conn1',
+        state: 'refused',
+        code: 'bad_seal',
+      },
+    ]);
+  });
+
+  it('resumes, once connected, the live panes the listener before it streamed, for devices still pinned', async () => {
+    const pin = { deviceId: 'd_phone', publicKey: 'K', fingerprint: 'f', pinnedAt: 1, verified: false, lastSeq: {} };
+    const lease = (deviceId: string) => ({
+      session: 'svc-proj',
+      deviceId,
+      connection: 'conn1',
+      paneId: '%8',
+      leaseMs: 20_000,
+    });
+    const h = harness({
+      pins: { version: 1, devices: { d_phone: pin } },
+      resumeWatches: [lease('d_phone'), lease('d_gone')],
+    });
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    await h.connect();
+    // No pane.watch came: the stream starts from the lease the listener kept, for the device still pinned only.
+    expect(h.sent().filter((f) => f.type === 'pane.status')).toEqual([
+      { type: 'pane.status', session: 'svc-proj', deviceId: 'd_phone', connection: 'conn1', state: 'streaming' },
+    ]);
+    expect(h.sent().filter((f) => f.type === 'pane.frame')[0]).toMatchObject({ deviceId: 'd_phone', frameSeq: 0 });
+    expect(h.actor.getSnapshot().children['watch.d_gone/svc-proj']).toBeUndefined();
+  });
+
+  it('stops a device’s watch when devices.json no longer has it', async () => {
+    const h = harness();
+    await h.connect();
+    h.frame({
+      type: 'pane.watch',
+      session: 'svc-proj',
+      ...req,
+      envelope: envelope('d_phone', { session: 'svc-proj', seq: 1, leaseMs: 30_000 }),
+    });
+    await flush();
+    h.actor.send({ type: 'PINS.LOADED', pins: { version: 1, devices: {} } });
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+  });
+
+  it('types sealed keys through the session (text, then keys) and refuses a subagent and unknown keys', async () => {
+    const h = harness();
+    await h.connect();
+    const keys = (seq: number, body: object, session = 'svc-proj') =>
+      h.frame({ type: 'pane.keys', session, ...req, envelope: envelope('d_phone', { session, seq, ...body }) });
+    keys(1, { text: 'abc', keys: ['Enter'] });
+    keys(2, { keys: ['C-c'] }, 'svc-proj.1');
+    keys(3, { keys: ['F13'] });
+    keys(3, { keys: ['Up'] });
+    await flush();
+    expect(h.state.keyed).toEqual([{ session: 'svc-proj', paneId: '%8', keys: ['Enter'], text: 'abc' }]);
+    const results = h.sent().filter((f) => f.type === 'keys.result');
+    const to = { deviceId: 'd_phone', connection: 'conn1' };
+    expect(results).toHaveLength(4);
+    expect(results).toEqual(
+      expect.arrayContaining([
+        { type: 'keys.result', session: 'svc-proj.1', ...to, seq: 2, state: 'refused', code: 'subagent_view_only' },
+        { type: 'keys.result', session: 'svc-proj', ...to, seq: 3, state: 'refused', code: 'bad_key_name' },
+        { type: 'keys.result', session: 'svc-proj', ...to, seq: null, state: 'refused', code: 'replayed' },
+        { type: 'keys.result', session: 'svc-proj', ...to, seq: 1, state: 'typed' },
+      ]),
+    );
+  });
+});

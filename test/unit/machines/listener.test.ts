@@ -1,0 +1,790 @@
+/**
+ * The listener's machines driven together with a simulated clock: a fake socket stands in for the relay, a fake
+ * inventory for tmux, a fake inject for typing. Integration tests do the same against the real things.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
+import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/sessions/ledger.js';
+import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree.js';
+import { inventoryMachine } from '../../../machines/inventory.js';
+import { listenerMachine } from '../../../machines/listener.js';
+import type { LogParams } from '../../../machines/log.js';
+import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
+import { relayLinkMachine } from '../../../machines/relayLink.js';
+import type { InjectInput, InjectOutput } from '../../../machines/session.js';
+import { sessionMachine } from '../../../machines/session.js';
+import type { RemoveOutcome, WorktreeInput } from '../../../machines/worktree.js';
+import { worktreeMachine } from '../../../machines/worktree.js';
+import { readableScreens } from '../../fakes/fakeTmux.js';
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
+function session(name: string, command = 'claude', extra: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    name,
+    attached: false,
+    createdAt: 1,
+    activityAt: 1,
+    panes: [{ id: `%${name.length}`, command, path: `/work/${name}`, active: true }],
+    ...extra,
+  };
+}
+
+interface HarnessOptions {
+  ledger?: Ledger;
+  sessions?: SessionRecord[];
+  injectFails?: boolean;
+  /** Leave the session machine's own `inject` in place, as a listener wired without one would. */
+  injectUnwired?: boolean;
+  deaf?: boolean;
+  /** The relay never acknowledges a result. */
+  forgetful?: boolean;
+  worktrees?: (WorktreeInput & { repoName: string })[];
+  worktreeFacts?: WorktreeFacts;
+}
+
+function harness(opts: HarnessOptions = {}) {
+  const clock = new SimulatedClock();
+  const state = {
+    sockets: [] as {
+      input: RelaySocketInput;
+      sendBack: (e: RelayLinkEvent) => void;
+      sent: RelaySocketCommand[];
+      closed: boolean;
+    }[],
+    sessions: opts.sessions ?? [session('svc-proj')],
+    typed: [] as InjectInput[],
+    logs: [] as LogParams[],
+    persisted: [] as Ledger[],
+    markers: [] as string[],
+    audits: [] as unknown[],
+    removed: [] as string[],
+    /** By pane id: what the agent's pane shows (fixtures captured from the real programs). */
+    screens: {} as Record<string, string>,
+    /** Pane ids whose screen the reading leaves out (tmux could not read it). */
+    unreadable: [] as string[],
+    hold: null as Promise<void> | null,
+    /** While set, typing waits on it (a push being typed when its session ends). */
+    typing: null as Promise<void> | null,
+    staleOnce: null as SessionRecord[] | null,
+  };
+  const log = (_: unknown, params: LogParams) => {
+    state.logs.push(params);
+  };
+  const machine = listenerMachine.provide({
+    actors: {
+      relayLink: relayLinkMachine.provide({
+        actors: {
+          relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
+            const sock = {
+              input,
+              sendBack: sendBack as (e: RelayLinkEvent) => void,
+              sent: [] as RelaySocketCommand[],
+              closed: false,
+            };
+            state.sockets.push(sock);
+            receive((cmd) => {
+              sock.sent.push(cmd);
+              // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
+              if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
+              // A healthy relay acknowledges each result (a `forgetful` one never does: they are sent again).
+              if (cmd.type === 'SEND' && cmd.frame.type === 'push.result' && !opts.forgetful) {
+                sendBack({ type: 'SOCKET.FRAME', frame: { type: 'push.ack', id: cmd.frame.id }, receivedAt: 0 });
+              }
+            });
+            return () => {
+              sock.closed = true;
+            };
+          }),
+        },
+        actions: { log },
+      }),
+      inventory: inventoryMachine.provide({
+        actors: {
+          listSessions: fromPromise(async () => {
+            // A held query answers with what tmux had when it started (`staleOnce`), like a real one in flight.
+            if (state.hold) await state.hold;
+            const sessions = state.staleOnce ?? state.sessions;
+            state.staleOnce = null;
+            const screens = readableScreens(sessions, state.screens);
+            for (const id of state.unreadable) delete screens[id];
+            return { sessions, screens, takenAt: clock.now() };
+          }),
+        },
+        actions: { log },
+      }),
+      session: sessionMachine.provide({
+        actors: opts.injectUnwired
+          ? {}
+          : {
+              inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+                if (opts.injectFails) throw new Error('tmux said no');
+                if (state.typing) await state.typing;
+                state.typed.push(input);
+                return { submitted: true };
+              }),
+            },
+        actions: {
+          log,
+          writeMarker: (_, params) => {
+            state.markers.push(params.text);
+          },
+          auditShellInput: (_, params) => {
+            state.audits.push(params);
+          },
+        },
+      }),
+      worktree: worktreeMachine.provide({
+        actors: {
+          checkWorktree: fromPromise<WorktreeFacts, WorktreeInput>(async () => opts.worktreeFacts ?? FREE_FACTS),
+          removeWorktree: fromPromise<RemoveOutcome, WorktreeInput>(async ({ input }) => {
+            state.removed.push(input.path);
+            return { removed: true };
+          }),
+        },
+        actions: { log },
+      }),
+      findWorktrees: fromPromise(async () => opts.worktrees ?? []),
+    },
+    actions: {
+      log,
+      persistLedger: (_, params) => {
+        state.persisted.push(params.ledger);
+      },
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: {
+      hookId: 'c_me',
+      wsUrl: 'ws://relay/ws',
+      apiKey: 'k',
+      version: '0.1.0',
+      ledger: opts.ledger ?? emptyLedger(),
+      replayWindowMs: 120_000,
+      random: () => 0.5,
+    },
+  });
+  const current = () => state.sockets[state.sockets.length - 1]!;
+  const frame = (f: RelayFrame) =>
+    current().sendBack({ type: 'SOCKET.FRAME', frame: f, receivedAt: 1_000 } as RelayLinkEvent);
+  const connect = async () => {
+    current().sendBack({ type: 'SOCKET.OPEN' });
+    frame({ type: 'subscribed', role: 'listener', computer: 'c_me', replayed: 0, expired: 0, replayWindowMs: 120_000 });
+    await flush();
+  };
+  const push = (p: Partial<WirePush> & { id: number }) =>
+    frame({
+      type: 'push.new',
+      push: {
+        type: 'agent.command',
+        agentSessionName: 'svc-proj',
+        body: `message ${p.id}`,
+        targetComputer: null,
+        createdAt: 0,
+        ageMs: 10,
+        replay: false,
+        ...p,
+      },
+    });
+  const sentFrames = (): ClientFrame[] =>
+    state.sockets.flatMap((s) =>
+      s.sent.filter((c) => c.type === 'SEND').map((c) => (c as { frame: ClientFrame }).frame),
+    );
+  const results = () => sentFrames().filter((f) => f.type === 'push.result');
+  actor.start();
+  return { actor, clock, state, connect, push, frame, sentFrames, results, current };
+}
+
+describe('listener machine', () => {
+  it('subscribes with the last acted-on push id and reports the inventory once online', async () => {
+    const h = harness({ ledger: { lastPushId: 41, entries: {} } });
+    await flush();
+    expect(h.current().input.subscribe).toMatchObject({
+      type: 'subscribe',
+      role: 'listener',
+      hookId: 'c_me',
+      lastPushId: 41,
+    });
+    await h.connect();
+    const reports = h.sentFrames().filter((f) => f.type === 'listener.sessions');
+    expect(reports.length).toBeGreaterThanOrEqual(1);
+    expect(reports.at(-1)).toMatchObject({ sessions: [{ name: 'svc-proj' }] });
+    expect(h.state.logs.some((l) => l.message === 'reported 1 session(s): svc-proj')).toBe(true);
+  });
+
+  it('types an agent.command into its session and answers injected, writing the marker first', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 1, body: 'fix the tests' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['fix the tests']);
+    expect(h.state.markers).toEqual(['fix the tests']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 1, state: 'injected' }]);
+    // The claim was persisted before typing, the outcome after.
+    expect(h.state.persisted[0]!.entries['1']).toEqual({ state: 'claimed' });
+    expect(h.state.persisted.at(-1)!.entries['1']).toEqual({ state: 'injected' });
+  });
+
+  it('ignores pushes that are not agent.command', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 1, type: 'note' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toEqual([]);
+  });
+
+  it('never types the same push twice, and repeats its result instead', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 7 });
+    await flush();
+    h.push({ id: 7 });
+    await flush();
+    expect(h.state.typed).toHaveLength(1);
+    expect(h.results().map((r) => r.type === 'push.result' && r.state)).toEqual(['injected', 'injected']);
+  });
+
+  it('does not retype a push it was typing when it stopped (claimed in the ledger), and reports it at once', async () => {
+    const h = harness({
+      ledger: { lastPushId: 3, entries: { '2': { state: 'injected' }, '3': { state: 'claimed' } } },
+    });
+    await flush();
+    // Recorded before anything else, so a second crash cannot lose it either.
+    expect(h.state.persisted[0]!.entries['3']).toEqual({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.persisted[0]!.unacked).toEqual([3]);
+    // The relay will not replay it (the subscribe point is past it): it is reported without being asked.
+    await h.connect();
+    expect(h.results()).toEqual([
+      { type: 'push.result', id: 3, state: 'refused', code: 'inject_failed', message: STOPPED_WHILE_TYPING },
+    ]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    // Replayed anyway: answered again from the ledger, never typed.
+    h.push({ id: 3 });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results().slice(1)).toMatchObject([{ id: 3, state: 'refused', code: 'inject_failed' }]);
+  });
+
+  it('sends a result again until the relay acknowledges it, across a reconnect and a restart', async () => {
+    const h = harness({ forgetful: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 4 });
+    await flush();
+    expect(h.results()).toEqual([{ type: 'push.result', id: 4, state: 'injected' }]);
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([4]);
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.results()).toHaveLength(2);
+    // The socket drops: the result is sent when the next one is subscribed.
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    h.clock.increment(2_000);
+    await flush();
+    await h.connect();
+    expect(h.results()).toHaveLength(3);
+    h.frame({ type: 'push.ack', id: 4 });
+    await flush();
+    expect(h.state.persisted.at(-1)!.unacked).toEqual([]);
+    h.clock.increment(10_000);
+    await flush();
+    expect(h.results()).toHaveLength(3);
+    expect(h.state.typed).toHaveLength(1);
+
+    // A listener that starts from a ledger with an unacknowledged outcome sends it first.
+    const again = harness({ ledger: { lastPushId: 9, entries: { '9': { state: 'expired' } }, unacked: [9] } });
+    await flush();
+    await again.connect();
+    expect(again.results()).toEqual([{ type: 'push.result', id: 9, state: 'expired' }]);
+  });
+
+  it('reports a push older than the replay window as expired, untyped', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 2, ageMs: 120_001, replay: true });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 2, state: 'expired' }]);
+  });
+
+  it.each([
+    ['invalid_target', { agentSessionName: 'svc proj;rm' }, [session('svc-proj')]],
+    ['session_not_found', { agentSessionName: 'svc-nope' }, [session('svc-proj')]],
+    ['shell_in_front', {}, [session('svc-proj', 'bash')]],
+    ['shell_in_front', {}, [session('svc-proj', '-zsh')]],
+    ['empty_body', { body: '' }, [session('svc-proj')]],
+    [
+      'subagent_view_only',
+      { agentSessionName: 'svc-proj.1' },
+      [session('svc-proj.1', 'claude', { parent: 'svc-proj' })],
+    ],
+  ] as const)('refuses with %s', async (code, override, sessions) => {
+    const h = harness({ sessions: [...sessions] });
+    await flush();
+    await h.connect();
+    h.push({ id: 5, ...override });
+    await flush();
+    // session_not_found is decided on the second snapshot after the push (the first may predate the session).
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 5, state: 'refused', code }]);
+  });
+
+  it('types a push for a session that appears while an inventory query is already running', async () => {
+    const h = harness({ sessions: [session('svc-proj')] });
+    await flush();
+    await h.connect();
+    // Hold the next query: it started before the new session existed, and answers with what it saw then.
+    const stale = [...h.state.sessions];
+    let release: (() => void) | undefined;
+    h.state.hold = new Promise<void>((r) => {
+      release = r;
+    });
+    h.clock.increment(5_000); // the tick starts that query
+    await flush();
+    h.state.sessions = [...stale, session('svc-new')];
+    h.state.staleOnce = stale;
+    h.push({ id: 6, agentSessionName: 'svc-new', body: 'for the new one' });
+    await flush();
+    h.state.hold = null;
+    release!();
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['for the new one']);
+    expect(h.results()).toMatchObject([{ id: 6, state: 'injected' }]);
+  });
+
+  it('judges a push on tmux as it is after the push came: a shell now in front is refused, a program just started is typed', async () => {
+    const h = harness({ sessions: [session('svc-proj', 'claude')] });
+    await flush();
+    await h.connect();
+    // The agent quit since the last tick and a shell is in front: its text would run as a command.
+    h.state.sessions = [session('svc-proj', 'bash')];
+    h.push({ id: 1, body: 'rm -rf build' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'shell_in_front' }]);
+    // The last tick caught `sh -c cat` before it became cat; by the time the push comes, cat is in front.
+    h.state.sessions = [session('svc-proj', 'sh')];
+    h.clock.increment(5_000);
+    await flush();
+    h.state.sessions = [session('svc-proj', 'cat')];
+    h.push({ id: 2, body: 'hello' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['hello']);
+    expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  it('answers everything a session still held when its tmux session ends', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    let finishTyping: (() => void) | undefined;
+    h.state.typing = new Promise<void>((r) => {
+      finishTyping = r;
+    });
+    h.push({ id: 1 });
+    h.push({ id: 2 });
+    await flush();
+    expect(h.results()).toEqual([]);
+    h.state.sessions = [];
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'refused', code: 'inject_failed' },
+      { id: 2, state: 'refused', code: 'session_not_found' },
+    ]);
+    finishTyping!();
+    await flush();
+    expect(h.results()).toHaveLength(2);
+  });
+
+  it('rate-limits a burst into one session with its token bucket', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    for (let id = 1; id <= 13; id++) h.push({ id });
+    await flush();
+    const states = h.results().map((r) => (r.type === 'push.result' ? (r.code ?? r.state) : ''));
+    expect(states.filter((s) => s === 'injected')).toHaveLength(10);
+    expect(states.filter((s) => s === 'rate_limited')).toHaveLength(3);
+    // In order: the first ten are the ones typed.
+    expect(h.state.typed.map((t) => t.text)).toEqual(Array.from({ length: 10 }, (_, i) => `message ${i + 1}`));
+  });
+
+  it('reports inject_failed when tmux refuses the keys, and keeps serving', async () => {
+    const h = harness({ injectFails: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'inject_failed' }]);
+    expect(h.actor.getSnapshot().status).toBe('active');
+  });
+
+  it('never reports a message typed when no inject is wired: inject_failed', async () => {
+    const h = harness({ injectUnwired: true });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'inject_failed' }]);
+  });
+
+  it('spawns and stops one session actor per tmux session', async () => {
+    const h = harness({ sessions: [session('svc-a'), session('svc-b')] });
+    await flush();
+    const children = () => Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('session.'));
+    expect(children().sort()).toEqual(['session.svc-a', 'session.svc-b']);
+    h.state.sessions = [session('svc-b'), session('svc-c')];
+    h.clock.increment(5_000);
+    await flush();
+    expect(children().sort()).toEqual(['session.svc-b', 'session.svc-c']);
+    const system = h.actor.system as { get(id: string): AnyActorRef | undefined };
+    expect(system.get('session.svc-c')).toBeDefined();
+  });
+
+  it('reports on change and otherwise only as a heartbeat every 2 minutes', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    const count = () => h.sentFrames().filter((f) => f.type === 'listener.sessions').length;
+    const afterConnect = count();
+    for (let i = 0; i < 23; i++) {
+      h.clock.increment(5_000);
+      await flush();
+    }
+    expect(count()).toBe(afterConnect); // 115 s unchanged: nothing
+    h.clock.increment(5_000);
+    await flush();
+    h.clock.increment(5_000);
+    await flush();
+    expect(count()).toBe(afterConnect + 1); // the heartbeat
+    h.state.sessions = [session('svc-proj'), session('svc-new')];
+    h.clock.increment(5_000);
+    await flush();
+    expect(count()).toBe(afterConnect + 2); // the change
+  });
+
+  it('reconnects with backoff after a dropped socket, subscribing from the last acted-on id', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 9 });
+    await flush();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    expect(h.state.sockets[0]!.closed).toBe(true);
+    expect(h.state.sockets).toHaveLength(1);
+    h.clock.increment(30_000);
+    await flush();
+    expect(h.state.sockets).toHaveLength(2);
+    expect(h.current().input.subscribe).toMatchObject({ lastPushId: 9 });
+  });
+
+  it('treats a missed pong as a half-open socket and reconnects', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    h.clock.increment(10_000);
+    await flush();
+    expect(h.state.sockets[0]!.closed).toBe(true);
+    expect(h.state.logs.some((l) => l.message.includes('half-open'))).toBe(true);
+  });
+
+  it('acts on a push that arrives while a ping waits for its pong', async () => {
+    const h = harness({ deaf: true });
+    await flush();
+    await h.connect();
+    h.clock.increment(25_000);
+    await flush();
+    expect(h.current().sent.some((c) => c.type === 'PING')).toBe(true);
+    // Any frame proves the socket alive; this one must also reach the listener.
+    h.push({ id: 12, body: 'while pinging' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['while pinging']);
+    expect(h.results()).toEqual([{ type: 'push.result', id: 12, state: 'injected' }]);
+  });
+
+  it('stops for good when the relay refuses the key', async () => {
+    const h = harness();
+    await flush();
+    h.current().sendBack({ type: 'SOCKET.REJECTED', status: 401 });
+    await flush();
+    h.clock.increment(60_000);
+    await flush();
+    expect(h.state.sockets).toHaveLength(1);
+    expect(h.actor.getSnapshot().status).toBe('done');
+    expect(h.state.logs.some((l) => l.level === 'error' && l.message.includes('not retrying'))).toBe(true);
+  });
+
+  it('keeps results produced while offline and sends them once back online', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    // A result produced while offline (the session finished typing after the drop).
+    h.actor.send({ type: 'SESSION.RESULT', session: 'svc-proj', id: 4, state: 'injected' });
+    await flush();
+    h.clock.increment(30_000);
+    await flush();
+    await h.connect();
+    expect(h.current().sent).toContainEqual({ type: 'SEND', frame: { type: 'push.result', id: 4, state: 'injected' } });
+  });
+
+  it('keeps the end of an ask that came while offline and sends it once back online', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    const closed: ClientFrame = { type: 'ask.closed', id: 'a_0123456789abcdef', state: 'expired' };
+    (h.actor.getSnapshot().children as Record<string, AnyActorRef>).relay!.send({ type: 'SEND', frame: closed });
+    await flush();
+    h.clock.increment(30_000);
+    await flush();
+    await h.connect();
+    h.clock.increment(12_000); // past a result retry: sent once, not again
+    await flush();
+    expect(h.sentFrames().filter((f) => f.type === 'ask.closed')).toEqual([closed]);
+  });
+});
+
+describe('session actor', () => {
+  /** A screen captured from the real Claude Code (test/fixtures/screens/A1). */
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
+  const sessionState = (h: ReturnType<typeof harness>, name: string) =>
+    (h.actor.system as { get(id: string): AnyActorRef | undefined }).get(`session.${name}`)?.getSnapshot().value;
+
+  it('reads the agent state from the screen, and refuses messages while an approval prompt is up', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    const tick = async (screen: string) => {
+      h.state.screens[pane] = screen;
+      h.clock.increment(5_000);
+      await flush();
+    };
+    await flush();
+    await h.connect();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'unknown' });
+    await tick(fixture('working-1'));
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'unknown' }); // seen once: not yet trusted
+    await tick(fixture('working-1'));
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
+    await tick(fixture('awaiting_approval-1'));
+    await tick(fixture('awaiting_approval-1'));
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    const reported = h
+      .sentFrames()
+      .filter((f) => f.type === 'listener.sessions')
+      .at(-1);
+    expect(reported).toMatchObject({
+      sessions: [{ name: 'svc-proj', state: 'awaiting_approval', label: 'proj · Claude Code' }],
+    });
+
+    h.push({ id: 1, body: '2' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+
+    await tick(fixture('idle-1'));
+    await tick(fixture('idle-1'));
+    await tick(fixture('idle-1'));
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'idle', approval: 'none' });
+    h.push({ id: 2, body: 'now go on' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['now go on']);
+  });
+
+  it('refuses a message into an approval prompt that came up since the last tick, before the picker shows it', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('working-1');
+    await flush();
+    await h.connect();
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
+    // Claude Code now asks; "yes, go on" and an Enter would pick its highlighted option.
+    h.state.screens[pane] = fixture('awaiting_approval-1');
+    h.push({ id: 1, body: 'yes, go on' });
+    await flush();
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    // The picker still waits for a second reading to say so.
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working' });
+  });
+
+  it('types a message at once after the prompt was answered, while the picker still shows the prompt', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('awaiting_approval-1');
+    await flush();
+    await h.connect();
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    h.push({ id: 1, body: 'while it asks' });
+    await flush();
+    expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so.
+    h.state.screens[pane] = fixture('working-1');
+    h.push({ id: 2, body: 'and then this' });
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ approval: 'pending' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['and then this']);
+    expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  it('refuses a message when the agent’s screen could not be read, and says so in its log once', async () => {
+    const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+    const pane = claude.panes[0]!.id;
+    const h = harness({ sessions: [claude] });
+    h.state.screens[pane] = fixture('idle-1');
+    await flush();
+    await h.connect();
+    // Readable: typed. This proves the refusal below is the unread screen's doing.
+    h.push({ id: 1, body: 'first' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    h.state.unreadable.push(pane);
+    h.push({ id: 2, body: 'second' });
+    await flush();
+    h.push({ id: 3, body: 'third' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first']);
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'refused', code: 'screen_unreadable' },
+      { id: 3, state: 'refused', code: 'screen_unreadable' },
+    ]);
+    const lines = h.state.logs.filter((l) => /svc-proj: its screen could not be read/.test(l.message));
+    expect(lines).toHaveLength(1);
+    expect(h.state.logs.map((l) => l.message)).toContain('push 2: refused screen_unreadable for svc-proj');
+    // Readable again: typed again.
+    h.state.unreadable.length = 0;
+    h.push({ id: 4, body: 'fourth' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'fourth']);
+  });
+
+  it('logs once when the agent the wrapper started is no longer in its pane', async () => {
+    // The pane's start command was dropped and only an interpreter is left (spec 7, e.g. A7).
+    const gone = session('svc-proj', 'python3', { meta: { kind: 'agent', agent: 'A7' } });
+    const h = harness({ sessions: [gone] });
+    await flush();
+    h.clock.increment(5_000);
+    await flush();
+    const lines = h.state.logs.filter((l) => l.message.includes('no agent in pane'));
+    expect(lines.map((l) => l.message)).toEqual(['svc-proj: no agent in pane (start=?, current=python3)']);
+  });
+
+  it('tells inject that the pane is in a tmux mode, and logs that it leaves it', async () => {
+    const scrolled = session('svc-proj');
+    scrolled.panes[0]!.inMode = true;
+    const h = harness({ sessions: [scrolled, session('svc-other')] });
+    await flush();
+    await h.connect();
+    h.push({ id: 1 });
+    h.push({ id: 2, agentSessionName: 'svc-other' });
+    await flush();
+    expect(h.state.typed.map((t) => [t.session, t.inMode])).toEqual([
+      ['svc-proj', true],
+      ['svc-other', undefined],
+    ]);
+    expect(h.state.logs.filter((l) => l.message.includes('tmux mode')).map((l) => l.message)).toEqual([
+      `svc-proj: pane ${scrolled.panes[0]!.id} was in a tmux mode (copy mode after scrolling back, …); leaving it to type push 1`,
+    ]);
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'injected' },
+    ]);
+  });
+
+  it('tracks attachment from the inventory', async () => {
+    const h = harness({ sessions: [session('svc-proj')] });
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ attachment: 'detached' });
+    h.state.sessions = [session('svc-proj', 'claude', { attached: true })];
+    h.clock.increment(5_000);
+    await flush();
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ attachment: 'attached' });
+  });
+
+  it('audits input into a shell session, addressed to this computer, and types it', async () => {
+    const shell = session('svc-proj-sh', 'bash', { shell: true, meta: { kind: 'shell' } });
+    const h = harness({ sessions: [shell] });
+    await flush();
+    await h.connect();
+    h.push({ id: 1, agentSessionName: 'svc-proj-sh', body: 'ls -la', targetComputer: 'c_me' });
+    h.push({ id: 2, agentSessionName: 'svc-proj-sh', body: 'ls', targetComputer: null });
+    h.push({ id: 3, agentSessionName: 'svc-proj-sh', body: 'ls\u001b[A', targetComputer: 'c_me' });
+    await flush();
+    expect(h.results()).toMatchObject([
+      { id: 1, state: 'injected' },
+      { id: 2, state: 'refused', code: 'not_for_this_computer' },
+      { id: 3, state: 'refused', code: 'shell_input_forbidden' },
+    ]);
+    expect(h.state.audits).toEqual([
+      { session: 'svc-proj-sh', paneId: shell.panes[0]!.id, foreground: 'bash', text: 'ls -la' },
+    ]);
+  });
+});
+
+describe('worktree actors', () => {
+  const wt = {
+    repoName: 'app',
+    slug: 'feat-x',
+    path: '/src/app-wt-feat-x',
+    repo: '/src/app',
+    branch: 'feat/x',
+    sessionName: 'svc-app-wt-feat-x',
+  };
+  const wtSession = session('svc-app-wt-feat-x', 'claude', { meta: { kind: 'agent', agent: 'A1', worktree: wt.path } });
+  const children = (h: ReturnType<typeof harness>) =>
+    Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('worktree.'));
+
+  it('spawns one per worktree made by --wt and removes it once its session has ended and nothing holds it', async () => {
+    const h = harness({ sessions: [wtSession], worktrees: [wt] });
+    await flush();
+    expect(children(h)).toEqual(['worktree.app-wt-feat-x']);
+    h.clock.increment(60_000);
+    await flush();
+    expect(h.state.removed).toEqual([]); // its session is alive
+    h.state.sessions = [];
+    h.clock.increment(5_000);
+    await flush();
+    h.clock.increment(30_000); // the grace period
+    await flush();
+    expect(h.state.removed).toEqual([wt.path]);
+    expect(children(h)).toEqual([]);
+    expect(h.state.logs.some((l) => l.message.includes(`removed worktree ${wt.path}`))).toBe(true);
+  });
+
+  it('keeps a worktree that holds work', async () => {
+    const h = harness({ sessions: [], worktrees: [wt], worktreeFacts: { ...FREE_FACTS, untracked: 2 } });
+    await flush();
+    h.clock.increment(31_000);
+    await flush();
+    expect(h.state.removed).toEqual([]);
+    expect(children(h)).toEqual(['worktree.app-wt-feat-x']);
+  });
+});
