@@ -11,7 +11,8 @@ export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.js');
 
 export function tempHome(): { home: string; cleanup(): void } {
   const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+  // retried: a process the test just killed (an agent, a listener) may still be writing its last line into it
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 export function svcEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
