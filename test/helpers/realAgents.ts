@@ -225,7 +225,9 @@ export function prepareAgent(agent: RealAgent, model: string): PreparedAgent {
   mkdirSync(home, { recursive: true });
   mkdirSync(proj, { recursive: true });
   execFileSync('git', ['init', '-q', proj]);
-  const env = { HOME: home, ...agent.setup({ home, proj, model }) };
+  // A person's terminal, not a CI job: `.ci/run` runs with CI=true and DEBIAN_FRONTEND=noninteractive, and an agent
+  // that sees them may start differently (Gemini CLI's session ended at once under CI). Emptied for the agent.
+  const env = { HOME: home, CI: '', DEBIAN_FRONTEND: '', ...agent.setup({ home, proj, model }) };
   return {
     home,
     proj,
