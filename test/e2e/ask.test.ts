@@ -100,6 +100,9 @@ describe('svc_ask in the app', () => {
 });
 
 describe('Web Push in the service worker', () => {
+  /** The computer's hookId of the notification the first test showed (the click test opens its session). */
+  let computer = '';
+
   it('opens a sealed push with the device key and shows a notification named after the session', async () => {
     await page.context().grantPermissions(['notifications'], { origin: relay.url });
     await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
@@ -110,6 +113,7 @@ describe('Web Push in the service worker', () => {
     await client.callTool({ name: 'svc_notify', arguments: { message: said } });
     const frame = await sock.next('notify.new');
     await sock.close();
+    computer = frame.computer;
     const data = JSON.stringify(
       pushPayload(
         { computer: frame.computer, session: frame.session, kind: 'notify', id: frame.id, envelope: frame.envelope },
@@ -170,6 +174,70 @@ describe('Web Push in the service worker', () => {
     expect(shown.tag).toBe(`svc:${frame.computer}:svc-proj`);
     // Where a click takes the person: the session's page.
     expect(shown.data.url).toBe(`/#/s/${encodeURIComponent(frame.computer)}/svc-proj`);
+  }, 60_000);
+
+  it('a click on that notification opens its session in the app', async () => {
+    expect(computer, 'the notification shown by the test before').not.toBe('');
+    const tag = `svc:${computer}:svc-proj`;
+    const sessionHash = `#/s/${encodeURIComponent(computer)}/svc-proj`;
+    const context = page.context();
+    const pagesBefore = context.pages().length;
+    // Not there yet: the click is what takes the page to the session.
+    expect(new URL(page.url()).hash).not.toBe(sessionHash);
+    expect(await page.locator('section.screen.session').count()).toBe(0);
+
+    // The worker as Playwright sees it (Chromium lets a service worker target be evaluated); the newest one, as
+    // DevTools may have started it again for the push.
+    const worker = await waitFor(
+      () =>
+        context
+          .serviceWorkers()
+          .filter((w) => w.url().startsWith(relay.url))
+          .at(-1),
+      { what: 'the service worker in Playwright' },
+    );
+    // No DevTools command clicks a notification: the worker gets the click event a tap on that notification gives it,
+    // for the notification it showed. A constructed event cannot extend its own life (waitUntil throws on it), so
+    // the work the handler hands to waitUntil is collected and awaited here instead.
+    const click = await worker.evaluate(async (tag) => {
+      const sw = self as unknown as {
+        registration: ServiceWorkerRegistration;
+        dispatchEvent(event: Event): boolean;
+        NotificationEvent: new (type: string, init: { notification: Notification }) => Event;
+      };
+      const [notification] = await sw.registration.getNotifications({ tag });
+      if (!notification) return { found: false, waited: 0, failures: [] as string[] };
+      const work: Promise<unknown>[] = [];
+      const event = new sw.NotificationEvent('notificationclick', { notification });
+      Object.defineProperty(event, 'waitUntil', { value: (p: Promise<unknown>) => work.push(p) });
+      sw.dispatchEvent(event);
+      const settled = await Promise.allSettled(work);
+      const failures = settled.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : []));
+      return { found: true, waited: work.length, failures };
+    }, tag);
+    expect(click.found, 'the notification to click').toBe(true);
+    expect(click.waited, 'the click handler’s work').toBe(1);
+    // Only a click the browser itself delivers lets the worker focus a window (Chromium's window-interaction
+    // allowance; DevTools cannot give it), so the handler's focus() after navigate() is refused here, and only that.
+    expect(click.failures.filter((f) => !/^InvalidAccessError: Not allowed to focus a window/.test(f))).toEqual([]);
+
+    // The existing window is taken to the session (no new one opened): its hash names the session, its screen shows.
+    await page.waitForURL(`${relay.url}/${sessionHash}`, { timeout: 10_000 });
+    const screen = page.locator('section.screen.session');
+    await screen.waitFor({ state: 'visible', timeout: 10_000 });
+    // That session's screen, found in the inventory (its meta names the computer), its Watch link to svc-proj's pane.
+    await screen.locator('.session-meta').getByText('laptop', { exact: false }).waitFor({ timeout: 10_000 });
+    expect(await screen.getByRole('link', { name: 'Watch' }).getAttribute('href')).toBe(
+      `#/w/${encodeURIComponent(computer)}/svc-proj`,
+    );
+    expect(context.pages().length).toBe(pagesBefore);
+    // The click closed the notification.
+    const left = await page.evaluate(async (tag) => {
+      const reg = await navigator.serviceWorker.ready;
+      return (await reg.getNotifications({ tag })).length;
+    }, tag);
+    expect(left).toBe(0);
+    browser.expectNoErrors();
   }, 60_000);
 });
 
