@@ -77,8 +77,10 @@ function raw(path: string): { sock: Socket; lines: () => ControlReply[]; closed:
 /** Try to connect as another user (root only): resolves with the error code, or 'connected'. */
 function connectAs(uid: number, path: string): Promise<string> {
   const script = `const s=require('net').createConnection(${JSON.stringify(path)});s.on('connect',()=>{console.log('connected');s.destroy()});s.on('error',e=>console.log(e.code))`;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', script], { uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'] });
+    // e.g. EACCES: the other user cannot run this node (one kept under /root); say so instead of hanging
+    child.on('error', (e) => reject(new Error(`cannot run ${process.execPath} as uid ${uid}: ${e.message}`)));
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
