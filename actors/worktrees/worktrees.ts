@@ -8,6 +8,7 @@ import {
   branchSlug,
   countStashes,
   explainAddFailure,
+  FREE_FACTS,
   planWorktree,
   type SessionView,
   sessionsHolding,
@@ -257,18 +258,13 @@ export type SessionsKnown = { sessions: readonly SessionView[] } | { unknown: st
 export async function gatherWorktreeFacts(git: Git, wt: WorktreeInput, known: SessionsKnown): Promise<WorktreeFacts> {
   const entries = await git.listWorktrees(wt.repo);
   const entry = entries.slice(1).find((e) => e.path === wt.path);
+  // counts start at nothing (FREE_FACTS) and are filled in below as git answers
   const facts: WorktreeFacts = {
+    ...FREE_FACTS,
     registered: entry !== undefined,
     marked: false,
     sessions: 'sessions' in known ? sessionsHolding(known.sessions, wt.sessionName, wt.path) : [],
     locked: entry?.locked ?? null,
-    missing: false,
-    changes: 0,
-    untracked: 0,
-    ignored: 0,
-    hidden: 0,
-    unpushed: 0,
-    stashes: 0,
   };
   if ('unknown' in known) facts.sessionsUnknown = known.unknown;
   if (!entry) return facts;
