@@ -34,6 +34,7 @@ import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
 import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
 import { ensurePrivateDir } from './files.js';
+import { createListenerHooks } from './hooks/listenerHooks.js';
 import { createAskService, openAnswerLogic } from './mcp/asks.js';
 import { createLeaseBook } from './panes/watchLeases.js';
 import { relaySocketLogic } from './relay/socket.js';
@@ -287,6 +288,13 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     inspect: inspector.inspect,
   });
   root = actor as never;
+  // svc remote-hook: sticky REMOTE and finished turns from the agents' own hooks (actors/hooks/listenerHooks.ts)
+  const hooks = createListenerHooks({
+    sessions: () => actor.getSnapshot().context.sessions,
+    setRemote: (session, on, why) => actor.send({ type: 'SESSION.REMOTE', session, on, why }),
+    tell: (session, kind, message) => asks.event(session, kind, message),
+    log,
+  });
   // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/daemon/controlSocket.ts)
   const control = startListenerControl({
     dir: paths.dir,
@@ -297,6 +305,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     stop: () => actor.send({ type: 'STOP' }),
     log,
     mcp: asks.handle,
+    hook: (request) => hooks.handle(request),
   });
 
   const done = new Promise<number>((resolve) => {
@@ -322,7 +331,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   let states: Record<string, AgentState | undefined> | null = null;
   actor.subscribe((snapshot) => {
     const next = Object.fromEntries(Object.entries(snapshot.context.sessions).map(([n, r]) => [n, r.state]));
-    if (states) for (const e of sessionEvents(states, next)) asks.event(e.session, e.kind, e.message);
+    if (states) {
+      for (const e of sessionEvents(states, next)) {
+        if (e.kind === 'turn') hooks.turn(e.session);
+        else asks.event(e.session, e.kind, e.message);
+      }
+    }
     states = next;
   });
   actor.start();

@@ -50,8 +50,18 @@ export const ROOT: CommandTable = {
       () => import('./commands/uninstall.js'),
     ),
     'remote-hook': entry(
-      'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini',
+      'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini|pi',
       () => import('./commands/remoteHook.js'),
+    ),
+    mute: entry(
+      'Never flag prompts in this project (or --all) as sent from the phone; --list shows what is muted',
+      () => import('./commands/mute.js'),
+      'muteCommand',
+    ),
+    unmute: entry(
+      'Flag prompts from the phone again in this project (or --all)',
+      () => import('./commands/mute.js'),
+      'unmuteCommand',
     ),
     worktree: entry(
       'List the worktrees made by --wt and what holds each',

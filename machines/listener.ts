@@ -5,7 +5,7 @@
  * contacts go where core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
  * "Delivery semantics").
  */
-import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { type AnyActorRef, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
@@ -129,9 +129,26 @@ export type ListenerEvent =
   | AskRefused
   /** `svc_notify` or a listener event, sealed for the phones (actors/mcp/asks.ts). */
   | { type: 'NOTIFY.SEND'; frame: Extract<ClientFrame, { type: 'notify.new' }> }
+  /**
+   * Sticky REMOTE (spec 4.13, docs/agents.md): `svc remote-hook` saw the phone's prompt (`hook`) or one typed at the
+   * keyboard (`keyboard`), or an svc_ask answer said `svcState: REMOTE` (`ask`).
+   */
+  | { type: 'SESSION.REMOTE'; session: string; on: boolean; why: 'hook' | 'keyboard' | 'ask' }
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
+
+/** Whether a session actor is in sticky REMOTE (its `remote` region). */
+function isRemote(child: AnyActorRef | undefined): boolean {
+  const value = child?.getSnapshot()?.value as { remote?: string } | undefined;
+  return value?.remote === 'remote';
+}
+
+const REMOTE_WHY = {
+  hook: "the phone's message reached the agent's prompt hook",
+  keyboard: 'a prompt was typed at the keyboard',
+  ask: 'an svc_ask answer asked for it',
+} as const;
 /** Slugs repeat across repositories, so the repository is part of the id. */
 export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
@@ -515,9 +532,16 @@ export const listenerMachine = setup({
           // Offline, nothing can be sent; LINK.ONLINE asks the inventory for a fresh report anyway.
           guard: 'isOnline',
           actions: [
-            sendTo('relay', ({ event }) => ({
+            sendTo('relay', ({ event, system }) => ({
               type: 'SEND',
-              frame: { type: 'listener.sessions', seq: event.seq, sessions: event.sessions },
+              frame: {
+                type: 'listener.sessions',
+                seq: event.seq,
+                // the session actors know which sessions are in sticky REMOTE; tmux does not
+                sessions: event.sessions.map((r) =>
+                  isRemote(system.get(sessionId(r.name))) ? { ...r, remote: true } : r,
+                ),
+              },
             })),
             {
               type: 'log',
@@ -701,6 +725,10 @@ export const listenerMachine = setup({
             enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: output.id, state: output.state }));
             if (output.state === 'answered') {
               const { deviceId, connection } = output;
+              const session = context.asks[output.id]?.session;
+              if (output.svcState === 'REMOTE' && session) {
+                enqueue.raise({ type: 'SESSION.REMOTE', session, on: true, why: 'ask' } as ListenerEvent as never);
+              }
               const accepted = { type: 'ask.result', id: output.id, deviceId, connection, state: 'accepted' } as const;
               enqueue.sendTo('relay', toRelay(accepted));
             }
@@ -709,6 +737,20 @@ export const listenerMachine = setup({
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
+        'SESSION.REMOTE': {
+          actions: enqueueActions(({ context, event, enqueue, system }) => {
+            const { session, on, why } = event;
+            const child = system.get(sessionId(session));
+            if (!context.sessions[session] || !child) {
+              return enqueue(line('info', `${why}: no session ${session} to put in ${on ? 'REMOTE' : 'local'} mode`));
+            }
+            if (isRemote(child) === on) return;
+            enqueue.sendTo(sessionId(session), { type: on ? 'REMOTE.ON' : 'REMOTE.OFF' });
+            enqueue(line('info', `${session}: ${on ? 'REMOTE' : 'local'} (${REMOTE_WHY[why]})`));
+            // the phones hear the new mode with the next report, asked for now
+            enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
+          }),
+        },
         STOP: 'halted',
       },
     },

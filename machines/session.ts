@@ -289,11 +289,20 @@ export const sessionMachine = setup({
       },
     },
     remote: {
-      description: 'Sticky REMOTE mode (spec 4.13): set when the agent-side hook matches a marker.',
+      description:
+        'Sticky REMOTE (spec 4.13, docs/agents.md): the person drives the session from the phone, and the agent ends ' +
+        'every answer with svc_ask. It ends when a prompt is typed at the keyboard, and with the session.',
       initial: 'local',
       states: {
-        local: { on: { 'REMOTE.ON': 'remote' } },
-        remote: { on: { 'REMOTE.OFF': 'local' } },
+        local: {
+          description: 'The keyboard drives the session (or nobody has said otherwise).',
+          on: { 'REMOTE.ON': 'remote' },
+        },
+        remote: {
+          description:
+            "Entered when the agent's prompt hook matched the phone's marker, or an svc_ask answer said svcState REMOTE.",
+          on: { 'REMOTE.OFF': 'local' },
+        },
       },
     },
     approval: {

@@ -73,9 +73,12 @@ export interface ControlServerOptions {
   now?: () => number;
   /** `ask`, `notify` and `asks` requests (svc mcp, svc verify): actors/mcp/asks.ts. */
   mcp?: McpRequestHandler;
+  /** `hook` requests (svc remote-hook): the agent's own hooks, answered at once (actors/hooks/listenerHooks.ts). */
+  hook?: (request: HookRequest) => ControlReply;
 }
 
 export type McpRequest = Extract<ControlRequest, { type: 'ask' | 'notify' | 'asks' }>;
+export type HookRequest = Extract<ControlRequest, { type: 'hook' }>;
 /** Answers an MCP request on `sock`; an `ask` keeps the connection until the ask ends. */
 export type McpRequestHandler = (sock: Socket, request: McpRequest, send: (r: ControlReply) => void) => void;
 
@@ -177,6 +180,9 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
       case 'asks':
         if (!opts.mcp) return send(errorReply('internal', 'this listener does not take asks'));
         return opts.mcp(sock, request, send);
+      case 'hook':
+        if (!opts.hook) return send(errorReply('internal', 'this listener does not take hook events'));
+        return send(opts.hook(request));
     }
   };
 

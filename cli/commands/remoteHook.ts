@@ -6,13 +6,17 @@
  * exits 0 with nothing on stdout and one line in `~/.svc/remote-hook.log`. Decisions: core/hooks/remoteOrigin.ts.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { appendFileSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { defineCommand } from 'citty';
+import { ControlUnavailable, controlRequest } from '../../actors/daemon/controlSocket.js';
 import { ensurePrivateDir } from '../../actors/files.js';
+import { readMutes } from '../../actors/hooks/muteFile.js';
 import { markerPath } from '../../actors/sessions/marker.js';
 import { svcPaths } from '../../core/daemon/paths.js';
+import type { HookEvent } from '../../core/hooks/control.js';
+import { isMuted } from '../../core/hooks/mute.js';
 import {
   hookOutput,
   isHookAgent,
@@ -75,12 +79,45 @@ function consume(path: string): boolean {
   }
 }
 
+/** How long the hook waits for the listener's answer: what is left of the time limit, at most this. */
+const LISTENER_WAIT_MS = 250;
+
+/** Tell the running listener; quietly nothing when none answers in time (the hook never blocks the agent). */
+async function tellListener(
+  home: string,
+  request: { event: HookEvent; agent: string; session?: string },
+): Promise<string> {
+  const pane = process.env.TMUX_PANE;
+  try {
+    const reply = await controlRequest(
+      svcPaths(home).dir,
+      { type: 'hook', ...request, ...(pane && /^%\d{1,9}$/.test(pane) ? { pane } : {}) },
+      'hook',
+      { timeoutMs: LISTENER_WAIT_MS },
+    );
+    return `${reply.outcome}${reply.session ? ` ${reply.session}` : ''}`;
+  } catch (err) {
+    return `listener not told (${err instanceof ControlUnavailable ? 'not running' : (err as Error).message})`;
+  }
+}
+
+function mutedHere(home: string, cwd: string): boolean {
+  try {
+    const list = readMutes(svcPaths(home).dir);
+    if (!list.all && list.projects.length === 0) return false;
+    return isMuted(list, realpathSync(cwd));
+  } catch (err) {
+    log(home, `${(err as Error).message}: counted as nothing muted`);
+    return false;
+  }
+}
+
 export default defineCommand({
   meta: {
     name: 'remote-hook',
-    description: 'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini',
+    description: 'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini|pi',
   },
-  args: { agent: { type: 'positional', required: true, description: 'claude, codex or gemini' } },
+  args: { agent: { type: 'positional', required: true, description: 'claude, codex, gemini or pi' } },
   async run({ args }) {
     const home = homedir();
     const deadline = setTimeout(() => {
@@ -90,23 +127,31 @@ export default defineCommand({
     try {
       const agent = String(args.agent);
       if (!isHookAgent(agent)) throw new Error(`unknown agent ${agent}`);
-      const input = parseHookInput(await readStdin(TIME_LIMIT_MS - 50));
-      if (!input) throw new Error('hook input without prompt and cwd');
+      const input = parseHookInput(await readStdin(TIME_LIMIT_MS - LISTENER_WAIT_MS - 50));
+      if (!input) throw new Error('hook input is not a prompt or a stop event with a cwd');
+      if (input.kind === 'stop') {
+        log(home, `${agent}: turn finished: ${await tellListener(home, { event: 'finished', agent })}`);
+        return;
+      }
       const path = markerPath(svcPaths(home).markers, input.cwd);
       const match = matchRemote({
         marker: readMarker(path),
         promptSha256: createHash('sha256').update(input.prompt).digest('hex'),
         projectDir: input.cwd,
         nowSeconds: Math.floor(Date.now() / 1000),
-        muted: false,
+        muted: mutedHere(home, input.cwd),
       });
-      if (!match.remote) {
-        // a prompt typed at the keyboard is the common case: nothing to log
+      if (match.remote && consume(path)) {
+        // the model hears it even when the listener is not there to be told
+        process.stdout.write(`${hookOutput(agent)}\n`);
+        const told = await tellListener(home, { event: 'remote', agent, session: match.session });
+        log(home, `${agent}: remote prompt in ${match.session}: ${told}`);
+      } else if (!match.remote && match.why !== 'muted') {
+        // typed at the keyboard: sticky REMOTE ends for the session holding this pane
+        const told = await tellListener(home, { event: 'keyboard', agent });
         if (match.why !== 'no marker' && match.why !== 'different text')
           log(home, `${agent}: not remote (${match.why})`);
-      } else if (consume(path)) {
-        process.stdout.write(`${hookOutput(agent)}\n`);
-        log(home, `${agent}: remote prompt in ${match.session}`);
+        if (told.startsWith('local')) log(home, `${agent}: prompt from the keyboard: ${told}`);
       }
     } catch (err) {
       log(home, `${String(args.agent)}: ${err instanceof Error ? err.message : String(err)}`);

@@ -7,6 +7,7 @@
  * a context summary made of counts, flags and short codes (actors/debug/inspector.ts).
  */
 import { z } from 'zod';
+import { HOOK_CONTROL_REPLIES, HOOK_CONTROL_REQUESTS } from '../hooks/control.js';
 import { MCP_CONTROL_REPLIES, MCP_CONTROL_REQUESTS } from '../mcp/control.js';
 
 /** The socket's file name in `~/.svc`. */
@@ -28,6 +29,8 @@ export const ControlRequest = z.discriminatedUnion('type', [
   z.object({ type: z.literal('charts') }),
   // svc mcp and svc verify: asks and notifications (core/mcp/control.ts)
   ...MCP_CONTROL_REQUESTS,
+  // svc remote-hook: the agent's own hooks (core/hooks/control.ts)
+  ...HOOK_CONTROL_REQUESTS,
 ]);
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
@@ -102,6 +105,7 @@ export const ControlReply = z.discriminatedUnion('type', [
   // Chart models (core/debug/statechart.ts ChartModel) by machine, and the actor tree of the definitions.
   z.object({ ...Ok, type: z.literal('charts'), charts: z.array(z.unknown()), tree: z.array(z.string()) }),
   ...MCP_CONTROL_REPLIES,
+  ...HOOK_CONTROL_REPLIES,
   z.object({
     ok: z.literal(false),
     type: z.literal('error'),

@@ -15,24 +15,36 @@
  *   wraps in `<hook_context>`.
  */
 
-/** The agents whose hooks call `svc remote-hook <agent>`. */
-export const HOOK_AGENTS = { claude: 'UserPromptSubmit', codex: 'UserPromptSubmit', gemini: 'BeforeAgent' } as const;
+/**
+ * The agents whose hooks call `svc remote-hook <agent>`, with the name of their prompt-submit event (pi's is the
+ * extension's `before_agent_start`, which svc's pi extension hands over in the same JSON shape).
+ */
+export const HOOK_AGENTS = {
+  claude: 'UserPromptSubmit',
+  codex: 'UserPromptSubmit',
+  gemini: 'BeforeAgent',
+  pi: 'before_agent_start',
+} as const;
 export type HookAgent = keyof typeof HOOK_AGENTS;
 
 export function isHookAgent(name: string): name is HookAgent {
   return Object.hasOwn(HOOK_AGENTS, name);
 }
 
+/** The events a prompt is submitted on, and those a turn ends on (the Stop-style hooks of `svc setup`). */
+const PROMPT_EVENTS = new Set(['UserPromptSubmit', 'BeforeAgent', 'before_agent_start']);
+const STOP_EVENTS = new Set(['Stop', 'AfterAgent', 'agent_end']);
+
 /** A marker counts this long after the listener wrote it (the injection, the agent's redraw, its hook). */
 export const MARKER_FRESH_SECONDS = 60;
 
-/** What the hook reads of its input. */
-export interface HookInput {
-  prompt: string;
-  cwd: string;
-}
+/** What the hook reads of its input: a submitted prompt, or the end of a turn. */
+export type HookInput = { kind: 'prompt'; prompt: string; cwd: string } | { kind: 'stop'; cwd: string };
 
-/** The prompt and working directory of a hook's stdin; null when they are not there. */
+/**
+ * The event of a hook's stdin; null when it is not one of ours. Input without `hook_event_name` is a prompt (the
+ * entries of an earlier svc setup).
+ */
 export function parseHookInput(raw: string): HookInput | null {
   let v: unknown;
   try {
@@ -41,9 +53,12 @@ export function parseHookInput(raw: string): HookInput | null {
     return null;
   }
   if (!v || typeof v !== 'object') return null;
-  const { prompt, cwd } = v as Record<string, unknown>;
-  if (typeof prompt !== 'string' || typeof cwd !== 'string' || cwd === '') return null;
-  return { prompt, cwd };
+  const { prompt, cwd, hook_event_name: event } = v as Record<string, unknown>;
+  if (typeof cwd !== 'string' || cwd === '') return null;
+  if (typeof event === 'string' && STOP_EVENTS.has(event)) return { kind: 'stop', cwd };
+  if (event !== undefined && (typeof event !== 'string' || !PROMPT_EVENTS.has(event))) return null;
+  if (typeof prompt !== 'string') return null;
+  return { kind: 'prompt', prompt, cwd };
 }
 
 /** A remote-origin marker as the listener writes it (actors/sessions/marker.ts). */

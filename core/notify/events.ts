@@ -26,3 +26,14 @@ export function sessionEvents(
   }
   return events;
 }
+
+/**
+ * A finished turn is seen twice when the agent has a Stop hook (`svc setup`): by the hook, at once, and by the
+ * screen, a reading later. The phones are told once: a turn notice within this window of the last one for the
+ * same session is the same turn.
+ */
+export const TURN_NOTICE_WINDOW_MS = 20_000;
+
+export function turnNoticeDue(lastToldAt: number | undefined, now: number): boolean {
+  return lastToldAt === undefined || now - lastToldAt >= TURN_NOTICE_WINDOW_MS || now < lastToldAt;
+}

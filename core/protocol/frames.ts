@@ -52,6 +52,8 @@ export const SessionRecord = z.object({
   state: AgentState.optional(),
   shell: z.boolean().optional(),
   parent: z.string().max(MAX_SESSION_NAME).optional(),
+  /** Sticky REMOTE (spec 4.13): the person drives this session from the phone; set by the listener. */
+  remote: z.boolean().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 

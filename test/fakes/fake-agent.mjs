@@ -23,6 +23,9 @@
  * - `FAKE_AGENT_PROCESS_NAME`: the process name (default: the name this file was run as, e.g. `codex` for a
  *   symlink called `codex`).
  * - `FAKE_AGENT_TITLE`: set the terminal title (tmux `#{pane_title}`), as Claude Code names its session.
+ * - `FAKE_AGENT_HOOK=<shell command>`: like Claude Code's hooks, each submit runs the command with the JSON of a
+ *   `UserPromptSubmit` event on stdin (`hook_event_name`, `cwd`, `prompt`, `session_id`) and, after the answer is
+ *   shown, with a `Stop` event; the first one's `hookSpecificOutput.additionalContext` is shown as `context: <text>`.
  * - `FAKE_AGENT_LOG=<file>`: append one JSON line per event, for exact assertions and timing:
  *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"exit", "t": <ms since start>, …}`;
  *   `submit`/`newline`/`swallow` carry `sinceTextMs` (time since the last text arrived), `submit` the `text`.
@@ -35,6 +38,7 @@
  * few milliseconds of its life show `node` (tests wait for the name). A bash wrapper `exec -a codex node …` also
  * works (argv[0] = codex while comm stays `node`); `sh`/dash has no `exec -a`.
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -190,7 +194,25 @@ function enter() {
     return;
   }
   log('submit', { text, sinceTextMs });
+  const context = hook('UserPromptSubmit', { prompt: text });
+  if (context) say(`context: ${context.slice(0, 60)}`);
   say(`you said: ${visible(text)}`);
+  hook('Stop', { stop_hook_active: false });
+}
+
+/** Run FAKE_AGENT_HOOK for one event, as Claude Code runs a command hook; its additional context, if any. */
+function hook(event, fields) {
+  const command = process.env.FAKE_AGENT_HOOK;
+  if (!command) return null;
+  const input = JSON.stringify({ session_id: 'fake', cwd: process.cwd(), hook_event_name: event, ...fields });
+  try {
+    const out = execFileSync('/bin/sh', ['-c', command], { input, encoding: 'utf8', timeout: 10_000 });
+    log('hook', { hookEvent: event, output: out.trim() });
+    return out.trim() ? (JSON.parse(out).hookSpecificOutput?.additionalContext ?? null) : null;
+  } catch (err) {
+    log('hook', { hookEvent: event, error: String(err) });
+    return null;
+  }
 }
 
 function control(ch) {

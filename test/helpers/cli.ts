@@ -25,9 +25,10 @@ export function svcEnv(home: string, extra: Record<string, string> = {}): NodeJS
 export function runSvc(
   args: string[],
   env: NodeJS.ProcessEnv,
+  opts: { cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    execFile(process.execPath, [SVC_BIN, ...args], { env, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [SVC_BIN, ...args], { env, timeout: 30_000, ...opts }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolvePromise({ code, stdout, stderr });
     });

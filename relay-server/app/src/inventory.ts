@@ -25,6 +25,8 @@ export interface SessionCard {
   shell: boolean;
   /** Subagents: view-only (no Send, no keys). */
   viewOnly: boolean;
+  /** Sticky REMOTE (spec 4.13): the agent ends its answers with svc_ask for the phone. */
+  remote: boolean;
   parent: string | null;
   children: SessionCard[];
 }
@@ -63,6 +65,7 @@ function card(s: SessionRecord): SessionCard {
     attached: s.attached,
     shell: s.shell === true,
     viewOnly: s.parent !== undefined,
+    remote: s.remote === true,
     parent: s.parent ?? null,
     children: [],
   };

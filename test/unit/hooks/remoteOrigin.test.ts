@@ -37,13 +37,33 @@ describe('parseHookInput', () => {
     [
       'Claude Code UserPromptSubmit',
       '{"session_id":"s","cwd":"/p","hook_event_name":"UserPromptSubmit","prompt":"hi"}',
-      { prompt: 'hi', cwd: '/p' },
+      { kind: 'prompt', prompt: 'hi', cwd: '/p' },
     ],
     [
       'Gemini CLI BeforeAgent',
       '{"session_id":"s","transcript_path":"","cwd":"/p","hook_event_name":"BeforeAgent","timestamp":"t","prompt":"a\\nb"}',
-      { prompt: 'a\nb', cwd: '/p' },
+      { kind: 'prompt', prompt: 'a\nb', cwd: '/p' },
     ],
+    [
+      'pi extension before_agent_start',
+      '{"hook_event_name":"before_agent_start","cwd":"/p","prompt":"x","session_id":"s"}',
+      { kind: 'prompt', prompt: 'x', cwd: '/p' },
+    ],
+    ['an earlier setup: no event name', '{"cwd":"/p","prompt":"x"}', { kind: 'prompt', prompt: 'x', cwd: '/p' }],
+    [
+      'Claude Code Stop',
+      '{"session_id":"s","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false}',
+      { kind: 'stop', cwd: '/p' },
+    ],
+    [
+      'Gemini CLI AfterAgent',
+      '{"cwd":"/p","hook_event_name":"AfterAgent","prompt":"x","prompt_response":"y"}',
+      { kind: 'stop', cwd: '/p' },
+    ],
+    ['pi agent_end', '{"cwd":"/p","hook_event_name":"agent_end"}', { kind: 'stop', cwd: '/p' }],
+    ['an event that is not ours', '{"cwd":"/p","hook_event_name":"PreToolUse","prompt":"x"}', null],
+    ['an event name that is not text', '{"cwd":"/p","hook_event_name":7,"prompt":"x"}', null],
+    ['a stop without cwd', '{"hook_event_name":"Stop"}', null],
     ['no prompt', '{"cwd":"/p"}', null],
     ['no cwd', '{"prompt":"x"}', null],
     ['not JSON', 'hello', null],
@@ -58,6 +78,7 @@ describe('hookOutput', () => {
     ['claude', 'UserPromptSubmit'],
     ['codex', 'UserPromptSubmit'],
     ['gemini', 'BeforeAgent'],
+    ['pi', 'before_agent_start'],
   ] as const)('%s answers with its own event name and the REMOTE context', (agent, event) => {
     expect(JSON.parse(hookOutput(agent))).toEqual({
       hookSpecificOutput: { hookEventName: event, additionalContext: REMOTE_CONTEXT },

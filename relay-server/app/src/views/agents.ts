@@ -18,6 +18,9 @@ function badges(card: SessionCard) {
     h('span', { class: 'tag' }, card.attached ? 'attached' : 'detached'),
     card.shell ? h('span', { class: 'tag tag-shell' }, 'shell') : null,
     card.viewOnly ? h('span', { class: 'tag' }, 'view-only') : null,
+    card.remote
+      ? h('span', { class: 'tag tag-remote', title: 'driven from the phone: answers end with a question' }, 'REMOTE')
+      : null,
   );
 }
 
@@ -31,7 +34,7 @@ function sessionRow(hookId: string, card: SessionCard): HTMLElement {
       {
         class: 'session-link',
         href: sessionHref(hookId, card.name),
-        'aria-label': `${card.label}, ${kind}, ${AGENT_STATE_TEXT[card.state]}, ${card.attached ? 'attached' : 'detached'}`,
+        'aria-label': `${card.label}, ${kind}, ${AGENT_STATE_TEXT[card.state]}, ${card.attached ? 'attached' : 'detached'}${card.remote ? ', REMOTE' : ''}`,
       },
       h('span', { class: 'label' }, card.label),
       h('span', { class: 'name' }, card.name),

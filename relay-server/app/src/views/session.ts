@@ -113,6 +113,39 @@ export function composer(app: App, hookId: string, name: string, opts: { compact
   return { form, update, box };
 }
 
+/**
+ * Spec 4.13.5: agents without a prompt hook (A6 Cursor's terminal agent, A7 Hermes) are asked once per session, in
+ * one line, to end every response with svc_ask, so the conversation can go on from the phone. Offered until sent.
+ */
+export const ASK_LOOP_LINE =
+  'From now on, end every response with a call to the svc_ask tool: a short question I can answer from my phone.';
+const ASK_LOOP_AGENTS = new Set(['A6', 'A7']);
+
+function askLoopOffer(
+  card: { agent: string | null; viewOnly: boolean } | undefined,
+  compose: { box: HTMLTextAreaElement } | null,
+  sent: boolean,
+): HTMLElement | null {
+  if (!card || !compose || sent || !card.agent || !ASK_LOOP_AGENTS.has(card.agent)) return null;
+  return h(
+    'p',
+    { class: 'note ask-loop' },
+    'This agent has no hook that tells it you are on the phone. ',
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary',
+        onclick: () => {
+          compose.box.value = ASK_LOOP_LINE;
+          compose.box.focus();
+        },
+      },
+      'Ask it to end answers with a question',
+    ),
+  );
+}
+
 export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const head = h('div', { class: 'session-head' });
   const list = h('ol', { class: 'messages', 'aria-label': 'Messages sent' });
@@ -143,9 +176,15 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
           : h('span', { class: 'state' }, 'not in the inventory'),
         card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
         card?.shell ? ' · shell session' : null,
+        card?.remote ? h('span', { class: 'tag tag-remote' }, 'REMOTE') : null,
         found ? ` · ${found.computer.name}` : null,
       ),
       h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch'),
+      askLoopOffer(
+        card,
+        compose,
+        app.messages.some((m) => m.computer === hookId && m.session === name && m.text === ASK_LOOP_LINE),
+      ),
     );
     const mine = app.messages.filter((m) => m.computer === hookId && m.session === name).slice(-30);
     const key = JSON.stringify(mine.map((m) => [m.clientId, m.state, m.code]));

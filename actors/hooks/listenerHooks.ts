@@ -1,0 +1,52 @@
+/**
+ * The listener's side of `svc remote-hook` (core/hooks/control.ts): a prompt from the phone puts the session in
+ * sticky REMOTE, a prompt from the keyboard takes it out, and a Stop-style hook tells the phones the turn finished,
+ * once per turn (the screen reading sees the same finish a moment later: core/notify/events.ts turnNoticeDue).
+ */
+import type { ControlReply } from '../../core/daemon/control.js';
+import { hookSession } from '../../core/hooks/control.js';
+import { TURN_NOTICE_WINDOW_MS, turnNoticeDue } from '../../core/notify/events.js';
+import type { SessionRecord } from '../../core/protocol/frames.js';
+import type { HookRequest } from '../daemon/controlSocket.js';
+
+export interface ListenerHooksDeps {
+  sessions: () => Readonly<Record<string, SessionRecord>>;
+  setRemote: (session: string, on: boolean, why: 'hook' | 'keyboard') => void;
+  tell: (session: string, kind: 'turn', message: string) => void;
+  log: { info(m: string): void };
+  now?: () => number;
+}
+
+export const TURN_MESSAGE = 'finished its turn';
+
+export function createListenerHooks(deps: ListenerHooksDeps) {
+  const now = deps.now ?? Date.now;
+  const lastTurn = new Map<string, number>();
+
+  /** Tell the phones a turn finished unless this turn was told already; true when told. */
+  const turn = (session: string): boolean => {
+    const at = now();
+    if (!turnNoticeDue(lastTurn.get(session), at)) return false;
+    lastTurn.set(session, at);
+    for (const [name, when] of lastTurn) if (at - when > TURN_NOTICE_WINDOW_MS * 10) lastTurn.delete(name);
+    deps.tell(session, 'turn', TURN_MESSAGE);
+    return true;
+  };
+
+  return {
+    turn,
+    handle(request: HookRequest): ControlReply {
+      const session = hookSession(deps.sessions(), request);
+      const reply = (outcome: 'remote' | 'local' | 'told' | 'ignored') =>
+        ({ ok: true, type: 'hook', session, outcome }) as const;
+      if (!session) {
+        deps.log.info(`${request.agent} hook (${request.event}) from a pane no session holds: ignored`);
+        return reply('ignored');
+      }
+      if (request.event === 'finished') return reply(turn(session) ? 'told' : 'ignored');
+      const on = request.event === 'remote';
+      deps.setRemote(session, on, on ? 'hook' : 'keyboard');
+      return reply(on ? 'remote' : 'local');
+    },
+  };
+}
