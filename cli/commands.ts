@@ -46,8 +46,12 @@ export const ROOT: CommandTable = {
       () => import('./commands/install.js'),
     ),
     uninstall: entry(
-      'Take out of the agents’ configs exactly what svc install added',
+      'Take out of the agents’ configs exactly what svc install and svc setup added',
       () => import('./commands/uninstall.js'),
+    ),
+    setup: entry(
+      'Install the agents’ hooks: a message from the phone is known as remote, a finished turn is told',
+      () => import('./commands/setup.js'),
     ),
     'remote-hook': entry(
       'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini|pi',

@@ -2,7 +2,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENTS } from '../../core/agents/registry.js';
-import { type McpCommand, NOT_WIRED, type Wiring, wirings } from '../../core/hooks/wiring.js';
+import {
+  HOOKS_ELSEWHERE,
+  hookWirings,
+  type McpCommand,
+  NOT_WIRED,
+  piExtension,
+  piExtensionPath,
+  type Wiring,
+  wirings,
+} from '../../core/hooks/wiring.js';
 import { defaultEntry } from '../daemon/daemon.js';
 import { onPath } from '../which.js';
 
@@ -35,5 +44,27 @@ export function agentsFound(home: string, env: NodeJS.ProcessEnv = process.env):
     notWired: found
       .filter((a) => !all.some((w) => w.agentId === a.id))
       .map((a) => ({ agentId: a.id, name: a.name, why: NOT_WIRED[a.id] ?? 'no config svc knows how to wire yet' })),
+  };
+}
+
+/** What `svc setup` writes for the agents on PATH: hook entries, and pi's extension file. */
+export interface HooksFound {
+  entries: Wiring[];
+  files: { agentId: string; file: string; content: string }[];
+  /** Agents on PATH whose hooks are not written, with why. */
+  elsewhere: { agentId: string; name: string; why: string }[];
+}
+
+export function hooksFound(home: string, env: NodeJS.ProcessEnv = process.env): HooksFound {
+  const mcp = svcMcpCommand();
+  const all = hookWirings({ home, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR }, mcp);
+  const found = AGENTS.filter((a) => onPath(a.command, env.PATH));
+  const has = (id: string) => found.some((a) => a.id === id);
+  return {
+    entries: all.filter((w) => has(w.agentId)),
+    files: has('A4') ? [{ agentId: 'A4', file: piExtensionPath(home), content: piExtension(mcp) }] : [],
+    elsewhere: found
+      .filter((a) => a.id === 'A2')
+      .map((a) => ({ agentId: a.id, name: a.name, why: HOOKS_ELSEWHERE[a.id] ?? '' })),
   };
 }

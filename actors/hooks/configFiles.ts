@@ -12,6 +12,8 @@
  *   directory and in folders the agents own.
  * - A file that cannot be read or parsed is refused in one line and nothing is written to it.
  */
+
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   copyFileSync,
@@ -31,11 +33,13 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
+  addElement,
   addEntry,
   type ConfigFormat,
   isEmptyTable,
   type JsonValue,
   readConfig,
+  removeElement,
   removeEntry,
   sameValue,
   valueAt,
@@ -57,11 +61,21 @@ export interface RecordedEntry {
   before: 'missing' | 'empty' | 'content';
   /** The outermost folder install made for a missing file (`~/.gemini`): uninstall removes it again when empty. */
   madeDir?: string;
+  /** `value` is one element of the list at `path` (a hook), not the value at `path`. */
+  element?: true;
+}
+
+/** A whole file `svc setup` wrote (pi's extension): removed by uninstall while it is still what svc wrote. */
+export interface RecordedFile {
+  agentId: string;
+  file: string;
+  sha256: string;
 }
 
 export interface InstallRecord {
   version: 1;
   entries: RecordedEntry[];
+  files?: RecordedFile[];
 }
 
 export const BACKUP_SUFFIX = '.svc-backup';
@@ -80,7 +94,7 @@ export function readRecord(home: string): InstallRecord {
 
 function writeRecord(home: string, record: InstallRecord): void {
   const path = recordPath(home);
-  if (record.entries.length === 0) rmSync(path, { force: true });
+  if (record.entries.length === 0 && (record.files ?? []).length === 0) rmSync(path, { force: true });
   else writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`);
 }
 
@@ -177,7 +191,8 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
   } catch (err) {
     return { ...base, result: 'refused', reason: `cannot read ${w.file}: ${cause(err)}` };
   }
-  const added = addEntry(state.text, { format: w.format, path: w.path, value: w.value });
+  const spec = { format: w.format, path: w.path, value: w.value };
+  const added = w.element ? addElement(state.text, spec) : addEntry(state.text, spec);
   if (added.kind === 'invalid') return { ...base, result: 'refused', reason: `${w.file}: ${added.reason}` };
   if (added.kind === 'present') return { ...base, result: added.same ? 'already' : 'user entry' };
   if (dryRun) return { ...base, result: 'would add' };
@@ -186,7 +201,7 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
   const before = !state.exists ? 'missing' : state.text === '' ? 'empty' : 'content';
   try {
     const record = readRecord(home);
-    record.entries = record.entries.filter((e) => !(e.file === w.file && sameValue(e.path, w.path)));
+    record.entries = record.entries.filter((e) => !sameEntry(e, w));
     record.entries.push({
       agentId: w.agentId,
       file: w.file,
@@ -195,6 +210,7 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
       value: w.value,
       created: added.created,
       before,
+      ...(w.element ? { element: true as const } : {}),
     });
     writeRecord(home, record);
   } catch (err) {
@@ -210,11 +226,16 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
   }
   if (madeDir) {
     const record = readRecord(home);
-    const mine = record.entries.find((e) => e.file === w.file && sameValue(e.path, w.path));
+    const mine = record.entries.find((e) => sameEntry(e, w));
     if (mine) mine.madeDir = madeDir;
     writeRecord(home, record);
   }
   return { ...base, result: 'added' };
+}
+
+/** The record's entry for this wiring (hooks share a file, and could share a list). */
+function sameEntry(e: RecordedEntry, w: Wiring): boolean {
+  return e.file === w.file && sameValue(e.path, w.path) && (!w.element || sameValue(e.value, w.value));
 }
 
 export type UninstallOutcome =
@@ -228,7 +249,9 @@ export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] 
   const record = readRecord(home);
   const out: UninstallOutcome[] = [];
   const kept: RecordedEntry[] = [];
-  for (const e of record.entries) {
+  // last added, first taken out: an entry that made a shared table (`hooks` for two events) goes after the entries
+  // added into that table later, so the table it made goes with it
+  for (const e of [...record.entries].reverse()) {
     const base = { agentId: e.agentId, file: e.file };
     let state: FileState;
     try {
@@ -242,7 +265,8 @@ export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] 
       out.push({ ...base, result: 'absent' });
       continue;
     }
-    const r = removeEntry(state.text, { format: e.format, path: e.path, value: e.value }, e.created);
+    const spec = { format: e.format, path: e.path, value: e.value };
+    const r = e.element ? removeElement(state.text, spec, e.created) : removeEntry(state.text, spec, e.created);
     if (r.kind === 'invalid') {
       out.push({ ...base, result: 'refused', reason: `${e.file}: ${r.reason}` });
       kept.push(e);
@@ -274,8 +298,91 @@ export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] 
     }
     out.push({ ...base, result: 'removed' });
   }
-  if (!dryRun) writeRecord(home, { version: 1, entries: kept });
+  const keptFiles: RecordedFile[] = [];
+  for (const f of record.files ?? []) {
+    const base = { agentId: f.agentId, file: f.file };
+    let text: string | null = null;
+    try {
+      text = readFileSync(f.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        out.push({ ...base, result: 'refused', reason: `cannot read ${f.file}: ${cause(err)}` });
+        keptFiles.push(f);
+        continue;
+      }
+    }
+    if (text === null) out.push({ ...base, result: 'absent' });
+    else if (sha256(text) !== f.sha256) out.push({ ...base, result: 'changed' });
+    else if (dryRun) {
+      out.push({ ...base, result: 'would remove' });
+      keptFiles.push(f);
+    } else {
+      try {
+        unlinkSync(f.file);
+        out.push({ ...base, result: 'removed' });
+      } catch (err) {
+        out.push({ ...base, result: 'refused', reason: `cannot remove ${f.file}: ${cause(err)}` });
+        keptFiles.push(f);
+      }
+    }
+  }
+  if (!dryRun) writeRecord(home, { version: 1, entries: kept.reverse(), files: keptFiles });
   return out;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Write a whole file that is svc's own (pi's extension). An existing file with other content is the user's: left
+ * alone (`user entry`). Recorded so uninstall removes it while it is still what svc wrote.
+ */
+export function installFile(
+  home: string,
+  f: { agentId: string; file: string; content: string },
+  dryRun: boolean,
+): InstallOutcome {
+  const base = { agentId: f.agentId, file: f.file };
+  let existing: string | null = null;
+  try {
+    existing = readFileSync(f.file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      return { ...base, result: 'refused', reason: `cannot read ${f.file}: ${cause(err)}` };
+  }
+  if (existing === f.content) return { ...base, result: 'already' };
+  const record = (() => {
+    try {
+      return readRecord(home);
+    } catch {
+      return null;
+    }
+  })();
+  const ours = record?.files?.find((r) => r.file === f.file);
+  // a file there that svc did not write, or that the user changed since: theirs
+  if (existing !== null && !(ours && sha256(existing) === ours.sha256)) return { ...base, result: 'user entry' };
+  if (dryRun) return { ...base, result: 'would add' };
+  try {
+    const next = readRecord(home);
+    next.files = [...(next.files ?? []).filter((r) => r.file !== f.file), { ...base, sha256: sha256(f.content) }];
+    writeRecord(home, next);
+  } catch (err) {
+    return { ...base, result: 'refused', reason: `cannot write ${recordPath(home)}: ${cause(err)}` };
+  }
+  try {
+    writeKeepingMode(f.file, f.content, 0o644);
+  } catch (err) {
+    return { ...base, result: 'refused', reason: `cannot write ${f.file}: ${cause(err)}` };
+  }
+  return { ...base, result: 'added' };
+}
+
+/** Whether svc's own file is there as svc writes it now. */
+export function fileState(file: string, content: string): WiredState {
+  try {
+    return readFileSync(file, 'utf8') === content ? 'wired' : 'other entry';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not wired' : 'unreadable';
+  }
 }
 
 export type WiredState = 'wired' | 'not wired' | 'other entry' | 'unreadable';
@@ -291,6 +398,7 @@ export function wiredState(w: Wiring): WiredState {
   const reading = readConfig(state.text, w.format);
   if (!reading.ok) return 'unreadable';
   const v = valueAt(reading.value, w.path);
+  if (w.element) return Array.isArray(v) && v.some((e) => sameValue(e, w.value)) ? 'wired' : 'not wired';
   if (v === undefined) return 'not wired';
   return sameValue(v, w.value) ? 'wired' : 'other entry';
 }

@@ -10,7 +10,10 @@ import { fail } from '../output.js';
 import { outcomeLine } from './install.js';
 
 export default defineCommand({
-  meta: { name: 'uninstall', description: 'Take out of the agents’ configs exactly what svc install added' },
+  meta: {
+    name: 'uninstall',
+    description: 'Take out of the agents’ configs exactly what svc install and svc setup added',
+  },
   args: {
     'dry-run': { type: 'boolean', description: 'Print what would change, change nothing' },
     json: { type: 'boolean', description: 'Print the outcome as JSON' },

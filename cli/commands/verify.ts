@@ -8,15 +8,15 @@ import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { controlRequest, controlSocketPath } from '../../actors/daemon/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon/daemon.js';
-import { agentsFound } from '../../actors/hooks/agentsFound.js';
-import { wiredState } from '../../actors/hooks/configFiles.js';
+import { agentsFound, hooksFound } from '../../actors/hooks/agentsFound.js';
+import { fileState, wiredState } from '../../actors/hooks/configFiles.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
 import { resolveConfig } from '../../core/daemon/config.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { buildVerifyReport, formatVerifyReport } from '../../core/daemon/verify.js';
 import { VERSION } from '../../core/daemon/version.js';
-import { type AgentWiringRow, agentWiringLines } from '../../core/hooks/install.js';
+import { type AgentWiringRow, agentWiringLines, hooksWord } from '../../core/hooks/install.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 
@@ -61,13 +61,22 @@ export default defineCommand({
       : null;
     // per agent found on PATH: what svc install wired (informational: it does not change the exit code)
     const found = agentsFound(home, env);
+    const hooks = hooksFound(home, env);
+    const hooksOf = (agentId: string) =>
+      hooksWord(
+        [
+          ...hooks.entries.filter((w) => w.agentId === agentId).map((w) => wiredState(w)),
+          ...hooks.files.filter((f) => f.agentId === agentId).map((f) => fileState(f.file, f.content)),
+        ],
+        hooks.elsewhere.find((n) => n.agentId === agentId)?.why,
+      );
     const agents: AgentWiringRow[] = [
       ...found.wired.map((w) => ({
         agentId: w.agentId,
         name: agentById(w.agentId)?.name ?? w.agentId,
         mcp: wiredState(w),
         file: w.file,
-        hooks: 'not built yet' as const,
+        hooks: hooksOf(w.agentId),
       })),
       ...found.notWired.map((n) => ({
         agentId: n.agentId,
@@ -75,7 +84,7 @@ export default defineCommand({
         mcp: 'not wired by install' as const,
         file: null,
         note: n.why,
-        hooks: 'not built yet' as const,
+        hooks: hooksOf(n.agentId),
       })),
     ];
     if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, agents }, null, 2)}\n`);

@@ -185,6 +185,70 @@ export function removeEntry(text: string, spec: EntrySpec, created: number): Rem
   return { kind: 'removed', text: out };
 }
 
+/**
+ * Add `spec.value` as one element of the list at `spec.path` (hooks live in lists: Claude Code's
+ * `hooks.UserPromptSubmit`, Gemini CLI's `hooks.BeforeAgent`), after the user's own elements. A missing list is made
+ * holding just it (`created` counts the list's key and the tables made above it); an equal element already there is
+ * `present`. JSON (with comments) only: the agents that keep hooks in lists keep them in JSON.
+ */
+export function addElement(text: string, spec: EntrySpec): AddResult {
+  if (spec.format !== 'json')
+    return { kind: 'invalid', reason: `list entries in ${spec.format} files are not supported` };
+  const reading = readConfig(text, spec.format);
+  if (!reading.ok) return { kind: 'invalid', reason: reading.reason };
+  const list = valueAt(reading.value, spec.path);
+  if (list === undefined) return addEntry(text, { ...spec, value: [spec.value] });
+  if (!Array.isArray(list)) return { kind: 'invalid', reason: `${spec.path.join('.')} is not a list` };
+  if (list.some((e) => sameValue(e, spec.value))) return { kind: 'present', same: true };
+  let out: string;
+  try {
+    const root = parseTree(text, [], { allowTrailingComma: true });
+    const node = root && findNodeAtLocation(root, [...spec.path]);
+    if (!node || node.type !== 'array') throw new Error(`${spec.path.join('.')} is not a list`);
+    out = spliceIn(text, node, () => '', spec.value);
+  } catch (err) {
+    return { kind: 'invalid', reason: firstLine(err) };
+  }
+  const check = readConfig(out, spec.format);
+  const after = check.ok ? valueAt(check.value, spec.path) : undefined;
+  if (!Array.isArray(after) || after.length !== list.length + 1 || !sameValue(after[after.length - 1], spec.value))
+    return { kind: 'invalid', reason: `the entry could not be added to this file's list (${spec.path.join('.')})` };
+  return { kind: 'added', text: out, created: 0 };
+}
+
+/**
+ * Take out the element `addElement` put in the list at `spec.path`: the first element equal to it, wherever the
+ * user has moved it since. When it is the only one left and `addElement` made the list, the list goes too (and the
+ * tables made with it, as `removeEntry` does). No equal element: `absent` (the user took it out or changed it).
+ */
+export function removeElement(text: string, spec: EntrySpec, created: number): RemoveResult {
+  if (spec.format !== 'json')
+    return { kind: 'invalid', reason: `list entries in ${spec.format} files are not supported` };
+  const reading = readConfig(text, spec.format);
+  if (!reading.ok) return { kind: 'invalid', reason: reading.reason };
+  const list = valueAt(reading.value, spec.path);
+  if (!Array.isArray(list)) return { kind: 'absent' };
+  const index = list.findIndex((e) => sameValue(e, spec.value));
+  if (index < 0) return { kind: 'absent' };
+  if (list.length === 1 && created > 0) return removeEntry(text, { ...spec, value: [spec.value] }, created);
+  let out: string;
+  try {
+    const root = parseTree(text, [], { allowTrailingComma: true });
+    const node = root && findNodeAtLocation(root, [...spec.path]);
+    const element = node?.children?.[index];
+    if (!node || node.type !== 'array' || !element) throw new Error(`${spec.path.join('.')} is not a list`);
+    out = spliceOut(text, element, node);
+  } catch (err) {
+    return { kind: 'invalid', reason: firstLine(err) };
+  }
+  const check = readConfig(out, spec.format);
+  const after = check.ok ? valueAt(check.value, spec.path) : undefined;
+  const count = (l: unknown[]) => l.filter((e) => sameValue(e, spec.value)).length;
+  if (!Array.isArray(after) || after.length !== list.length - 1 || count(after) !== count(list) - 1)
+    return { kind: 'invalid', reason: `the entry could not be taken out of this file's list (${spec.path.join('.')})` };
+  return { kind: 'removed', text: out };
+}
+
 /** True for a value that is a table with nothing in it (a file left holding only `{}`). */
 export function isEmptyTable(v: unknown): boolean {
   return !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
@@ -261,16 +325,32 @@ function addJson(text: string, spec: EntrySpec): string {
   let value: JsonValue = spec.value;
   for (let i = spec.path.length - 1; i > depth; i--) value = { [spec.path[i] as string]: value };
   const key = JSON.stringify(spec.path[depth]);
+  return spliceIn(
+    base,
+    obj,
+    (oneLine) => `${key}: ${oneLine ? JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ') : ''}`,
+    value,
+  );
+}
+
+/**
+ * Put one more member into an object or element into an array (`container`), right after its last one (or inside
+ * it when empty), indented like the file: `head(true)` is the whole member for a one-line container, `head(false)`
+ * what comes before the value (`"key": `, or nothing in an array).
+ */
+function spliceIn(base: string, container: Node, head: (oneLine: boolean) => string, value: JsonValue): string {
   const fmt = formattingOf(base);
   const unit = fmt.insertSpaces ? ' '.repeat(fmt.tabSize ?? 2) : '\t';
   const eol = fmt.eol ?? '\n';
-  const members = obj.children ?? [];
+  const members = container.children ?? [];
   const last = members[members.length - 1];
-  const end = obj.offset + obj.length - 1; // the closing brace
-  if (last && sameLine(base, obj.offset, last.offset + last.length) && sameLine(base, last.offset, end)) {
-    // a one-line object stays on one line
+  const end = container.offset + container.length - 1; // the closing brace or bracket
+  const oneLineValue = JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ');
+  if (last && sameLine(base, container.offset, last.offset + last.length) && sameLine(base, last.offset, end)) {
+    // a one-line container stays on one line
     const at = last.offset + last.length;
-    return `${base.slice(0, at)}, ${key}: ${JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ')}${base.slice(at)}`;
+    const member = container.type === 'array' ? oneLineValue : head(true);
+    return `${base.slice(0, at)}, ${member}${base.slice(at)}`;
   }
   if (last) {
     // after the last member, its trailing comma if it has one, and any comment on its line: one new line
@@ -282,17 +362,17 @@ function addJson(text: string, spec: EntrySpec): string {
     const comma = tokenAfter(base, at);
     const trailing = comma?.kind === TOKEN.comma;
     const lineEnd = lineBreakAfter(base, trailing ? (comma?.end ?? at) : at);
-    const member = `${eol}${indent}${key}: ${body}${trailing ? ',' : ''}`;
+    const member = `${eol}${indent}${head(false)}${body}${trailing ? ',' : ''}`;
     if (lineEnd === null) return `${base.slice(0, at)},${member}${base.slice(at)}`;
     if (trailing) return base.slice(0, lineEnd) + member + base.slice(lineEnd);
     return `${base.slice(0, at)},${base.slice(at, lineEnd)}${member}${base.slice(lineEnd)}`;
   }
-  const outer = lineIndent(base, obj.offset);
+  const outer = lineIndent(base, container.offset);
   const indent = outer + unit;
   const body = JSON.stringify(value, null, unit)
     .split('\n')
     .join(eol + indent);
-  return `${base.slice(0, obj.offset + 1)}${eol}${indent}${key}: ${body}${eol}${outer}${base.slice(end)}`;
+  return `${base.slice(0, container.offset + 1)}${eol}${indent}${head(false)}${body}${eol}${outer}${base.slice(end)}`;
 }
 
 /**
@@ -305,6 +385,11 @@ function removeJson(text: string, path: readonly string[]): string {
   const member = value?.parent;
   const obj = member?.parent;
   if (!member || !obj || obj.type !== 'object') throw new Error(`${path.join('.')} is not there`);
+  return spliceOut(text, member, obj);
+}
+
+/** Take one member out of an object, or one element out of an array, with the comma and line it brought. */
+function spliceOut(text: string, member: Node, obj: Node): string {
   const members = obj.children ?? [];
   const i = members.indexOf(member);
   const prev = members[i - 1];

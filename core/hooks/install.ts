@@ -33,6 +33,15 @@ export const PACKAGE_MANAGERS = ['brew', 'port', 'apt-get', 'dnf', 'pacman', 'zy
 export const LOGIN_SERVICE_NOTE =
   'login service: not built yet; run `svc listener` (or `svc up`) yourself after login for now';
 
+/** One word for an agent's hooks, from the state of each entry `svc setup` writes for it (and why, when none). */
+export function hooksWord(states: readonly string[], elsewhere?: string): string {
+  if (states.length === 0) return elsewhere ? `not wired (${elsewhere})` : 'none that svc uses';
+  if (states.every((s) => s === 'wired')) return 'wired';
+  if (states.includes('unreadable')) return 'unreadable';
+  if (states.some((s) => s === 'wired')) return 'partly wired: run svc setup';
+  return 'not wired: run svc setup';
+}
+
 /** One agent found on PATH, as `svc verify` reports it. */
 export interface AgentWiringRow {
   agentId: string;
@@ -43,8 +52,8 @@ export interface AgentWiringRow {
   file: string | null;
   /** Why install leaves it alone. */
   note?: string;
-  /** Hooks and rules come with `svc setup`, not built yet. */
-  hooks: 'not built yet';
+  /** What `svc setup` wired of the agent's hooks (`hooksWord`). */
+  hooks: string;
 }
 
 export function agentWiringLines(rows: readonly AgentWiringRow[]): string[] {

@@ -8,7 +8,7 @@
  * launcher, or under another Node version manager's PATH, still finds them. Hermes (A7) is not wired (spec
  * 4.13.6): `hermesEntry` is the one entry the person adds.
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ConfigFormat, JsonValue } from './edit.js';
 
 /** How svc's MCP server is started. */
@@ -24,8 +24,10 @@ export interface Wiring {
   agentId: string;
   /** The agent's command, looked up on PATH to decide whether it is there. */
   command: string;
-  /** What is wired: spec 4.13's MCP server (hooks and rules come with `svc setup`). */
-  kind: 'mcp';
+  /** What is wired: spec 4.13's MCP server (`svc install`), or a hook (`svc setup`). */
+  kind: 'mcp' | 'hook';
+  /** The entry is one element of the list at `path` (hooks), not the value at `path` (core/hooks/edit.ts addElement). */
+  element?: true;
   file: string;
   format: ConfigFormat;
   path: readonly string[];
@@ -112,4 +114,114 @@ export const NOT_WIRED: Readonly<Record<string, string>> = {
 /** Spec 4.13.6: the one entry the person adds under `mcp_servers` in Hermes's YAML config. */
 export function hermesEntry(): string {
   return ['mcp_servers:', `  ${SERVER_NAME}:`, '    command: svc', '    args: ["mcp"]'].join('\n');
+}
+
+/** A word for a POSIX shell, quoted. */
+function shq(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** svc's Claude Code plugin, shipped beside the bin (`plugins/claude`): its hook script hands over to svc. */
+export function claudePluginDir(mcp: McpCommand): string {
+  return join(dirname(dirname(mcp.svcBin)), 'plugins', 'claude');
+}
+
+/** The shell command a hook entry runs for `agent`. */
+export function hookCommand(mcp: McpCommand, agent: 'claude' | 'gemini'): string {
+  if (agent === 'claude') {
+    // A1 goes through the plugin's script (spec 4.13.2); the node that runs svc is handed to it
+    return `SVC_NODE=${shq(mcp.node)} ${shq(join(claudePluginDir(mcp), 'scripts', 'svc-remote.sh'))}`;
+  }
+  return `${shq(mcp.node)} ${shq(mcp.svcBin)} remote-hook ${agent}`;
+}
+
+/**
+ * What `svc setup` writes (spec 4.5, 4.13.2): per agent, its prompt-submit hook and its Stop-style hook, both
+ * running `svc remote-hook <agent>` (which goes by the event's name). Claude Code: `hooks.UserPromptSubmit` and
+ * `hooks.Stop` of its user settings, through svc's plugin script; Gemini CLI: `hooks.BeforeAgent` and
+ * `hooks.AfterAgent` of `~/.gemini/settings.json`. Codex and pi: see `HOOKS_ELSEWHERE`.
+ */
+export function hookWirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
+  const entry = (agentId: string, command: string, file: string, event: string, run: string): Wiring => ({
+    agentId,
+    command,
+    kind: 'hook',
+    element: true,
+    file,
+    format: 'json',
+    path: ['hooks', event],
+    value: { hooks: [{ type: 'command', command: run }] },
+  });
+  const claudeSettings = join(env.CLAUDE_CONFIG_DIR || join(env.home, '.claude'), 'settings.json');
+  const geminiSettings = join(env.home, '.gemini', 'settings.json');
+  return [
+    entry('A1', 'claude', claudeSettings, 'UserPromptSubmit', hookCommand(mcp, 'claude')),
+    entry('A1', 'claude', claudeSettings, 'Stop', hookCommand(mcp, 'claude')),
+    entry('A3', 'gemini', geminiSettings, 'BeforeAgent', hookCommand(mcp, 'gemini')),
+    entry('A3', 'gemini', geminiSettings, 'AfterAgent', hookCommand(mcp, 'gemini')),
+  ];
+}
+
+/** The agents whose hooks `svc setup` does not write into a config file, and why (printed by setup and verify). */
+export const HOOKS_ELSEWHERE: Readonly<Record<string, string>> = {
+  A2: 'Codex 0.169 did not run a UserPromptSubmit hook from ~/.codex/hooks.json in our test (docs/agents.md): not wired; REMOTE comes from svc_ask answers',
+  A4: 'pi: svc setup writes the extension ~/.pi/agent/extensions/svc-remote.ts',
+};
+
+/** pi's extensions folder (global, auto-discovered by pi 0.73) and svc's file in it. */
+export function piExtensionPath(home: string): string {
+  return join(home, '.pi', 'agent', 'extensions', 'svc-remote.ts');
+}
+
+/**
+ * svc's pi extension (spec 4.13.2, A4): on `before_agent_start` it hands the prompt to `svc remote-hook pi` and adds
+ * the context it answers as a message for the model; on `agent_end` it tells svc the turn finished. It never holds
+ * pi up: the hook ends within a fraction of a second, and any failure is ignored.
+ */
+export function piExtension(mcp: McpCommand): string {
+  return `// Written by \`svc setup\`; \`svc uninstall\` removes it. Remote-origin detection for svc (docs/agents.md).
+import { spawn } from "node:child_process";
+
+const NODE = ${JSON.stringify(mcp.node)};
+const SVC = ${JSON.stringify(mcp.svcBin)};
+
+function svcHook(input: Record<string, unknown>): Promise<string> {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
+    try {
+      child = spawn(NODE, [SVC, "remote-hook", "pi"], { stdio: ["pipe", "pipe", "ignore"] });
+    } catch {
+      return resolve("");
+    }
+    const timer = setTimeout(() => child.kill(), 1000);
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.on("error", () => resolve(""));
+    child.on("close", () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(input));
+  });
+}
+
+export default function (pi: any) {
+  pi.on("before_agent_start", async (event: any, ctx: any) => {
+    const cwd = ctx?.cwd ?? process.cwd();
+    const out = await svcHook({ hook_event_name: "before_agent_start", cwd, prompt: event?.prompt ?? "" });
+    let context = "";
+    try {
+      context = JSON.parse(out).hookSpecificOutput?.additionalContext ?? "";
+    } catch {
+      // not remote
+    }
+    if (!context) return;
+    return { message: { customType: "svc-remote", content: context, display: false } };
+  });
+  pi.on("agent_end", async (_event: any, ctx: any) => {
+    await svcHook({ hook_event_name: "agent_end", cwd: ctx?.cwd ?? process.cwd() });
+  });
+}
+`;
 }
