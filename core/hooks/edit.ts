@@ -204,7 +204,7 @@ export function addElement(text: string, spec: EntrySpec): AddResult {
   try {
     const root = parseTree(text, [], { allowTrailingComma: true });
     const node = root && findNodeAtLocation(root, [...spec.path]);
-    if (!node || node.type !== 'array') throw new Error(`${spec.path.join('.')} is not a list`);
+    if (node?.type !== 'array') throw new Error(`${spec.path.join('.')} is not a list`);
     out = spliceIn(text, node, () => '', spec.value);
   } catch (err) {
     return { kind: 'invalid', reason: firstLine(err) };
@@ -236,7 +236,7 @@ export function removeElement(text: string, spec: EntrySpec, created: number): R
     const root = parseTree(text, [], { allowTrailingComma: true });
     const node = root && findNodeAtLocation(root, [...spec.path]);
     const element = node?.children?.[index];
-    if (!node || node.type !== 'array' || !element) throw new Error(`${spec.path.join('.')} is not a list`);
+    if (node?.type !== 'array' || !element) throw new Error(`${spec.path.join('.')} is not a list`);
     out = spliceOut(text, element, node);
   } catch (err) {
     return { kind: 'invalid', reason: firstLine(err) };
