@@ -57,14 +57,14 @@ export interface HooksFound {
 
 export function hooksFound(home: string, env: NodeJS.ProcessEnv = process.env): HooksFound {
   const mcp = svcMcpCommand();
-  const all = hookWirings({ home, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR }, mcp);
+  const all = hookWirings({ home, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR, CODEX_HOME: env.CODEX_HOME }, mcp);
   const found = AGENTS.filter((a) => onPath(a.command, env.PATH));
   const has = (id: string) => found.some((a) => a.id === id);
   return {
     entries: all.filter((w) => has(w.agentId)),
     files: has('A4') ? [{ agentId: 'A4', file: piExtensionPath(home), content: piExtension(mcp) }] : [],
     elsewhere: found
-      .filter((a) => a.id === 'A2')
+      .filter((a) => HOOKS_ELSEWHERE[a.id] && !all.some((w) => w.agentId === a.id) && a.id !== 'A4')
       .map((a) => ({ agentId: a.id, name: a.name, why: HOOKS_ELSEWHERE[a.id] ?? '' })),
   };
 }

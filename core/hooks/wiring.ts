@@ -127,7 +127,7 @@ export function claudePluginDir(mcp: McpCommand): string {
 }
 
 /** The shell command a hook entry runs for `agent`. */
-export function hookCommand(mcp: McpCommand, agent: 'claude' | 'gemini'): string {
+export function hookCommand(mcp: McpCommand, agent: 'claude' | 'codex' | 'gemini'): string {
   if (agent === 'claude') {
     // A1 goes through the plugin's script (spec 4.13.2); the node that runs svc is handed to it
     return `SVC_NODE=${shq(mcp.node)} ${shq(join(claudePluginDir(mcp), 'scripts', 'svc-remote.sh'))}`;
@@ -153,18 +153,71 @@ export function hookWirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
     value: { hooks: [{ type: 'command', command: run }] },
   });
   const claudeSettings = join(env.CLAUDE_CONFIG_DIR || join(env.home, '.claude'), 'settings.json');
+  const codexHooks = codexHooksFile(env);
   const geminiSettings = join(env.home, '.gemini', 'settings.json');
   return [
     entry('A1', 'claude', claudeSettings, 'UserPromptSubmit', hookCommand(mcp, 'claude')),
     entry('A1', 'claude', claudeSettings, 'Stop', hookCommand(mcp, 'claude')),
+    entry('A2', 'codex', codexHooks, 'UserPromptSubmit', hookCommand(mcp, 'codex')),
+    entry('A2', 'codex', codexHooks, 'Stop', hookCommand(mcp, 'codex')),
     entry('A3', 'gemini', geminiSettings, 'BeforeAgent', hookCommand(mcp, 'gemini')),
     entry('A3', 'gemini', geminiSettings, 'AfterAgent', hookCommand(mcp, 'gemini')),
   ];
 }
 
+/** Codex's user hooks file (`$CODEX_HOME/hooks.json`), beside its config.toml. */
+export function codexHooksFile(env: Pick<WiringEnv, 'home' | 'CODEX_HOME'>): string {
+  return join(env.CODEX_HOME || join(env.home, '.codex'), 'hooks.json');
+}
+
+/**
+ * Codex runs a hook from a user's hooks.json only once it is trusted: `[hooks.state."<key>"] trusted_hash` in its
+ * config.toml, the key and the hash as Codex's own app-server lists them (`hooks/list`: `key`, `currentHash`). svc
+ * never computes that hash; it asks Codex, and trusts only the entries it wrote itself (docs/agents.md).
+ */
+export function codexTrustWiring(
+  env: Pick<WiringEnv, 'home' | 'CODEX_HOME'>,
+  hook: { key: string; currentHash: string },
+): Wiring {
+  return {
+    agentId: 'A2',
+    command: 'codex',
+    kind: 'hook',
+    file: join(env.CODEX_HOME || join(env.home, '.codex'), 'config.toml'),
+    format: 'toml',
+    path: ['hooks', 'state', hook.key],
+    value: { trusted_hash: hook.currentHash },
+  };
+}
+
+/** A hook as Codex's app-server lists it (`hooks/list`), the fields svc reads. */
+export interface CodexHookListing {
+  key: string;
+  command: string | null;
+  sourcePath: string | null;
+  source: string;
+  currentHash: string;
+  trustStatus: string;
+}
+
+/** The hooks svc wrote into Codex's hooks.json that Codex does not trust yet. */
+export function codexHooksToTrust(
+  listed: readonly CodexHookListing[],
+  ours: { file: string; commands: readonly string[] },
+): CodexHookListing[] {
+  return listed.filter(
+    (h) =>
+      h.source === 'user' &&
+      h.sourcePath === ours.file &&
+      h.command !== null &&
+      ours.commands.includes(h.command) &&
+      h.trustStatus !== 'trusted' &&
+      /^sha256:[0-9a-f]{64}$/.test(h.currentHash),
+  );
+}
+
 /** The agents whose hooks `svc setup` does not write into a config file, and why (printed by setup and verify). */
 export const HOOKS_ELSEWHERE: Readonly<Record<string, string>> = {
-  A2: 'Codex 0.169 did not run a UserPromptSubmit hook from ~/.codex/hooks.json in our test (docs/agents.md): not wired; REMOTE comes from svc_ask answers',
   A4: 'pi: svc setup writes the extension ~/.pi/agent/extensions/svc-remote.ts',
 };
 

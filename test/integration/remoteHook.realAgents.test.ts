@@ -1,9 +1,10 @@
 /**
- * `svc install && svc setup` wire the real agents (Claude Code 2.1.197, Gemini CLI 0.61.0, pi 0.73.1 from
+ * `svc install && svc setup` wire the real agents (Claude Code 2.1.197, Codex 0.169.0, Gemini CLI 0.61.0, pi 0.73.1 from
  * test/agents), and each, run in its non-interactive mode against the fake model in a temp HOME, runs svc's hooks
  * itself: the phone's text (the listener's marker waits for it) reaches the model with the REMOTE context, the same
  * kind of text typed without a marker does not, and its Stop-style hook runs `svc remote-hook` at the end of the turn.
- * `svc uninstall` then gives every file back byte for byte. Codex is not wired (docs/agents.md says why).
+ * `svc uninstall` then takes svc's entries out again. Codex 0.169.0 runs them once trusted: setup asks Codex's
+ * app-server for their keys and hashes and writes the trust (docs/agents.md).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import {
   agentInstalled,
   agentProgram,
   CLAUDE_CODE,
+  CODEX,
   GEMINI_CLI,
   PI,
   prepareAgent,
@@ -39,7 +41,7 @@ function printOnce(agent: RealAgent, prompt: string, place: Place): Promise<stri
   return new Promise((resolve) => {
     const child = execFile(
       agentProgram(agent),
-      ['-p', prompt],
+      agent === CODEX ? ['exec', prompt] : ['-p', prompt],
       { cwd: place.proj, env: envOf(place), timeout: 120_000 },
       (_err, stdout, stderr) => resolve(stdout + stderr),
     );
@@ -119,6 +121,15 @@ describe.skipIf(!agentInstalled(CLAUDE_CODE))('Claude Code wired by svc setup', 
     await wiredAndProven(CLAUDE_CODE, 'claude', (p) => [
       join(p.home, '.claude', 'settings.json'),
       join(p.home, '.claude.json'),
+    ]);
+  }, 300_000);
+});
+
+describe.skipIf(!agentInstalled(CODEX))('Codex wired by svc setup', () => {
+  it('trusts and runs svc’s UserPromptSubmit and Stop hooks: the phone’s text carries the REMOTE context', async () => {
+    await wiredAndProven(CODEX, 'codex', (p) => [
+      join(p.home, '.codex', 'hooks.json'),
+      join(p.home, '.codex', 'config.toml'),
     ]);
   }, 300_000);
 });

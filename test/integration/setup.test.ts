@@ -32,7 +32,8 @@ const write = (rel: string, text: string) => {
 beforeEach(async () => {
   ({ home, cleanup } = tempHome());
   for (const [rel, text] of Object.entries(USER)) write(rel, text);
-  const bin = await fakeAgentBin(home, ['claude', 'gemini', 'pi', 'codex']);
+  // Codex's hooks need Codex's own app-server for their trust: the real one runs in remoteHook.realAgents.test.ts
+  const bin = await fakeAgentBin(home, ['claude', 'gemini', 'pi']);
   env = svcEnv(home, { PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` });
 });
 afterEach(() => cleanup());
@@ -45,7 +46,6 @@ describe('svc setup', () => {
     expect(first.stdout).toMatch(/Claude Code Stop: added/);
     expect(first.stdout).toMatch(/Gemini CLI BeforeAgent: added/);
     expect(first.stdout).toMatch(/pi extension: added/);
-    expect(first.stdout).toMatch(/Codex: hooks not wired/);
     const claude = read(CLAUDE);
     expect(claude).toContain('// mine');
     expect(claude).toContain('{ "hooks": [{ "type": "command", "command": "say done" }] }, // ding');
