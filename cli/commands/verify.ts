@@ -71,13 +71,20 @@ export default defineCommand({
         hooks.elsewhere.find((n) => n.agentId === agentId)?.why,
       );
     const agents: AgentWiringRow[] = [
-      ...found.wired.map((w) => ({
-        agentId: w.agentId,
-        name: agentById(w.agentId)?.name ?? w.agentId,
-        mcp: wiredState(w),
-        file: w.file,
-        hooks: hooksOf(w.agentId),
-      })),
+      // one row per agent: its server entry, and wired only when everything install writes for it is there
+      ...found.wired
+        .filter((w, i) => found.wired.findIndex((x) => x.agentId === w.agentId) === i)
+        .map((w) => {
+          const states = found.wired.filter((x) => x.agentId === w.agentId).map((x) => wiredState(x));
+          const mcp = states[0] === 'wired' && states.some((x) => x !== 'wired') ? 'not wired' : states[0]!;
+          return {
+            agentId: w.agentId,
+            name: agentById(w.agentId)?.name ?? w.agentId,
+            mcp,
+            file: w.file,
+            hooks: hooksOf(w.agentId),
+          };
+        }),
       ...found.notWired.map((n) => ({
         agentId: n.agentId,
         name: n.name,

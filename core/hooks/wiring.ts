@@ -76,6 +76,20 @@ export function wirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
       value: { type: 'stdio', command: mcp.node, args, env: {} },
       listCommand: ['claude', 'mcp', 'list'],
     },
+    // svc's own tools only reach the person's own phone: allowed, so a question never waits on a permission
+    // dialog at a keyboard nobody is at (Claude Code asks before every MCP tool call otherwise)
+    ...['svc_ask', 'svc_notify'].map(
+      (tool): Wiring => ({
+        agentId: 'A1',
+        command: 'claude',
+        kind: 'mcp',
+        element: true,
+        file: join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'settings.json'),
+        format: 'json',
+        path: ['permissions', 'allow'],
+        value: `mcp__${SERVER_NAME}__${tool}`,
+      }),
+    ),
     {
       agentId: 'A2',
       command: 'codex',

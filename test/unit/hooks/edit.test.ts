@@ -3,7 +3,11 @@ import { addEntry, type EntrySpec, readConfig, removeEntry, valueAt } from '../.
 import { wirings } from '../../../core/hooks/wiring.js';
 
 const MCP = { node: '/opt/node/bin/node', svcBin: '/opt/svc/bin/svc.js' };
-const byAgent = Object.fromEntries(wirings({ home: '/h' }, MCP).map((w) => [w.agentId, w]));
+const byAgent = Object.fromEntries(
+  wirings({ home: '/h' }, MCP)
+    .filter((w) => !w.element)
+    .map((w) => [w.agentId, w]),
+);
 const spec = (id: string): EntrySpec => {
   const w = byAgent[id];
   if (!w) throw new Error(id);
