@@ -6,7 +6,7 @@
  * end reaches the phone as a sealed "finished its turn"; the same text typed at the keyboard is not flagged and
  * ends REMOTE. For Claude Code, the model's svc_ask call reaches the phone through the MCP server install wired.
  */
-import { delimiter, join } from 'node:path';
+import { delimiter } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMOTE_CONTEXT } from '../../core/hooks/remoteOrigin.js';
 import { ASK_INPUT, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
