@@ -7,11 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { defineCommand } from 'citty';
-import { agentsFound } from '../../actors/hooks/agentsFound.js';
+import { agentsFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { type InstallOutcome, installOne } from '../../actors/hooks/configFiles.js';
+import { installService, isServiceInstalled, serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
-import { LOGIN_SERVICE_NOTE, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
+import { LOGIN_SERVICE_OFFER, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
 import { hermesEntry } from '../../core/hooks/wiring.js';
 import { fail } from '../output.js';
 
@@ -65,11 +66,25 @@ export default defineCommand({
         out(`${n.name}: not wired: ${n.why}`);
         if (n.agentId === 'A7') out(hermesEntry());
       }
-      out(LOGIN_SERVICE_NOTE);
+      // the login service (spec 4.9): asked in a terminal, said otherwise
+      const service = serviceFacts(home, svcMcpCommand());
+      let loginService = service ? serviceState(service) : 'not available on this system';
+      if (service && !isServiceInstalled(service)) {
+        if (
+          !dryRun &&
+          !args.json &&
+          process.stdin.isTTY &&
+          (await askYes('Start the listener at login (login service)? [y/N] '))
+        ) {
+          const done = installService(service);
+          for (const line of done.lines) out(line);
+          loginService = serviceState(service);
+        } else out(LOGIN_SERVICE_OFFER);
+      } else out(`login service: ${loginService}`);
       const refused = outcomes.some((o) => o.result === 'refused');
       if (args.json)
         process.stdout.write(
-          `${JSON.stringify({ dryRun, tmux: { path: tmuxPath, install: tmuxPath ? null : advice.line }, agents: outcomes, notWired: found.notWired, hermesEntry: found.notWired.some((n) => n.agentId === 'A7') ? hermesEntry() : null, loginService: 'not built yet' }, null, 2)}\n`,
+          `${JSON.stringify({ dryRun, tmux: { path: tmuxPath, install: tmuxPath ? null : advice.line }, agents: outcomes, notWired: found.notWired, hermesEntry: found.notWired.some((n) => n.agentId === 'A7') ? hermesEntry() : null, loginService }, null, 2)}\n`,
         );
       process.exitCode = refused || !tmuxPath ? 1 : 0;
     } catch (err) {

@@ -4,6 +4,14 @@ import { type DaemonContext, defaultEntry } from '../../actors/daemon/daemon.js'
 import { listenerStatus, restartListenerVia, stopListenerVia } from '../../actors/daemon/listenerControl.js';
 import { isClosedPipe, watchStdio } from '../../actors/daemon/logger.js';
 import { ListenerStartError, startListener } from '../../actors/listener.js';
+import {
+  installService,
+  isServiceInstalled,
+  serviceAction,
+  serviceFacts,
+  serviceState,
+  uninstallService,
+} from '../../actors/service/service.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { VERSION } from '../../core/daemon/version.js';
 import { fail } from '../output.js';
@@ -27,7 +35,13 @@ export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
     'ws-url': { type: 'string', description: 'Override wsUrl for this run' },
-    // --keep-awake, --turn-history and the service flags are refused until they do something (core/cli/commandLine.ts)
+    // --keep-awake and --turn-history are refused until they do something (core/cli/commandLine.ts)
+    'install-service': {
+      type: 'boolean',
+      description: 'Start the listener at login (systemd user unit / LaunchAgent)',
+    },
+    'uninstall-service': { type: 'boolean', description: 'Remove the login service' },
+    'service-status': { type: 'boolean', description: 'Is the login service installed and running?' },
     debug: { type: 'boolean', description: 'Log debug lines too' },
     status: { type: 'boolean', description: 'Is a listener running? Its pid, version, relay link and sessions' },
     json: { type: 'boolean', description: 'With --status: one JSON object' },
@@ -35,6 +49,30 @@ export default defineCommand({
     restart: { type: 'boolean', description: 'Restart the background listener on this CLI' },
   },
   async run({ args }) {
+    const service = serviceFacts(homedir(), { node: process.execPath, svcBin: defaultEntry() });
+    if (args['install-service'] || args['uninstall-service'] || args['service-status']) {
+      if (!service) return fail(new Error(`no login service on ${process.platform}: run svc listener yourself`));
+      if (args['service-status']) {
+        const state = serviceState(service);
+        process.stdout.write(`login service: ${state}\n`);
+        if (!state.startsWith('installed')) process.exitCode = 1;
+        return;
+      }
+      try {
+        const done = args['install-service'] ? installService(service) : uninstallService(service);
+        for (const line of done.lines) process.stdout.write(`${line}\n`);
+        if (!done.ok) process.exitCode = 1;
+      } catch (err) {
+        fail(err);
+      }
+      return;
+    }
+    if ((args.stop || args.restart) && service && isServiceInstalled(service)) {
+      const done = serviceAction(service, args.stop ? 'stop' : 'restart');
+      for (const line of done.lines) process.stdout.write(`${line}\n`);
+      if (!done.ok) process.exitCode = 1;
+      return;
+    }
     if (args.status) {
       const found = await listenerStatus(daemonContext());
       if (args.json) process.stdout.write(`${JSON.stringify({ ...found, lines: undefined })}\n`);

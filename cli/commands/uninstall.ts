@@ -5,7 +5,9 @@
  */
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
+import { svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { uninstallAll } from '../../actors/hooks/configFiles.js';
+import { isServiceInstalled, serviceFacts, uninstallService } from '../../actors/service/service.js';
 import { fail } from '../output.js';
 import { outcomeLine } from './install.js';
 
@@ -29,9 +31,17 @@ export default defineCommand({
             `${outcomeLine(o.result === 'changed' ? { ...o, result: 'changed by you since install: left as it is' } : o)}\n`,
           );
         if (outcomes.length === 0) process.stdout.write('nothing that svc install added is left\n');
-        process.stdout.write('login service: not built yet, nothing to remove\n');
       }
-      process.exitCode = outcomes.some((o) => o.result === 'refused') ? 1 : 0;
+      // and the login service, when there is one
+      const service = serviceFacts(homedir(), svcMcpCommand());
+      if (service && !dryRun) {
+        const done = uninstallService(service);
+        if (!args.json) for (const line of done.lines) process.stdout.write(`${line}\n`);
+        if (!done.ok) process.exitCode = 1;
+      } else if (service && !args.json && isServiceInstalled(service)) {
+        process.stdout.write('login service: would remove\n');
+      }
+      if (outcomes.some((o) => o.result === 'refused')) process.exitCode = 1;
     } catch (err) {
       fail(err);
     }

@@ -8,8 +8,9 @@ import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { controlRequest, controlSocketPath } from '../../actors/daemon/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon/daemon.js';
-import { agentsFound, hooksFound } from '../../actors/hooks/agentsFound.js';
+import { agentsFound, hooksFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { fileState, wiredState } from '../../actors/hooks/configFiles.js';
+import { serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
 import { resolveConfig } from '../../core/daemon/config.js';
@@ -50,7 +51,7 @@ export default defineCommand({
       pidFile: paths.pid,
       controlSocket: controlSocketPath(paths.dir),
       versionFile: paths.version,
-      service: 'not installed',
+      service: serviceState(serviceFacts(home, svcMcpCommand())),
     });
     // svc_asks the listener waits on (docs/mcp.md); null when no listener answers.
     const asks = report.listener.running

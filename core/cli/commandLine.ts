@@ -153,21 +153,15 @@ export function usageText(model: UsageModel, bold: (s: string) => string = (s) =
  * computer awake, sealed turn history, the login service), by command.
  */
 export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>> = (() => {
-  const awake = 'keeping the computer awake comes with the login service, in a later version';
+  const awake = 'keeping the computer awake comes in a later version';
   const history = 'uploading sealed turn history comes in a later version';
-  const service =
-    'the login service comes in a later version; today `svc cc` starts the listener in the background, or run `svc listener`';
   const says = (flag: string, why: string) => `svc: ${flag} does nothing yet (${why}): leave it out`;
-  const notYet = (flag: string, why: string) => `svc: ${flag} is not available yet: ${why}`;
   return {
     'svc listener': {
       '--keep-awake': says('--keep-awake', awake),
       '--no-keep-awake': says('--no-keep-awake', awake),
       '--turn-history': says('--turn-history', history),
       '--no-turn-history': says('--no-turn-history', history),
-      '--install-service': notYet('--install-service', service),
-      '--uninstall-service': notYet('--uninstall-service', service),
-      '--service-status': notYet('--service-status', service),
     },
   };
 })();

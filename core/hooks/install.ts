@@ -29,9 +29,9 @@ export function tmuxInstallLine(facts: SystemFacts): { line: string; offerBrew: 
 
 export const PACKAGE_MANAGERS = ['brew', 'port', 'apt-get', 'dnf', 'pacman', 'zypper', 'apk'] as const;
 
-/** Shown by install until the scheduling issue builds the login service (spec 4.9). */
-export const LOGIN_SERVICE_NOTE =
-  'login service: not built yet; run `svc listener` (or `svc up`) yourself after login for now';
+/** Said by install when it does not ask (no terminal, --json, --dry-run) and the service is not installed. */
+export const LOGIN_SERVICE_OFFER =
+  'login service: not installed; to start the listener at login run: svc listener --install-service';
 
 /** One word for an agent's hooks, from the state of each entry `svc setup` writes for it (and why, when none). */
 export function hooksWord(states: readonly string[], elsewhere?: string): string {

@@ -57,14 +57,14 @@ describe('agentWiringLines', () => {
   it('says per agent what is wired and what to do', () => {
     expect(
       agentWiringLines([
-        { agentId: 'A1', name: 'Claude Code', mcp: 'wired', file: '/h/.claude.json', hooks: 'not built yet' },
-        { agentId: 'A2', name: 'Codex', mcp: 'not wired', file: '/h/.codex/config.toml', hooks: 'not built yet' },
-        { agentId: 'A4', name: 'pi', mcp: 'not wired by install', file: null, note: 'no MCP', hooks: 'not built yet' },
+        { agentId: 'A1', name: 'Claude Code', mcp: 'wired', file: '/h/.claude.json', hooks: 'wired' },
+        { agentId: 'A2', name: 'Codex', mcp: 'not wired', file: '/h/.codex/config.toml', hooks: 'wired' },
+        { agentId: 'A4', name: 'pi', mcp: 'not wired by install', file: null, note: 'no MCP', hooks: 'wired' },
       ]),
     ).toEqual([
-      'agent Claude Code: MCP wired in /h/.claude.json; hooks: not built yet',
-      'agent Codex: MCP not wired (/h/.codex/config.toml): run svc install; hooks: not built yet',
-      'agent pi: MCP not wired: no MCP; hooks: not built yet',
+      'agent Claude Code: MCP wired in /h/.claude.json; hooks: wired',
+      'agent Codex: MCP not wired (/h/.codex/config.toml): run svc install; hooks: wired',
+      'agent pi: MCP not wired: no MCP; hooks: wired',
     ]);
     expect(agentWiringLines([])).toEqual(['agents: none that svc knows found on PATH']);
   });

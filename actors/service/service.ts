@@ -1,0 +1,116 @@
+/**
+ * The login service's IO (spec 4.9; the text and commands are core/service/service.ts): write or remove the unit
+ * file or LaunchAgent, and ask systemctl or launchctl. Every command's outcome is returned as a line; nothing here
+ * changes lingering.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  lingerLine,
+  mayFail,
+  type ServiceFacts,
+  serviceCommands,
+  serviceFile,
+  servicePlatform,
+  serviceText,
+} from '../../core/service/service.js';
+import { writeFileAtomic } from '../files.js';
+import { onPath } from '../which.js';
+
+export interface ServiceOutcome {
+  ok: boolean;
+  lines: string[];
+}
+
+/** What the service is made of on this computer, or null where there is no service manager svc knows. */
+export function serviceFacts(
+  home: string,
+  entry: { node: string; svcBin: string },
+  env: NodeJS.ProcessEnv = process.env,
+): ServiceFacts | null {
+  const platform = servicePlatform(process.platform);
+  if (!platform) return null;
+  return {
+    platform,
+    home,
+    XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
+    node: entry.node,
+    svcBin: entry.svcBin,
+    tmux: onPath('tmux', env.PATH),
+    lang: env.LANG,
+    uid: process.getuid?.() ?? 0,
+  };
+}
+
+function run(argv: readonly string[]): { ok: boolean; out: string } {
+  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 30_000 });
+  if (r.error) return { ok: false, out: r.error.message };
+  return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() };
+}
+
+function runAll(commands: string[][], lines: string[]): boolean {
+  let ok = true;
+  for (const argv of commands) {
+    const r = run(argv);
+    if (r.ok || mayFail(argv)) continue;
+    ok = false;
+    lines.push(`${argv.join(' ')} failed${r.out ? `: ${r.out.split('\n')[0]}` : ''}`);
+  }
+  return ok;
+}
+
+export const isServiceInstalled = (f: ServiceFacts) => existsSync(serviceFile(f));
+
+export function installService(f: ServiceFacts): ServiceOutcome {
+  const file = serviceFile(f);
+  const text = serviceText(f);
+  const lines: string[] = [];
+  const again = existsSync(file);
+  const same = again && readFileSync(file, 'utf8') === text;
+  mkdirSync(dirname(file), { recursive: true });
+  // the unit folder is the person's (~/.config/systemd/user): its mode is left alone; the file is 0644 as units are
+  if (!same) writeFileAtomic(file, text, 0o644);
+  const ok = runAll(serviceCommands(f, 'install'), lines);
+  lines.unshift(
+    `login service ${again ? (same ? 'already installed' : 'repointed') : 'installed'}: ${file}` +
+      ` (runs ${f.node} ${f.svcBin} listener)`,
+  );
+  if (f.platform === 'systemd') {
+    const user = process.env.USER || process.env.LOGNAME || String(f.uid);
+    const linger = run(['loginctl', 'show-user', user, '--property=Linger', '--value']);
+    const said = lingerLine(linger.ok ? (linger.out === 'yes' ? 'yes' : 'no') : 'unknown', user);
+    if (said) lines.push(said);
+  }
+  return { ok, lines };
+}
+
+export function uninstallService(f: ServiceFacts): ServiceOutcome {
+  const file = serviceFile(f);
+  if (!existsSync(file)) return { ok: true, lines: ['login service: not installed, nothing to remove'] };
+  const lines: string[] = [];
+  const ok = runAll(serviceCommands(f, 'uninstall'), lines);
+  rmSync(file, { force: true });
+  if (f.platform === 'systemd') runAll([['systemctl', '--user', 'daemon-reload']], lines);
+  lines.unshift(`login service removed: ${file}`);
+  return { ok, lines };
+}
+
+/** `installed, active` / `installed, inactive` / `not installed`, as svc verify and --service-status say it. */
+export function serviceState(f: ServiceFacts | null): string {
+  if (!f) return 'not available on this system';
+  if (!isServiceInstalled(f)) return 'not installed';
+  const [status] = serviceCommands(f, 'status');
+  const r = run(status!);
+  if (f.platform === 'systemd')
+    return `installed (${serviceFile(f)}), ${r.out.split('\n')[0] || (r.ok ? 'active' : 'inactive')}`;
+  return `installed (${serviceFile(f)}), ${r.ok ? 'loaded' : 'not loaded'}`;
+}
+
+/** `svc listener --stop / --restart` when the service is installed: the service manager is asked. */
+export function serviceAction(f: ServiceFacts, action: 'stop' | 'restart'): ServiceOutcome {
+  const lines: string[] = [];
+  const ok = runAll(serviceCommands(f, action), lines);
+  lines.unshift(`${action === 'stop' ? 'stopped' : 'restarted'} through the login service (${serviceFile(f)})`);
+  return { ok, lines };
+}

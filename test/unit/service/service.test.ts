@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import {
+  launchdPlist,
+  lingerLine,
+  type ServiceFacts,
+  ServiceInputError,
+  serviceCommands,
+  serviceFile,
+  serviceLang,
+  servicePath,
+  systemdUnit,
+} from '../../../core/service/service.js';
+
+const linux: ServiceFacts = {
+  platform: 'systemd',
+  home: '/home/me',
+  node: '/opt/node/bin/node',
+  svcBin: '/home/me/lib/svc/bin/svc.js',
+  tmux: '/usr/bin/tmux',
+  lang: 'en_GB.UTF-8',
+  uid: 1000,
+};
+const mac: ServiceFacts = { ...linux, platform: 'launchd', home: '/Users/me', tmux: '/opt/homebrew/bin/tmux' };
+
+describe('the login service', () => {
+  it('lives where each service manager looks for a user’s services', () => {
+    expect(serviceFile(linux)).toBe('/home/me/.config/systemd/user/app.svc.listener.service');
+    expect(serviceFile({ ...linux, XDG_CONFIG_HOME: '/x' })).toBe('/x/systemd/user/app.svc.listener.service');
+    expect(serviceFile(mac)).toBe('/Users/me/Library/LaunchAgents/app.svc.listener.plist');
+  });
+
+  it('runs svc’s listener with absolute paths, a PATH that reaches tmux and node, and a UTF-8 LANG', () => {
+    const unit = systemdUnit(linux);
+    expect(unit).toContain('ExecStart="/opt/node/bin/node" "/home/me/lib/svc/bin/svc.js" listener');
+    expect(unit).toContain('Environment="PATH=/opt/node/bin:/usr/bin:/usr/local/bin:/bin"');
+    expect(unit).toContain('Environment="LANG=en_GB.UTF-8"');
+    expect(unit).toContain('WantedBy=default.target');
+    expect(launchdPlist(mac)).toContain(
+      '<array><string>/opt/node/bin/node</string><string>/home/me/lib/svc/bin/svc.js</string><string>listener</string></array>',
+    );
+  });
+
+  it.each([
+    ['a UTF-8 LANG is kept', 'de_DE.utf8', 'systemd', 'de_DE.utf8'],
+    ['POSIX becomes C.UTF-8 on Linux', 'C', 'systemd', 'C.UTF-8'],
+    ['none becomes en_US.UTF-8 on macOS', undefined, 'launchd', 'en_US.UTF-8'],
+  ] as const)('%s', (_n, lang, platform, expected) => {
+    expect(serviceLang({ lang, platform })).toBe(expected);
+  });
+
+  it('puts each folder on PATH once', () => {
+    expect(servicePath({ platform: 'systemd', node: '/usr/bin/node', tmux: '/usr/bin/tmux' })).toBe(
+      '/usr/bin:/usr/local/bin:/bin',
+    );
+  });
+
+  it('quotes hostile paths for systemd and escapes them for the plist', () => {
+    const odd = { ...linux, svcBin: '/home/me/my "svc" $HOME 100%/bin/svc.js' };
+    expect(systemdUnit(odd)).toContain('"/home/me/my \\"svc\\" $$HOME 100%%/bin/svc.js"');
+    expect(launchdPlist({ ...odd, platform: 'launchd' })).toContain(
+      '<string>/home/me/my &quot;svc&quot; $HOME 100%/bin/svc.js</string>',
+    );
+    expect(launchdPlist({ ...mac, svcBin: '/a/<b>&c/svc.js' })).toContain('<string>/a/&lt;b&gt;&amp;c/svc.js</string>');
+  });
+
+  it.each([
+    ['a relative node', { node: 'node' }],
+    ['a line break in a path', { svcBin: '/a\nExecStartPre=/bin/rm -rf /\n/svc.js' }],
+  ])('refuses %s', (_n, over) => {
+    expect(() => systemdUnit({ ...linux, ...over })).toThrow(ServiceInputError);
+    expect(() => launchdPlist({ ...mac, ...over })).toThrow(ServiceInputError);
+  });
+
+  it('asks systemctl and launchctl', () => {
+    expect(serviceCommands(linux, 'install')).toEqual([
+      ['systemctl', '--user', 'daemon-reload'],
+      ['systemctl', '--user', 'enable', 'app.svc.listener.service'],
+      ['systemctl', '--user', 'restart', 'app.svc.listener.service'],
+    ]);
+    expect(serviceCommands(linux, 'restart')).toEqual([['systemctl', '--user', 'restart', 'app.svc.listener.service']]);
+    expect(serviceCommands(mac, 'install')).toEqual([
+      ['launchctl', 'bootout', 'gui/1000/app.svc.listener'],
+      ['launchctl', 'bootstrap', 'gui/1000', '/Users/me/Library/LaunchAgents/app.svc.listener.plist'],
+    ]);
+    expect(serviceCommands(mac, 'stop')).toEqual([['launchctl', 'kill', 'SIGTERM', 'gui/1000/app.svc.listener']]);
+  });
+
+  it('mentions lingering unless it is on, and never turns it on', () => {
+    expect(lingerLine('yes', 'me')).toBeNull();
+    expect(lingerLine('no', 'me')).toMatch(/loginctl enable-linger me/);
+  });
+});
