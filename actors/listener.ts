@@ -28,6 +28,7 @@ import { injectText, realSleep } from './agents/inject.js';
 import { readConfigFile } from './daemon/configFile.js';
 import { runningListener, startListenerControl } from './daemon/controlSocket.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemon/daemonFiles.js';
+import { startKeepAwake } from './daemon/keepAwake.js';
 import type { Logger } from './daemon/logger.js';
 import { createLogger } from './daemon/logger.js';
 import { createInspector } from './debug/inspector.js';
@@ -271,6 +272,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     },
   });
 
+  // spec 4.10: the computer stays awake while the listener lives (off with --no-keep-awake or keepAwake: false)
+  const awake = config.keepAwake.value ? startKeepAwake(log) : { stop() {} };
+  if (!config.keepAwake.value)
+    log.info(`keep-awake: off (${config.keepAwake.source === 'flag' ? '--no-keep-awake' : 'keepAwake: false'})`);
   const inspector = createInspector();
   const actor = createActor(machine, {
     input: {
@@ -324,6 +329,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   }).finally(() => {
     actor.stop();
     control.close();
+    awake.stop();
     removePidFile(paths.pid);
   });
 

@@ -35,7 +35,11 @@ export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
     'ws-url': { type: 'string', description: 'Override wsUrl for this run' },
-    // --keep-awake and --turn-history are refused until they do something (core/cli/commandLine.ts)
+    // --turn-history is refused until it does something (core/cli/commandLine.ts)
+    'keep-awake': {
+      type: 'boolean',
+      description: 'Keep the computer from idle-sleeping while the listener runs (default; --no-keep-awake)',
+    },
     'install-service': {
       type: 'boolean',
       description: 'Start the listener at login (systemd user unit / LaunchAgent)',
@@ -96,6 +100,7 @@ export default defineCommand({
       listener = await startListener({
         wsUrl: args['ws-url'],
         debug: args.debug,
+        ...(args['keep-awake'] === false ? { keepAwake: false } : {}),
         // A daemon started by the wrapper has its stderr appended to listener.log already: log each line once.
         logToStderr: process.env.SVC_LISTENER_BACKGROUND !== '1',
       });

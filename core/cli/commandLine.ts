@@ -153,13 +153,10 @@ export function usageText(model: UsageModel, bold: (s: string) => string = (s) =
  * computer awake, sealed turn history, the login service), by command.
  */
 export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>> = (() => {
-  const awake = 'keeping the computer awake comes in a later version';
   const history = 'uploading sealed turn history comes in a later version';
   const says = (flag: string, why: string) => `svc: ${flag} does nothing yet (${why}): leave it out`;
   return {
     'svc listener': {
-      '--keep-awake': says('--keep-awake', awake),
-      '--no-keep-awake': says('--no-keep-awake', awake),
       '--turn-history': says('--turn-history', history),
       '--no-turn-history': says('--no-turn-history', history),
     },

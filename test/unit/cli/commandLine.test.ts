@@ -65,7 +65,7 @@ describe('core/cli/commandLine', () => {
 
   it('refuses the flags that do nothing yet, each with its own line', () => {
     const listener = NOT_YET['svc listener']!;
-    for (const flag of ['--keep-awake', '--no-keep-awake', '--turn-history', '--no-turn-history']) {
+    for (const flag of ['--turn-history', '--no-turn-history']) {
       const check = checkFlags([flag], {}, listener);
       expect(check).toMatchObject({ ok: false, kind: 'not-yet', flag });
       expect(check.ok === false && check.kind === 'not-yet' && check.message).toMatch(
