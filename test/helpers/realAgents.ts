@@ -7,7 +7,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -218,6 +218,23 @@ export interface PreparedAgent extends AgentPlace {
   cleanup(): Promise<void>;
 }
 
+/** Kill every process whose command line names something under `dir` (Linux: read from /proc). */
+function killProcessesUnder(dir: string): void {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already, or not ours
+    }
+  }
+}
+
 export function prepareAgent(agent: RealAgent, model: string): PreparedAgent {
   const work = mkdtempSync(join(tmpdir(), `svc-agent-${agent.id}-`));
   const home = join(work, 'home');
@@ -235,6 +252,9 @@ export function prepareAgent(agent: RealAgent, model: string): PreparedAgent {
     env,
     argv: [agentProgram(agent), ...(agent.args ?? [])],
     cleanup: async () => {
+      // Codex 0.169 starts a background app-server of its own from this HOME (~/.codex/packages/app-server-daemon)
+      // that outlives the session: it goes with the HOME
+      killProcessesUnder(work);
       for (let i = 0; ; i++) {
         try {
           rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });

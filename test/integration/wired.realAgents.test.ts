@@ -9,7 +9,7 @@
 import { delimiter } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMOTE_CONTEXT } from '../../core/hooks/remoteOrigin.js';
-import { ASK_INPUT, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import { ASK_INPUT, type FakeModel, type LoggedRequest, startFakeModel, userTexts } from '../fakes/fakeModel.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { computerDevice, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import {
@@ -43,16 +43,28 @@ afterAll(async () => {
 /** How many times the REMOTE context is in a request (the conversation keeps earlier turns' context). */
 const contexts = (body: unknown) => JSON.stringify(body ?? '').split(REMOTE_CONTEXT.slice(0, 60)).length - 1;
 
-/** The first request whose user turns hold `text`, and the most REMOTE contexts any such request holds. */
-function requestWith(text: string): { index: number; contexts: number } | null {
-  const matching = model.requests.flatMap((r, i) => (userTexts(r.body).some((t) => t.includes(text)) ? [i] : []));
+/** The fake model serves both agents, and an agent may still send a request after its session ended: each test
+ * looks at its own agent's API only (Claude Code: Anthropic Messages; Codex: OpenAI Responses). */
+const API: Record<string, LoggedRequest['api']> = { claude: 'anthropic', codex: 'responses' };
+
+/** The first of this agent's requests whose user turns hold `text`, and the most REMOTE contexts any such holds. */
+function requestWith(program: string, text: string): { index: number; contexts: number } | null {
+  const matching = model.requests.flatMap((r, i) =>
+    r.api === API[program] && userTexts(r.body).some((t) => t.includes(text)) ? [i] : [],
+  );
   if (matching.length === 0) return null;
   return { index: matching[0]!, contexts: Math.max(...matching.map((i) => contexts(model.requests[i]!.body))) };
 }
 
 /** The most REMOTE contexts any of this agent's requests before `index` held: what its conversation carried. */
-const contextsBefore = (from: number, index: number) =>
-  Math.max(0, ...model.requests.slice(from, index).map((r) => contexts(r.body)));
+const contextsBefore = (program: string, index: number) =>
+  Math.max(
+    0,
+    ...model.requests
+      .slice(0, index)
+      .filter((r) => r.api === API[program])
+      .map((r) => contexts(r.body)),
+  );
 
 const offersAsk = () =>
   model.requests.some((r) =>
@@ -70,8 +82,6 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
     let app: TestDevice;
     let computer: { id: string; publicKey: string };
     let sock: TestSocket;
-    /** The fake model serves both agents: this one's requests start here. */
-    let firstRequest = 0;
     const screen = () => tmux.capture(session);
 
     async function until(fn: () => boolean | Promise<boolean>, what: string, timeoutMs = STEP_MS): Promise<void> {
@@ -92,7 +102,6 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
 
     beforeAll(async () => {
       key = (await relay.createAccount()).apiKey;
-      firstRequest = model.requests.length;
       place = prepareAgent(agent, model.url);
       tmux = await startTmuxServer();
       env = svcEnv(place.home, {
@@ -131,9 +140,9 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
       await until(async () => (await remoteRegion()) === 'local', 'the session actor');
       const text = `phone asks ${agent.program} to look around`;
       await sendPush({ url: relay.url, apiKey: key }, session, text);
-      await until(() => requestWith(text) !== null, 'the model got the phone’s text');
-      const got = requestWith(text)!;
-      expect(got.contexts).toBeGreaterThan(contextsBefore(firstRequest, got.index));
+      await until(() => requestWith(agent.program, text) !== null, 'the model got the phone’s text');
+      const got = requestWith(agent.program, text)!;
+      expect(got.contexts).toBeGreaterThan(contextsBefore(agent.program, got.index));
       await until(async () => (await remoteRegion()) === 'remote', 'REMOTE in svc debug state');
       const frame = await sock.next('notify.new', (f) => f.kind === 'turn' && f.session === session, STEP_MS);
       expect(await app.open('notify', frame.envelope, computer.publicKey)).toMatchObject({
@@ -151,10 +160,10 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
       await tmux.run(['send-keys', '-t', `=${session}:`, '-l', text]);
       await until(async () => (await screen()).includes(text), 'the text in the input');
       await tmux.run(['send-keys', '-t', `=${session}:`, 'Enter']);
-      await until(() => requestWith(text) !== null, 'the model got the keyboard’s text');
+      await until(() => requestWith(agent.program, text) !== null, 'the model got the keyboard’s text');
       // no new REMOTE context came with it (the phone's earlier turn keeps its own in the conversation)
-      const got = requestWith(text)!;
-      expect(got.contexts).toBe(contextsBefore(firstRequest, got.index));
+      const got = requestWith(agent.program, text)!;
+      expect(got.contexts).toBe(contextsBefore(agent.program, got.index));
       await until(async () => (await remoteRegion()) === 'local', 'local again in svc debug state');
       await waitSettled(agent, screen, { timeoutMs: STEP_MS, what: 'ready after the turn' });
     });
