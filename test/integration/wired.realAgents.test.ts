@@ -140,9 +140,12 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
       await until(async () => (await remoteRegion()) === 'local', 'the session actor');
       const text = `phone asks ${agent.program} to look around`;
       await sendPush({ url: relay.url, apiKey: key }, session, text);
-      await until(() => requestWith(agent.program, text) !== null, 'the model got the phone’s text');
-      const got = requestWith(agent.program, text)!;
-      expect(got.contexts).toBeGreaterThan(contextsBefore(agent.program, got.index));
+      // the agent may send the prompt in a side request first (a title, a suggestion): wait for the turn's own
+      const carried = () => {
+        const got = requestWith(agent.program, text);
+        return got !== null && got.contexts > contextsBefore(agent.program, got.index);
+      };
+      await until(carried, 'the model got the phone’s text with the REMOTE context');
       await until(async () => (await remoteRegion()) === 'remote', 'REMOTE in svc debug state');
       const frame = await sock.next('notify.new', (f) => f.kind === 'turn' && f.session === session, STEP_MS);
       expect(await app.open('notify', frame.envelope, computer.publicKey)).toMatchObject({
@@ -161,11 +164,11 @@ for (const agent of [CLAUDE_CODE, CODEX] as RealAgent[]) {
       await until(async () => (await screen()).includes(text), 'the text in the input');
       await tmux.run(['send-keys', '-t', `=${session}:`, 'Enter']);
       await until(() => requestWith(agent.program, text) !== null, 'the model got the keyboard’s text');
-      // no new REMOTE context came with it (the phone's earlier turn keeps its own in the conversation)
-      const got = requestWith(agent.program, text)!;
-      expect(got.contexts).toBe(contextsBefore(agent.program, got.index));
       await until(async () => (await remoteRegion()) === 'local', 'local again in svc debug state');
       await waitSettled(agent, screen, { timeoutMs: STEP_MS, what: 'ready after the turn' });
+      // the turn is over: none of its requests brought a new REMOTE context (the phone's earlier turn keeps its own)
+      const got = requestWith(agent.program, text)!;
+      expect(got.contexts).toBe(contextsBefore(agent.program, got.index));
     });
 
     // shown with Claude Code; Codex's wired MCP server is checked by install.test.ts (`codex mcp list`)
