@@ -3,29 +3,13 @@
  * the agent there is never told to end its answers with svc_ask. The project is the git top level of the current
  * directory (else the directory itself); `--all` mutes every project. Stored in `~/.svc/muted.json`.
  */
-import { execFileSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import { changeMutes, readMutes } from '../../actors/hooks/muteFile.js';
+import { projectHere } from '../../actors/hooks/projectHere.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { muteLines } from '../../core/hooks/mute.js';
 import { fail } from '../output.js';
-
-/** The project the person stands in: its git top level, else the directory, symlinks resolved. */
-export function projectHere(cwd = process.cwd()): string {
-  try {
-    const top = execFileSync('git', ['rev-parse', '--show-toplevel'], {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-    if (top) return realpathSync(top);
-  } catch {
-    // not in a repository
-  }
-  return realpathSync(cwd);
-}
 
 const all = { type: 'boolean', description: 'every project, not only this one' } as const;
 

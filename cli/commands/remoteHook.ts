@@ -15,7 +15,7 @@ import { ensurePrivateDir } from '../../actors/files.js';
 import { readMutes } from '../../actors/hooks/muteFile.js';
 import { markerPath } from '../../actors/sessions/marker.js';
 import { svcPaths } from '../../core/daemon/paths.js';
-import type { HookEvent } from '../../core/hooks/control.js';
+import { type HookEvent, PaneId } from '../../core/hooks/control.js';
 import { isMuted } from '../../core/hooks/mute.js';
 import {
   hookOutput,
@@ -91,7 +91,7 @@ async function tellListener(
   try {
     const reply = await controlRequest(
       svcPaths(home).dir,
-      { type: 'hook', ...request, ...(pane && /^%\d{1,9}$/.test(pane) ? { pane } : {}) },
+      { type: 'hook', ...request, ...(PaneId.safeParse(pane).success ? { pane } : {}) },
       'hook',
       { timeoutMs: LISTENER_WAIT_MS },
     );
