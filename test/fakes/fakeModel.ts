@@ -20,6 +20,9 @@
  * - a prompt containing `svc-approve` → a call of the agent's own shell tool (chosen from the request's tool list by
  *   name, arguments shaped by its JSON schema) running `touch svc-approval-probe.txt`, which agents ask to approve,
  *   sent after `toolDelayMs` (0 by default: a model that asks at once);
+ * - a prompt containing `svc-long` → the same shell tool running LONG_COMMAND, which wraps on a 200-column pane;
+ * - a prompt containing `svc-edit <absolute path>` → the agent's file-reading tool on that file, then (once its result
+ *   is back) its edit tool replacing EDIT_OLD with EDIT_NEW there: the agents ask to approve the edit with a diff;
  * - a prompt containing `svc-ask` → a call of svc's MCP tool `svc_ask` (`mcp__svc__svc_ask` in Claude Code) with
  *   ASK_INPUT, when the agent offers it (docs/mcp.md); its result then gets `Done.` like any tool result;
  * - anything else → a one-line text reply (idle).
@@ -31,10 +34,15 @@ import type { AddressInfo } from 'node:net';
 export const PLAIN_REPLY = 'Hello from the fake model. Nothing to do.';
 export const DONE_REPLY = 'Done.';
 export const APPROVAL_COMMAND = 'touch svc-approval-probe.txt';
+/** The `svc-long` command: longer than a 200-column pane is wide, so the dialog wraps it. */
+export const LONG_COMMAND = `echo svc-long-approval-probe-${'0123456789'.repeat(22)} > svc-approval-probe.txt`;
+/** The `svc-edit` script replaces this line of the named file with EDIT_NEW. */
+export const EDIT_OLD = 'beta line';
+export const EDIT_NEW = 'beta line, changed by svc';
 /** What a next-prompt suggestion request gets: short enough that agents filtering suggestions keep it. */
 export const SUGGESTION_REPLY = 'run the tests';
 
-export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'ask' | 'done' | 'json' | 'suggest';
+export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'long' | 'edit' | 'ask' | 'done' | 'json' | 'suggest';
 
 /** What the `svc-ask` script asks through svc's MCP tool. */
 export const ASK_INPUT = { question: 'Deploy to staging now?', choices: ['Yes, deploy', 'Not yet'], timeout: 120 };
@@ -116,6 +124,7 @@ export function pickScript(lastUserText: string, lastIsToolResult: boolean): Scr
   // A keyword wins over a tool result: Claude Code sends a prompt typed after an interrupted tool call together
   // with that call's result, in one message.
   if (lastUserText.includes('svc-approve')) return 'tool';
+  if (lastUserText.includes('svc-long')) return 'long';
   if (lastUserText.includes('svc-ask')) return 'ask';
   if (lastUserText.includes('svc-slow')) return 'slow';
   if (lastUserText.includes('svc-wait')) return 'wait';
@@ -135,6 +144,35 @@ const SHELL_TOOL_LOOSE = /bash|shell|exec|command|terminal/i;
 export function pickShellTool(tools: readonly ToolDef[]): ToolDef | undefined {
   return tools.find((t) => SHELL_TOOL.test(t.name)) ?? tools.find((t) => SHELL_TOOL_LOOSE.test(t.name));
 }
+
+const READ_TOOL = /^(Read|read|read_file)$/;
+const EDIT_TOOL = /^(Edit|edit|replace|str_replace_based_edit_tool|edit_file)$/;
+
+/**
+ * The `svc-edit` script's next call, from the prompt and the tools called since it: the file-reading tool first
+ * (Claude Code and opencode refuse to edit a file not read in the session), then the edit tool; none once the edit
+ * was made (the agent gets a text reply).
+ */
+export function editCall(prompt: string, called: readonly string[], tools: readonly ToolDef[]) {
+  const path = /svc-edit\s+(\S+)/.exec(prompt)?.[1];
+  if (!path) return undefined;
+  const read = tools.find((t) => READ_TOOL.test(t.name));
+  const edit = tools.find((t) => EDIT_TOOL.test(t.name));
+  if (!edit || called.some((n) => EDIT_TOOL.test(n))) return undefined;
+  const props = (t: ToolDef) => (isObj(t.schema.properties) ? Object.keys(t.schema.properties) : []);
+  const pathKey = (t: ToolDef) =>
+    ['file_path', 'filePath', 'absolute_path', 'path'].find((k) => props(t).includes(k)) ?? 'file_path';
+  if (read && !called.some((n) => READ_TOOL.test(n))) return { tool: read, args: { [pathKey(read)]: path } as Json };
+  const args: Json = { [pathKey(edit)]: path };
+  const has = (k: string) => props(edit).includes(k);
+  args[has('oldString') ? 'oldString' : 'old_string'] = EDIT_OLD;
+  args[has('newString') ? 'newString' : 'new_string'] = EDIT_NEW;
+  if (has('instruction')) args.instruction = 'Change the beta line';
+  return { tool: edit, args };
+}
+
+/** The command a shell-tool script runs. */
+const commandFor = (script: ScriptKind) => (script === 'long' ? LONG_COMMAND : APPROVAL_COMMAND);
 
 /** Arguments for a shell tool, shaped by its JSON schema (command as string or argv, `cmd`, a description). */
 export function shellArguments(schema: Json, command = APPROVAL_COMMAND): Json {
@@ -256,15 +294,32 @@ async function anthropic(
   const turn = messages.slice(lastReply + 1).map((m) => m.content);
   const format = isObj(body.output_config) && isObj(body.output_config.format) ? body.output_config.format : {};
   const schema = format.type === 'json_schema' ? format.schema : undefined;
-  const script: ScriptKind = schema ? 'json' : pickScript(turn.map(textOf).join('\n'), turn.some(hasToolResult));
   const tools = (Array.isArray(body.tools) ? (body.tools as Json[]) : []).map((t) => ({
     name: String(t.name ?? ''),
     schema: isObj(t.input_schema) ? t.input_schema : {},
   }));
+  // The `svc-edit` script spans turns (read, then edit): judged from the prompt and the calls made since it.
+  const promptAt = messages.findLastIndex((m) => m.role === 'user' && textOf(m.content) !== '');
+  const called = messages
+    .slice(promptAt + 1)
+    .flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? (m.content as Json[]) : []))
+    .filter((c) => c.type === 'tool_use')
+    .map((c) => String(c.name));
+  const edit = schema ? undefined : editCall(textOf(messages[promptAt]?.content), called, tools);
+  const script: ScriptKind = schema
+    ? 'json'
+    : edit
+      ? 'edit'
+      : pickScript(turn.map(textOf).join('\n'), turn.some(hasToolResult));
   const tool =
-    script === 'tool' ? pickShellTool(tools) : script === 'ask' ? tools.find((t) => ASK_TOOL.test(t.name)) : undefined;
-  const input = (t: ToolDef) => (script === 'ask' ? ASK_INPUT : shellArguments(t.schema));
-  if (tool && script === 'tool') await delayTool(opts);
+    script === 'tool' || script === 'long'
+      ? pickShellTool(tools)
+      : script === 'ask'
+        ? tools.find((t) => ASK_TOOL.test(t.name))
+        : edit?.tool;
+  const input = (t: ToolDef) =>
+    script === 'ask' ? ASK_INPUT : edit ? edit.args : shellArguments(t.schema, commandFor(script));
+  if (tool && script !== 'ask') await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
   const model = typeof body.model === 'string' ? body.model : 'claude-fake';
@@ -354,7 +409,7 @@ async function responses(
   const format = isObj(body.text) && isObj(body.text.format) ? body.text.format : {};
   const schema = format.type === 'json_schema' ? format.schema : undefined;
   const script: ScriptKind = schema ? 'json' : pickScript(lastIsTool ? '' : textOf(lastUser?.content), lastIsTool);
-  const tool = script === 'tool' ? pickShellTool(responsesTools(body)) : undefined;
+  const tool = script === 'tool' || script === 'long' ? pickShellTool(responsesTools(body)) : undefined;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -391,14 +446,14 @@ async function responses(
             id: nextId('lsh'),
             call_id: callId,
             status: 'completed',
-            action: { type: 'exec', command: ['bash', '-lc', APPROVAL_COMMAND], env: {} },
+            action: { type: 'exec', command: ['bash', '-lc', commandFor(script)], env: {} },
           }
         : {
             type: 'function_call',
             id: nextId('fc'),
             call_id: callId,
             name: tool.name,
-            arguments: JSON.stringify(shellArguments(tool.schema)),
+            arguments: JSON.stringify(shellArguments(tool.schema, commandFor(script))),
             status: 'completed',
           };
     ev('response.output_item.added', { output_index: 0, item });
@@ -452,7 +507,7 @@ async function chat(
       ? [{ name: t.function.name, schema: isObj(t.function.parameters) ? t.function.parameters : {} }]
       : [],
   );
-  const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  const tool = script === 'tool' || script === 'long' ? pickShellTool(tools) : undefined;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -464,7 +519,7 @@ async function chat(
     index: 0,
     id: nextId('call'),
     type: 'function',
-    function: { name: tool.name, arguments: JSON.stringify(shellArguments(tool.schema)) },
+    function: { name: tool.name, arguments: JSON.stringify(shellArguments(tool.schema, commandFor(script))) },
   };
   const text = replyText(script);
   if (body.stream !== true) {
@@ -521,14 +576,24 @@ async function gemini(
   const last = contents[contents.length - 1];
   const config = isObj(body.generationConfig) ? body.generationConfig : {};
   const wantsJson = config.responseMimeType === 'application/json';
-  const script: ScriptKind = wantsJson ? 'json' : pickScript(textOf(last?.parts), hasToolResult(last?.parts));
   const tools = (Array.isArray(body.tools) ? (body.tools as Json[]) : []).flatMap((t) =>
     (Array.isArray(t.functionDeclarations) ? (t.functionDeclarations as Json[]) : []).map((f) => ({
       name: String(f.name ?? ''),
       schema: isObj(f.parameters) ? f.parameters : isObj(f.parametersJsonSchema) ? f.parametersJsonSchema : {},
     })),
   );
-  const tool = script === 'tool' ? pickShellTool(tools) : undefined;
+  const promptAt = contents.findLastIndex((c) => c.role === 'user' && textOf(c.parts) !== '');
+  const called = contents
+    .slice(promptAt + 1)
+    .flatMap((c) => (c.role === 'model' && Array.isArray(c.parts) ? (c.parts as Json[]) : []))
+    .flatMap((p) => (isObj(p.functionCall) ? [String(p.functionCall.name)] : []));
+  const edit = wantsJson ? undefined : editCall(textOf(contents[promptAt]?.parts), called, tools);
+  const script: ScriptKind = wantsJson
+    ? 'json'
+    : edit
+      ? 'edit'
+      : pickScript(textOf(last?.parts), hasToolResult(last?.parts));
+  const tool = script === 'tool' || script === 'long' ? pickShellTool(tools) : edit?.tool;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -546,7 +611,7 @@ async function gemini(
     complexity_score: 1,
   });
   const parts: Json[] = tool
-    ? [{ functionCall: { name: tool.name, args: shellArguments(tool.schema) } }]
+    ? [{ functionCall: { name: tool.name, args: edit ? edit.args : shellArguments(tool.schema, commandFor(script)) } }]
     : [{ text: script === 'json' ? json : replyText(script) }];
   if (!stream) {
     sendJson(res, 200, candidate(parts, 'STOP'));

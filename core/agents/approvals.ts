@@ -1,0 +1,211 @@
+/**
+ * What an approval dialog asks, read from the pane as data beside the screen rules (core/agents/screens.ts): the
+ * tool, the command or the diff, the question, the choices and which one is highlighted, and a fingerprint of all
+ * of it. The phone shows the reading as a card; an answer carries the fingerprint back and is typed only while a
+ * reading taken after it arrived has the same fingerprint (spec 4.11.2, 7 `prompt_changed`).
+ *
+ * Rules per agent, each backed by fixtures of the real program (`test/fixtures/screens/<id>/awaiting_approval-*.txt`,
+ * `test/unit/agents/approvals.test.ts`). A2 Codex's dialog is not read (spec 4.11.2): `readApproval` returns a
+ * reading with `readable: false` and a fingerprint of the dialog's lines, so raw keys still need the prompt the
+ * phone showed. Pure: the web app computes the same fingerprint from the pane it draws.
+ */
+import { lastLines, SCREEN_RULES } from './screens.js';
+
+export interface ApprovalChoice {
+  /** As the dialog words it, without its number. */
+  label: string;
+  /** The choice stops the agent asking again (for the session, the project, or for good): marked on the card. */
+  always: boolean;
+}
+
+export interface ApprovalPrompt {
+  /** The dialog could be read into tool, detail and choices (false: A2, whose dialog is not read). */
+  readable: boolean;
+  /** What the agent wants to use, as the dialog titles it: `Bash command`, `Shell`, `Edit notes.txt`, … */
+  tool: string;
+  /** The command, or the diff, line by line as shown (wrapped lines stay as the dialog wraps them). */
+  detail: string[];
+  /** The dialog's question. */
+  question: string;
+  choices: ApprovalChoice[];
+  /** Index into `choices` of the highlighted one; null when the screen does not show it (A5: colour only). */
+  highlighted: number | null;
+  /** Of the agent, tool, detail, question, choices and highlight: any change to the dialog changes it. */
+  fingerprint: string;
+}
+
+interface DialogRules {
+  source: string;
+  /** The dialog starts at the last line matching this (searched from the bottom of the pane). */
+  start: RegExp;
+  /** Borders to strip from each line of the dialog (box drawing), in order, repeatedly. */
+  strip?: RegExp[];
+  /** A choice line: group 1 the highlight marker (empty when not highlighted), 2 the number, 3 the label. */
+  choice?: RegExp;
+  /** Choices all on one line (A5): the line, and how its labels are separated. */
+  choiceRow?: { line: RegExp; split: RegExp; end: RegExp };
+  /** The question line. */
+  question: RegExp;
+  /** The title line (first non-blank after `start`, or after it on the start line): group 1 the tool. */
+  tool: RegExp;
+  /** Lines that are dialog chrome, not detail (a description under the command, hints). */
+  skip?: RegExp[];
+  /** Keys that choose choice `i` (0-based) of `n`, from `highlighted`. */
+  keys(i: number, n: number, highlighted: number | null): string[];
+}
+
+/** Choices that stop the agent asking again. */
+const ALWAYS = /\balways\b|don['’]t ask again|for this session|during this session|allow all\b/i;
+
+const digit = (i: number) => [String(i + 1)];
+
+/** A1 Claude Code 2.1.197: a rule, the tool's title, the command or diff, `Do you want to …?`, numbered choices. */
+const CLAUDE_CODE: DialogRules = {
+  source: 'claude 2.1.197',
+  start: /^\s*─{20,}\s*$/,
+  choice: /^\s*(❯)?\s*(\d+)\.\s+(.+?)\s*$/,
+  question: /^\s*(Do you want to .+\?)\s*$/,
+  tool: /^\s*(\S.*?)\s*$/,
+  skip: [/^\s*Esc to cancel/, /^\s*╌{10,}\s*$/],
+  // a number key chooses and confirms at once in its select lists (approvalAnswer in meta.json)
+  keys: digit,
+};
+
+/** A3 Gemini CLI 0.61.0: a box; `? <Tool>  <what>`, an inner box with the command, `Allow execution of …?`. */
+const GEMINI_CLI: DialogRules = {
+  source: 'gemini 0.61.0',
+  start: /^\s*╭─/,
+  strip: [/^\s*│\s?/, /\s?│\s*$/, /^\s*[╭╰]─+[╮╯]\s*$/],
+  choice: /^\s*(●)?\s*(\d+)\.\s+(.+?)\s*$/,
+  question: /^\s*((?:Allow execution of|Apply this change|Allow|Do you want).*\?)\s*$/,
+  tool: /^\s*\?\s+(.+?)\s*$/,
+  keys: digit,
+};
+
+/** A5 opencode 1.18.33: `△ Permission required`, `# <Tool>`, the command, the choices on one row. */
+const OPENCODE: DialogRules = {
+  source: 'opencode 1.18.33',
+  start: /△ Permission required/,
+  // the sidebar of a wide pane (text from column 150 on, after a gap; an edit's new side starts near 80), the bar
+  strip: [/(?<=^.{150,})\s{3,}\S.*$/, /^\s*┃\s?/],
+  // the hints after a wide gap are not choices
+  choiceRow: { line: /^\s*Allow once\s{2,}/, split: /\s{2,}/, end: /\s{10,}/ },
+  question: /(Permission required)/,
+  tool: /^\s*(?:#|→)\s+(.+?)\s*$/,
+  skip: [/^\s*\/\S+:\S+\s*$/, /•\s*OpenCode/],
+  // the highlight is colour only: go to the first choice (Left does not wrap), then right, then confirm
+  keys: (i, n) => [...Array.from({ length: n }, () => 'Left'), ...Array.from({ length: i }, () => 'Right'), 'Enter'],
+};
+
+export const DIALOG_RULES: Readonly<Record<string, DialogRules>> = { A1: CLAUDE_CODE, A3: GEMINI_CLI, A5: OPENCODE };
+
+/** FNV-1a, 32 bits, from `seed`: two of them make the fingerprint (change detection, not a secret). */
+function fnv(text: string, seed: number): string {
+  let h = seed;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+export function fingerprintOf(agent: string, prompt: Omit<ApprovalPrompt, 'fingerprint'>): string {
+  const text = JSON.stringify([agent, prompt.tool, prompt.detail, prompt.question, prompt.choices, prompt.highlighted]);
+  return `${fnv(text, 0x811c9dc5)}${fnv(text, 0x050c5d1f)}`;
+}
+
+/** A line without its borders: each pattern removed, again and again while one matches (boxes nest). */
+const stripLine = (line: string, strip: readonly RegExp[] | undefined): string => {
+  let out = line.replace(/\s+$/, '');
+  for (let before = ''; before !== out; ) {
+    before = out;
+    for (const re of strip ?? []) out = out.replace(re, '').replace(/\s+$/, '');
+  }
+  return out;
+};
+
+/** Drops blank lines at both ends and the indentation all lines share. */
+function tidy(lines: readonly string[]): string[] {
+  const out = [...lines];
+  while (out.length && out[0]!.trim() === '') out.shift();
+  while (out.length && out[out.length - 1]!.trim() === '') out.pop();
+  const indent = Math.min(...out.filter((l) => l.trim()).map((l) => /^\s*/.exec(l)![0].length));
+  return out.map((l) => l.slice(Number.isFinite(indent) ? indent : 0));
+}
+
+/** The dialog of a screen read by `rules`, or null when its parts are not all there. */
+function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fingerprint'> | null {
+  const all = text.split('\n');
+  const startAt = all.findLastIndex((l) => rules.start.test(l));
+  if (startAt < 0) return null;
+  const lines = all.slice(startAt).map((l) => stripLine(l, rules.strip));
+  // the title: on the start line after the marker (A5), or the first non-blank line after it
+  let toolAt = lines.findIndex((l, i) => i > 0 && l.trim() !== '' && !rules.question.test(l));
+  if (rules === OPENCODE) toolAt = lines.findIndex((l) => rules.tool.test(l));
+  // a title's parts are set apart by wide gaps (`? Shell  touch x`): one line, parts joined by ` · `
+  const tool =
+    toolAt >= 0
+      ? rules.tool
+          .exec(lines[toolAt]!)?.[1]
+          ?.split(/\s{2,}/)
+          .join(' · ')
+      : undefined;
+  const questionAt = lines.findIndex((l, i) => i > (rules === OPENCODE ? -1 : toolAt) && rules.question.test(l));
+  if (!tool || questionAt < 0) return null;
+  const question = rules.question.exec(lines[questionAt]!)![1]!;
+  const choices: ApprovalChoice[] = [];
+  let highlighted: number | null = null;
+  let lastChoiceAt = -1;
+  lines.forEach((l, i) => {
+    if (rules.choice && i > questionAt) {
+      const m = rules.choice.exec(l);
+      if (m && Number(m[2]) === choices.length + 1) {
+        if (m[1]) highlighted = choices.length;
+        choices.push({ label: m[3]!, always: ALWAYS.test(m[3]!) });
+        lastChoiceAt = i;
+      }
+    } else if (rules.choiceRow?.line.test(l) && choices.length === 0) {
+      const row = l.trim().split(rules.choiceRow.end)[0]!;
+      for (const label of row.split(rules.choiceRow.split)) choices.push({ label, always: ALWAYS.test(label) });
+      lastChoiceAt = i;
+    }
+  });
+  if (choices.length < 2) return null;
+  // the detail: between the title and the question (A1, A3), or between the title and the choices (A5)
+  const detailEnd = rules === OPENCODE ? lastChoiceAt : questionAt;
+  const detail = tidy(
+    lines.slice(toolAt + 1, detailEnd).filter((l) => !rules.skip?.some((re) => re.test(l)) && !/^\s*[╭╰]/.test(l)),
+  );
+  return { readable: true, tool, detail, question, choices, highlighted };
+}
+
+/**
+ * The approval dialog on a screen of agent `agent` (a registry id). Call it for a screen whose state reads
+ * `awaiting_approval`. An agent with trusted screen rules whose dialog is not read (A2), or not readable this time,
+ * gets an unread prompt (`readable: false`): its fingerprint is of the last lines of the screen, where the dialog
+ * is, so keys still need the prompt the phone showed. Null for an agent with no trusted screen rules.
+ */
+export function readApproval(agent: string, screen: { text: string }): ApprovalPrompt | null {
+  const rules = DIALOG_RULES[agent];
+  const read = rules ? readDialog(rules, screen.text) : null;
+  if (read) return { ...read, fingerprint: fingerprintOf(agent, read) };
+  // not read (A2), or not readable this time (a layout the rules do not know): the last lines stand for it
+  const screenRules = SCREEN_RULES[agent];
+  if (!screenRules?.trusted) return null;
+  const unread = {
+    readable: false,
+    tool: '',
+    detail: lastLines(screen.text, screenRules.lines),
+    question: '',
+    choices: [],
+    highlighted: null,
+  };
+  return { ...unread, fingerprint: fingerprintOf(agent, unread) };
+}
+
+/** The keys that choose choice `index` of `prompt` on agent `agent`'s dialog; [] when svc cannot answer it. */
+export function approvalKeys(agent: string, prompt: ApprovalPrompt, index: number): string[] {
+  const rules = DIALOG_RULES[agent];
+  if (!rules || !prompt.readable || !Number.isInteger(index) || index < 0 || index >= prompt.choices.length) return [];
+  return rules.keys(index, prompt.choices.length, prompt.highlighted);
+}

@@ -1,0 +1,191 @@
+/**
+ * Approval dialogs read from fixtures of the real programs (test/fixtures/screens/<id>/awaiting_approval-*.txt,
+ * captured by test/fixtures/capture/approval-dialogs.capture.ts): each reads as its tool, command or diff, and
+ * choices; the highlight is part of the fingerprint; the keys svc types for a choice.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { approvalKeys, readApproval } from '../../../core/agents/approvals.js';
+import { readScreen, SCREEN_RULES } from '../../../core/agents/screens.js';
+import { EDIT_NEW, EDIT_OLD, LONG_COMMAND } from '../../fakes/fakeModel.js';
+
+const fixture = (agent: string, n: number) =>
+  readFileSync(join('test/fixtures/screens', agent, `awaiting_approval-${n}.txt`), 'utf8');
+const read = (agent: string, n: number) => readApproval(agent, { text: fixture(agent, n) });
+const SHORT = 'touch svc-approval-probe.txt';
+
+interface Row {
+  agent: string;
+  n: number;
+  tool: RegExp;
+  /** Lines the detail must show, in order (the long command joined back from its wrapped lines). */
+  detail: string[];
+  choices: string[];
+  always: boolean[];
+  highlighted: number | null;
+}
+
+const ROWS: Row[] = [
+  {
+    agent: 'A1',
+    n: 1,
+    tool: /^Bash command$/,
+    detail: [SHORT],
+    choices: ['Yes', 'Yes, and always allow access to proj/ from this project', 'No'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A1',
+    n: 2,
+    tool: /^Bash command$/,
+    detail: [LONG_COMMAND],
+    choices: ['Yes', 'Yes, and always allow access to proj/ from this project', 'No'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A1',
+    n: 3,
+    tool: /^Edit file$/,
+    detail: ['notes.txt', `-${EDIT_OLD}`, `+${EDIT_NEW}`],
+    choices: ['Yes', 'Yes, allow all edits during this session (shift+tab)', 'No'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A1',
+    n: 4,
+    tool: /^Bash command$/,
+    detail: [SHORT],
+    choices: ['Yes', 'Yes, and always allow access to proj/ from this project', 'No'],
+    always: [false, true, false],
+    highlighted: 1,
+  },
+  {
+    agent: 'A3',
+    n: 1,
+    tool: /^Shell/,
+    detail: [SHORT],
+    choices: ['Allow once', 'Allow for this session', 'No, suggest changes (esc)'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A3',
+    n: 2,
+    tool: /^Shell/,
+    detail: [LONG_COMMAND],
+    choices: ['Allow once', 'Allow for this session', 'No, suggest changes (esc)'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A3',
+    n: 3,
+    tool: /^Edit · notes\.txt/,
+    detail: [`- ${EDIT_OLD}`, `+ ${EDIT_NEW}`],
+    choices: ['Allow once', 'Allow for this session', 'Modify with external editor', 'No, suggest changes (esc)'],
+    always: [false, true, false, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A3',
+    n: 4,
+    tool: /^Shell/,
+    detail: [SHORT],
+    choices: ['Allow once', 'Allow for this session', 'No, suggest changes (esc)'],
+    always: [false, true, false],
+    highlighted: 1,
+  },
+  {
+    agent: 'A5',
+    n: 1,
+    tool: /^Shell command$/,
+    detail: [`$ ${SHORT}`],
+    choices: ['Allow once', 'Allow always', 'Reject'],
+    always: [false, true, false],
+    highlighted: null,
+  },
+  {
+    agent: 'A5',
+    n: 2,
+    tool: /^Shell command$/,
+    detail: [`$ ${LONG_COMMAND}`],
+    choices: ['Allow once', 'Allow always', 'Reject'],
+    always: [false, true, false],
+    highlighted: null,
+  },
+  {
+    agent: 'A5',
+    n: 3,
+    tool: /^Edit notes\.txt$/,
+    detail: [`- ${EDIT_OLD}`, `+ ${EDIT_NEW}`],
+    choices: ['Allow once', 'Allow always', 'Reject'],
+    always: [false, true, false],
+    highlighted: null,
+  },
+];
+
+const squeeze = (text: string) => text.replace(/\s+/g, '');
+
+describe('approval dialogs of the real programs', () => {
+  it.each(ROWS)('$agent awaiting_approval-$n reads as its tool, detail and choices', (row) => {
+    const text = fixture(row.agent, row.n);
+    expect(readScreen(SCREEN_RULES[row.agent], { text })).toBe('awaiting_approval');
+    const prompt = read(row.agent, row.n);
+    expect(prompt).not.toBeNull();
+    expect(prompt!.readable).toBe(true);
+    expect(prompt!.tool).toMatch(row.tool);
+    // wrapped lines joined back: a wrap cuts a command anywhere, so spaces are left out of the comparison
+    const all = squeeze(prompt!.detail.join(''));
+    for (const want of row.detail) expect(all, JSON.stringify(prompt!.detail)).toContain(squeeze(want));
+    expect(prompt!.choices.map((c) => c.label)).toEqual(row.choices);
+    expect(prompt!.choices.map((c) => c.always)).toEqual(row.always);
+    expect(prompt!.highlighted).toBe(row.highlighted);
+    expect(prompt!.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('a moved highlight changes the fingerprint; the rest of the screen does not', () => {
+    for (const agent of ['A1', 'A3']) {
+      const first = read(agent, 1)!;
+      const moved = read(agent, 4)!;
+      expect(moved.tool).toBe(first.tool);
+      expect(moved.detail).toEqual(first.detail);
+      expect(moved.fingerprint, agent).not.toBe(first.fingerprint);
+      // the conversation above the dialog is not part of it
+      const scrolled = readApproval(agent, { text: `an earlier line\n${fixture(agent, 1)}` })!;
+      expect(scrolled.fingerprint, agent).toBe(first.fingerprint);
+    }
+  });
+
+  it('a different command or another agent gives another fingerprint', () => {
+    const prints = ROWS.filter((r) => r.n !== 4).map((r) => read(r.agent, r.n)!.fingerprint);
+    expect(new Set(prints).size).toBe(prints.length);
+  });
+
+  it('Codex (A2): its dialog is not read, but it has a fingerprint', () => {
+    const prompt = readApproval('A2', { text: fixture('A2', 1) })!;
+    expect(prompt).toMatchObject({ readable: false, choices: [], highlighted: null });
+    expect(prompt.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(approvalKeys('A2', prompt, 0)).toEqual([]);
+  });
+
+  it('a screen with no dialog reads as none (agents with rules), or an unread prompt', () => {
+    const idle = readFileSync('test/fixtures/screens/A1/idle-2.txt', 'utf8');
+    expect(readApproval('A1', { text: idle })?.readable ?? false).toBe(false);
+    expect(readApproval('A99', { text: fixture('A1', 1) })).toBeNull();
+  });
+
+  it('the keys for a choice: a digit (A1, A3), or to the first choice and along (A5)', () => {
+    expect(approvalKeys('A1', read('A1', 1)!, 0)).toEqual(['1']);
+    expect(approvalKeys('A1', read('A1', 4)!, 2)).toEqual(['3']);
+    expect(approvalKeys('A3', read('A3', 3)!, 3)).toEqual(['4']);
+    expect(approvalKeys('A5', read('A5', 1)!, 2)).toEqual(['Left', 'Left', 'Left', 'Right', 'Right', 'Enter']);
+    // no such choice
+    expect(approvalKeys('A1', read('A1', 1)!, 3)).toEqual([]);
+    expect(approvalKeys('A1', read('A1', 1)!, -1)).toEqual([]);
+    expect(approvalKeys('A1', read('A1', 1)!, 0.5)).toEqual([]);
+  });
+});
