@@ -269,6 +269,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       announceAsk: (_, params) => asks.announce(params.id),
       settleAsk: (_, params) => asks.settle(params.output),
       notifyAcked: (_, params) => asks.acked(params.id),
+      sealCard: (_, { session, prompt }) => {
+        asks
+          .card(session, prompt)
+          .then((envelope) => {
+            if (envelope)
+              root?.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope } as never);
+          })
+          .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
+      },
     },
   });
 

@@ -4,6 +4,7 @@
  * for only when something changed, when the link comes back, or as a heartbeat every 2 minutes.
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import type { DebounceState } from '../core/agents/screens.js';
 import type { SessionRecord } from '../core/protocol/index.js';
 import { inventoryChanged } from '../core/sessions/inventory.js';
@@ -62,6 +63,8 @@ export type InventoryOutEvent =
       sessions: SessionRecord[];
       answers: number;
       approvalOnScreen: string[];
+      /** What each of those prompts asks (core/agents/approvals.ts). */
+      approvals: Record<string, ApprovalPrompt>;
       unreadable: string[];
     }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
@@ -134,6 +137,7 @@ export const inventoryMachine = setup({
                   sessions,
                   answers: context.answering,
                   approvalOnScreen: read.approvalOnScreen,
+                  approvals: read.approvals,
                   unreadable: read.unreadable,
                 });
                 const changed = inventoryChanged(context.reported, sessions);

@@ -6,6 +6,7 @@
  * "Delivery semantics").
  */
 import { type AnyActorRef, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
@@ -98,6 +99,11 @@ export interface ListenerContext {
   asks: Record<string, { session: string; deadline: number; devices: number }>;
   /** Asks that ended, newest last (at most FINISHED_ASKS_KEPT): a late answer is refused with the right code. */
   finishedAsks: Record<string, FinishedAsk>;
+  /**
+   * Approval cards by session: the fingerprint of the prompt on screen, and its card sealed for the phones once the
+   * sealing is done (null until then). Reported with the session; gone when the prompt is.
+   */
+  cards: Record<string, { fingerprint: string; envelope: Record<string, unknown> | null }>;
 }
 
 export type ListenerEvent =
@@ -110,9 +116,12 @@ export type ListenerEvent =
       sessions: SessionRecord[];
       answers: number;
       approvalOnScreen: string[];
+      approvals?: Record<string, ApprovalPrompt>;
       unreadable?: string[];
     }
   | { type: 'HOLD'; held: HeldInput }
+  /** A session's approval card, sealed (actors/mcp/asks.ts sealCard). */
+  | { type: 'APPROVAL.SEALED'; session: string; fingerprint: string; envelope: Record<string, unknown> }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
   | SessionKeysResult
@@ -227,6 +236,8 @@ export const listenerMachine = setup({
     settleAsk: (_, _params: { output: AskOutput }) => {},
     /** The relay took notification `id`: its `svc_notify` returns. */
     notifyAcked: (_, _params: { id: string }) => {},
+    /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
+    sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
   },
 }).createMachine({
   id: 'listener',
@@ -249,6 +260,7 @@ export const listenerMachine = setup({
     resume: input.resumeWatches ?? [],
     asks: {},
     finishedAsks: {},
+    cards: {},
   }),
   initial: 'running',
   states: {
@@ -499,11 +511,22 @@ export const listenerMachine = setup({
               for (const [id, w] of Object.entries(context.watches)) {
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
+              const cards: ListenerContext['cards'] = {};
               for (const [name, record] of Object.entries(next)) {
+                const prompt = event.approvals?.[name];
                 const screen = {
                   approvalOnScreen: event.approvalOnScreen.includes(name),
+                  approval: prompt ?? null,
                   screenUnreadable: event.unreadable?.includes(name) === true,
                 };
+                if (prompt) {
+                  const known = context.cards[name];
+                  if (known?.fingerprint === prompt.fingerprint) cards[name] = known;
+                  else {
+                    cards[name] = { fingerprint: prompt.fingerprint, envelope: null };
+                    enqueue({ type: 'sealCard', params: { session: name, prompt } });
+                  }
+                }
                 if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
                 else
                   enqueue.spawnChild('session', {
@@ -512,7 +535,7 @@ export const listenerMachine = setup({
                     input: { name, record, ...screen },
                   });
               }
-              enqueue.assign({ sessions: next });
+              enqueue.assign({ sessions: next, cards });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
             }),
             enqueueActions(({ context, event, enqueue }) => {
@@ -532,15 +555,17 @@ export const listenerMachine = setup({
           // Offline, nothing can be sent; LINK.ONLINE asks the inventory for a fresh report anyway.
           guard: 'isOnline',
           actions: [
-            sendTo('relay', ({ event, system }) => ({
+            sendTo('relay', ({ context, event, system }) => ({
               type: 'SEND',
               frame: {
                 type: 'listener.sessions',
                 seq: event.seq,
-                // the session actors know which sessions are in sticky REMOTE; tmux does not
-                sessions: event.sessions.map((r) =>
-                  isRemote(system.get(sessionId(r.name))) ? { ...r, remote: true } : r,
-                ),
+                // the session actors know which sessions are in sticky REMOTE, and the cards of their prompts
+                sessions: event.sessions.map((r) => {
+                  const card = context.cards[r.name]?.envelope;
+                  const remote = isRemote(system.get(sessionId(r.name)));
+                  return { ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) };
+                }),
               },
             })),
             {
@@ -737,6 +762,16 @@ export const listenerMachine = setup({
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
+        'APPROVAL.SEALED': {
+          description:
+            'A card sealed for the prompt still on screen is reported at once; one for a gone prompt is dropped.',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const known = context.cards[event.session];
+            if (known?.fingerprint !== event.fingerprint) return;
+            enqueue.assign({ cards: { ...context.cards, [event.session]: { ...known, envelope: event.envelope } } });
+            enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
+          }),
+        },
         'SESSION.REMOTE': {
           actions: enqueueActions(({ context, event, enqueue, system }) => {
             const { session, on, why } = event;

@@ -4,6 +4,7 @@
  * each one, because the pane may have changed while the push waited.
  */
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
+import { type ApprovalPrompt, decideApprovalInput } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
 import { activePane } from '../core/sessions/inventory.js';
@@ -33,6 +34,10 @@ export interface SessionKeys {
   /** Typed as is, without a submit. */
   text: string;
   receivedAt: number;
+  /** The approval prompt the sender saw (its fingerprint), when one was on its screen. */
+  fingerprint?: string;
+  /** An approval card's answer: the listener types the keys of that choice, for that very prompt only. */
+  answer?: { fingerprint: string; choice: number };
 }
 
 /** A session's queue: messages and key input, typed one at a time in arrival order. */
@@ -65,6 +70,7 @@ export interface SessionInput {
   name: string;
   record: SessionRecord;
   approvalOnScreen?: boolean;
+  approval?: ApprovalPrompt | null;
   screenUnreadable?: boolean;
 }
 
@@ -76,6 +82,10 @@ export interface SessionContext {
    * this alone, never on the picker's debounced state: that lags both ways (a prompt just up, a prompt just answered).
    */
   approvalOnScreen: boolean;
+  /** What that prompt asks, and its fingerprint (core/agents/approvals.ts); null when none is on screen. */
+  approval: ApprovalPrompt | null;
+  /** The prompt last answered from the app (its fingerprint), until a reading shows another or none. */
+  answered: string | null;
   /** The last reading should have read the agent's screen and could not: input is refused (fail closed). */
   screenUnreadable: boolean;
   queue: QueueItem[];
@@ -87,11 +97,22 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'UPDATE'; record: SessionRecord; approvalOnScreen?: boolean; screenUnreadable?: boolean }
+  | {
+      type: 'UPDATE';
+      record: SessionRecord;
+      approvalOnScreen?: boolean;
+      approval?: ApprovalPrompt | null;
+      screenUnreadable?: boolean;
+    }
   | { type: 'PUSH'; push: SessionPush }
   | { type: 'KEYS'; keys: SessionKeys }
   | { type: 'REMOTE.ON' }
-  | { type: 'REMOTE.OFF' };
+  | { type: 'REMOTE.OFF' }
+  // raised by the delivery region for the approval region
+  | { type: 'APPROVAL.ANSWERING' }
+  | { type: 'APPROVAL.ANSWERED' }
+  | { type: 'APPROVAL.FAILED' }
+  | { type: 'APPROVAL.CHANGED' };
 
 /** What a session tells the listener about each push it was given. */
 export type SessionResult = {
@@ -164,8 +185,15 @@ const failure = (error: unknown) => ({
   message: String(error).slice(0, 200),
 });
 
-/** The refusal (if any) for the push or key input at the head of the queue, and the bucket after it. */
-export function decideHead(context: SessionContext): { code: RefusalCode | null; bucket: BucketState | null } {
+/**
+ * The refusal (if any) for the push or key input at the head of the queue, and the bucket after it; for an approval
+ * card's answer, the keys of its choice. The approval prompt is judged on the fresh reading (spec 7 `prompt_changed`).
+ */
+export function decideHead(context: SessionContext): {
+  code: RefusalCode | null;
+  bucket: BucketState | null;
+  answerKeys?: string[];
+} {
   const head = context.queue[0];
   if (!head) return { code: null, bucket: context.bucket };
   const facts = {
@@ -176,18 +204,27 @@ export function decideHead(context: SessionContext): { code: RefusalCode | null;
     approvalPending: context.approvalOnScreen,
     screenUnreadable: context.screenUnreadable,
   };
-  const code =
-    head.kind === 'keys'
-      ? // Key input comes in a pane.keys frame addressed to this computer by the relay's routing.
-        keysRefusal({ ...facts, addressedToThisComputer: true, keys: head.keys, text: head.text })
-      : refusalFor({ ...facts, body: head.body, addressedToThisComputer: head.addressedToThisComputer });
+  let answerKeys: string[] | undefined;
+  let code: RefusalCode | null;
+  if (head.kind === 'keys') {
+    // Key input comes in a pane.keys frame addressed to this computer by the relay's routing; an answer is judged
+    // as the keys it will type (they end in a confirming key).
+    const typed = head.answer ? { keys: ['Enter'], text: '' } : { keys: head.keys, text: head.text };
+    code = keysRefusal({ ...facts, addressedToThisComputer: true, ...typed });
+    if (!code) {
+      const approval = decideApprovalInput(head, context.approvalOnScreen ? context.approval : null);
+      if (!approval.ok) code = approval.code;
+      else if (approval.keys) answerKeys = approval.keys;
+    }
+  } else code = refusalFor({ ...facts, body: head.body, addressedToThisComputer: head.addressedToThisComputer });
   if (code) return { code, bucket: context.bucket };
   const taken = takeToken(
     SESSION_INPUT_BUCKET,
     context.bucket ?? fullBucket(SESSION_INPUT_BUCKET, head.receivedAt),
     head.receivedAt,
   );
-  return { code: taken.allowed ? null : 'rate_limited', bucket: taken.state };
+  if (!taken.allowed) return { code: 'rate_limited', bucket: taken.state };
+  return { code: null, bucket: taken.state, ...(answerKeys ? { answerKeys } : {}) };
 }
 
 export const sessionMachine = setup({
@@ -212,6 +249,7 @@ export const sessionMachine = setup({
         ? {
             record: event.record,
             approvalOnScreen: event.approvalOnScreen === true,
+            approval: event.approvalOnScreen ? (event.approval ?? null) : null,
             screenUnreadable: event.screenUnreadable === true,
           }
         : {},
@@ -233,6 +271,13 @@ export const sessionMachine = setup({
     readsIdle: ({ event }) => event.type === 'UPDATE' && event.record.state === 'idle',
     readsWorking: ({ event }) => event.type === 'UPDATE' && event.record.state === 'working',
     readsApproval: ({ event }) => event.type === 'UPDATE' && event.record.state === 'awaiting_approval',
+    hasPrompt: ({ context }) => context.approval !== null,
+    readsPrompt: ({ event }) => event.type === 'UPDATE' && event.approvalOnScreen === true && !!event.approval,
+    readsAnotherPrompt: ({ context, event }) =>
+      event.type === 'UPDATE' &&
+      event.approvalOnScreen === true &&
+      !!event.approval &&
+      event.approval.fingerprint !== context.answered,
     queueEmpty: ({ context }) => context.queue.length === 0,
     headRefused: ({ context }) => decideHead(context).code !== null,
     headIsKeys: ({ context }) => context.queue[0]?.kind === 'keys',
@@ -244,6 +289,8 @@ export const sessionMachine = setup({
     name: input.name,
     record: input.record,
     approvalOnScreen: input.approvalOnScreen === true,
+    approval: input.approvalOnScreen ? (input.approval ?? null) : null,
+    answered: null,
     screenUnreadable: input.screenUnreadable === true,
     queue: [],
     current: null,
@@ -307,12 +354,40 @@ export const sessionMachine = setup({
     },
     approval: {
       description:
-        'An approval prompt on screen (debounced, as the picker shows it). Messages are refused (approval_pending) on the fresh reading alone, not on this region: from the first reading that shows the prompt, and no longer from the first that does not; answers from the app are to be typed only for the exact prompt (not built yet).',
+        'The approval prompt on the screen, as the fresh reading shows it (core/agents/approvals.ts). Messages are ' +
+        'refused approval_pending while one shows; an answer from the app, and keys, are typed only for the very ' +
+        'prompt the sender saw (same fingerprint: same dialog, same highlight), else refused prompt_changed (spec 7).',
       initial: 'sorting',
       states: {
-        sorting: { always: [{ guard: 'isAwaitingApproval', target: 'pending' }, { target: 'none' }] },
-        none: { on: { UPDATE: { guard: 'readsApproval', target: 'pending' } } },
-        pending: { on: { UPDATE: { guard: not('readsApproval'), target: 'none' } } },
+        sorting: { always: [{ guard: 'hasPrompt', target: 'shown' }, { target: 'none' }] },
+        none: { on: { UPDATE: { guard: 'readsPrompt', target: 'shown' } } },
+        shown: {
+          description: 'A prompt is on screen; its card (sealed) goes to the phones with the inventory.',
+          on: {
+            UPDATE: { guard: not('readsPrompt'), target: 'none' },
+            'APPROVAL.ANSWERING': 'answering',
+            'APPROVAL.CHANGED': 'changed',
+          },
+        },
+        answering: {
+          description: "The keys of the answer's choice are being typed.",
+          on: { 'APPROVAL.ANSWERED': 'answered', 'APPROVAL.FAILED': 'shown' },
+        },
+        answered: {
+          description: 'Typed; the prompt should go. Another prompt, or none, on a later reading moves on.',
+          on: {
+            UPDATE: [
+              { guard: 'readsAnotherPrompt', target: 'shown' },
+              { guard: not('readsPrompt'), target: 'none' },
+            ],
+          },
+        },
+        changed: {
+          description:
+            'Input came for a prompt that is no longer the one on screen (answered at the keyboard, gone, or the ' +
+            'highlight moved): refused prompt_changed, nothing typed.',
+          on: { UPDATE: [{ guard: 'readsPrompt', target: 'shown' }, { target: 'none' }] },
+        },
       },
     },
     delivery: {
@@ -330,6 +405,7 @@ export const sessionMachine = setup({
               actions: enqueueActions(({ context, enqueue }) => {
                 const head = context.queue[0]!;
                 const { code, bucket } = decideHead(context);
+                if (code === 'prompt_changed') enqueue.raise({ type: 'APPROVAL.CHANGED' });
                 enqueue.sendParent(
                   head.kind === 'keys'
                     ? keysResult(context, head.ref, { state: 'refused', code: code! })
@@ -341,11 +417,19 @@ export const sessionMachine = setup({
             {
               guard: 'headIsKeys',
               target: 'typingKeys',
-              actions: assign(({ context }) => ({
-                currentKeys: context.queue[0] as SessionKeys,
-                queue: context.queue.slice(1),
-                bucket: decideHead(context).bucket,
-              })),
+              actions: enqueueActions(({ context, enqueue }) => {
+                const head = context.queue[0] as SessionKeys;
+                const { bucket, answerKeys } = decideHead(context);
+                // an answer types the keys of its choice, worked out from the prompt on screen now
+                const keys = answerKeys ? { ...head, keys: answerKeys, text: '' } : head;
+                enqueue.assign({
+                  currentKeys: keys,
+                  queue: context.queue.slice(1),
+                  bucket,
+                  ...(head.answer ? { answered: head.answer.fingerprint } : {}),
+                });
+                if (head.answer) enqueue.raise({ type: 'APPROVAL.ANSWERING' });
+              }),
             },
             {
               target: 'injecting',
@@ -391,6 +475,9 @@ export const sessionMachine = setup({
               target: 'ready',
               actions: [
                 sendParent(({ context }) => keysResult(context, context.currentKeys!.ref, { state: 'typed' })),
+                enqueueActions(({ context, enqueue }) => {
+                  if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.ANSWERED' });
+                }),
                 assign({ currentKeys: null }),
               ],
             },
@@ -398,6 +485,9 @@ export const sessionMachine = setup({
               target: 'ready',
               actions: [
                 sendParent(({ context, event }) => keysResult(context, context.currentKeys!.ref, failure(event.error))),
+                enqueueActions(({ context, enqueue }) => {
+                  if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.FAILED' });
+                }),
                 assign({ currentKeys: null }),
               ],
             },

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
+import type { ApprovalPrompt } from '../../core/agents/approvals.js';
 import type { ControlReply } from '../../core/daemon/control.js';
 import { emptyPins, type PinsFile } from '../../core/devices/devices.js';
 import {
@@ -27,6 +28,7 @@ import {
   type Recipient,
 } from '../../core/mcp/ask.js';
 import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
+import { ApprovalCardBody } from '../../core/seal/bodies.js';
 import { SealError } from '../../core/seal/error.js';
 import { type Envelope, openText, seal } from '../../core/seal/seal.js';
 import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
@@ -117,8 +119,8 @@ export function createAskService(deps: AskServiceDeps) {
   const sealFor = async (
     me: DeviceIdentity,
     to: Recipient[],
-    purpose: 'ask.question' | 'notify',
-    body: QuestionBody | NotifyBody,
+    purpose: 'ask.question' | 'notify' | 'approval',
+    body: QuestionBody | NotifyBody | ApprovalCardBody,
   ) =>
     seal({
       purpose,
@@ -280,6 +282,31 @@ export function createAskService(deps: AskServiceDeps) {
         const envelope = await sealFor(me, to, 'notify', body);
         deps.send({ type: 'NOTIFY.SEND', frame: { type: 'notify.new', id, session, kind, envelope } });
       })().catch((err: Error) => deps.log.warn(`could not tell the phones about ${session}: ${err.message}`));
+    },
+
+    /**
+     * An approval prompt's card (core/seal/bodies.ts ApprovalCardBody), sealed like a notification for this
+     * computer and the phones; null when there is no key or no phone to seal for.
+     */
+    async card(session: string, prompt: ApprovalPrompt): Promise<Record<string, unknown> | null> {
+      const me = deps.me;
+      if (!me) return null;
+      const to = await recipients(me);
+      if (to.length === 0) return null;
+      const { agent, fingerprint, readable, tool, detail, question, choices, highlighted } = prompt;
+      const body: ApprovalCardBody = ApprovalCardBody.parse({
+        session,
+        agent,
+        fingerprint,
+        readable,
+        tool: tool.slice(0, 512),
+        detail: detail.slice(0, 200).map((l) => l.slice(0, 2_000)),
+        question: question.slice(0, 512),
+        choices: choices.slice(0, 16).map((c) => ({ label: c.label.slice(0, 512), always: c.always })),
+        highlighted,
+        at: now(),
+      });
+      return (await sealFor(me, to, 'approval', body)) as unknown as Record<string, unknown>;
     },
 
     /** Asks a listener before this one left in asks.json; the file is emptied. */

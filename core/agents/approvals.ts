@@ -19,6 +19,8 @@ export interface ApprovalChoice {
 }
 
 export interface ApprovalPrompt {
+  /** The agent's registry id: the keys of an answer are its own. */
+  agent: string;
   /** The dialog could be read into tool, detail and choices (false: A2, whose dialog is not read). */
   readable: boolean;
   /** What the agent wants to use, as the dialog titles it: `Bash command`, `Shell`, `Edit notes.txt`, … */
@@ -109,7 +111,7 @@ function fnv(text: string, seed: number): string {
   return (h >>> 0).toString(16).padStart(8, '0');
 }
 
-export function fingerprintOf(agent: string, prompt: Omit<ApprovalPrompt, 'fingerprint'>): string {
+export function fingerprintOf(agent: string, prompt: Omit<ApprovalPrompt, 'fingerprint' | 'agent'>): string {
   const text = JSON.stringify([agent, prompt.tool, prompt.detail, prompt.question, prompt.choices, prompt.highlighted]);
   return `${fnv(text, 0x811c9dc5)}${fnv(text, 0x050c5d1f)}`;
 }
@@ -134,7 +136,7 @@ function tidy(lines: readonly string[]): string[] {
 }
 
 /** The dialog of a screen read by `rules`, or null when its parts are not all there. */
-function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fingerprint'> | null {
+function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fingerprint' | 'agent'> | null {
   const all = text.split('\n');
   const startAt = all.findLastIndex((l) => rules.start.test(l));
   if (startAt < 0) return null;
@@ -188,7 +190,7 @@ function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fin
 export function readApproval(agent: string, screen: { text: string }): ApprovalPrompt | null {
   const rules = DIALOG_RULES[agent];
   const read = rules ? readDialog(rules, screen.text) : null;
-  if (read) return { ...read, fingerprint: fingerprintOf(agent, read) };
+  if (read) return { agent, ...read, fingerprint: fingerprintOf(agent, read) };
   // not read (A2), or not readable this time (a layout the rules do not know): the last lines stand for it
   const screenRules = SCREEN_RULES[agent];
   if (!screenRules?.trusted) return null;
@@ -200,12 +202,34 @@ export function readApproval(agent: string, screen: { text: string }): ApprovalP
     choices: [],
     highlighted: null,
   };
-  return { ...unread, fingerprint: fingerprintOf(agent, unread) };
+  return { agent, ...unread, fingerprint: fingerprintOf(agent, unread) };
 }
 
-/** The keys that choose choice `index` of `prompt` on agent `agent`'s dialog; [] when svc cannot answer it. */
-export function approvalKeys(agent: string, prompt: ApprovalPrompt, index: number): string[] {
-  const rules = DIALOG_RULES[agent];
+/** The keys that choose choice `index` of `prompt` on its agent's dialog; [] when svc cannot answer it. */
+export function approvalKeys(prompt: ApprovalPrompt, index: number): string[] {
+  const rules = DIALOG_RULES[prompt.agent];
   if (!rules || !prompt.readable || !Number.isInteger(index) || index < 0 || index >= prompt.choices.length) return [];
   return rules.keys(index, prompt.choices.length, prompt.highlighted);
+}
+
+/** Which choice of a prompt its answer names, and the keys for it. */
+export type AnswerDecision = { ok: true; keys: string[] } | { ok: false; code: 'prompt_changed' | 'bad_key_name' };
+
+/**
+ * May input reach a session whose fresh reading (taken after the input arrived) shows `onScreen` (null: no approval
+ * prompt)? An answer needs that very prompt (same fingerprint: same dialog, same highlight) and a readable one;
+ * other keys, while a prompt shows, need its fingerprint too (the sender saw that prompt). Pure, spec 7.
+ */
+export function decideApprovalInput(
+  input: { fingerprint?: string | undefined; answer?: { fingerprint: string; choice: number } | undefined },
+  onScreen: ApprovalPrompt | null,
+): AnswerDecision | { ok: true; keys: null } {
+  if (input.answer) {
+    if (!onScreen || onScreen.fingerprint !== input.answer.fingerprint || !onScreen.readable)
+      return { ok: false, code: 'prompt_changed' };
+    const keys = approvalKeys(onScreen, input.answer.choice);
+    return keys.length > 0 ? { ok: true, keys } : { ok: false, code: 'bad_key_name' };
+  }
+  if (onScreen && input.fingerprint !== onScreen.fingerprint) return { ok: false, code: 'prompt_changed' };
+  return { ok: true, keys: null };
 }

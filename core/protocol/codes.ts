@@ -84,6 +84,7 @@ export const REFUSAL_CODES = [
   'computer_offline', // relay: key input for a computer whose listener is not connected; refused, never typed later
   'devices_unavailable', // temporary: the relay's device list could not be read to open a sealed message; send again
   'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
+  'prompt_changed', // spec 7: an answer or keys for an approval prompt that is no longer the one on screen
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

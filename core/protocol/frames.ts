@@ -54,6 +54,11 @@ export const SessionRecord = z.object({
   parent: z.string().max(MAX_SESSION_NAME).optional(),
   /** Sticky REMOTE (spec 4.13): the person drives this session from the phone; set by the listener. */
   remote: z.boolean().optional(),
+  /**
+   * The approval prompt on the session's screen, sealed (`approval`, core/seal/bodies.ts ApprovalCardBody) for this
+   * computer and the account's phones; set by the listener while the prompt shows. The relay stores it as is.
+   */
+  approval: z.record(z.string(), z.unknown()).optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 

@@ -28,6 +28,8 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
     'Not typed: the computer is offline. Keys are never kept to be typed later; press it again when the screen is live.',
   devices_unavailable:
     'Not typed: the computer could not reach the relay to check who sent it (a network problem, not tampering). Send it again.',
+  prompt_changed:
+    'Not typed: the approval prompt on the computer is not the one you answered (answered at the keyboard, gone, or the highlight moved). Look at it again.',
   too_large: 'Not typed: the message is longer than 65,536 characters. Split it, or send a file path instead.',
 };
 

@@ -51,15 +51,29 @@ export const WatchBody = z.strictObject({
 });
 export type WatchBody = z.infer<typeof WatchBody>;
 
-/** `pane.keys`: text typed as is (no submit), then named keys (core/panes/keys.ts ALLOWED_KEYS), in that order. */
+/** An approval prompt's fingerprint (core/agents/approvals.ts). */
+export const Fingerprint = z.string().regex(/^[0-9a-f]{16}$/);
+
+/**
+ * `pane.keys`: text typed as is (no submit), then named keys (core/panes/keys.ts ALLOWED_KEYS), in that order; or
+ * the answer to an approval card: the choice and the fingerprint of the prompt the card showed, typed by the
+ * listener only while the screen shows that very prompt (spec 4.11.2). Keys sent while an approval prompt is on the
+ * screen carry the `fingerprint` of the prompt the sender saw (the Watch screen reads it from the pane it draws);
+ * without it, or with another, they are refused `prompt_changed`.
+ */
 export const KeysBody = z
   .strictObject({
     session: SessionName,
     seq: Seq,
     keys: z.array(z.string().max(16)).max(MAX_KEYS).optional(),
     text: z.string().max(MAX_KEYS_TEXT).optional(),
+    fingerprint: Fingerprint.optional(),
+    answer: z.strictObject({ fingerprint: Fingerprint, choice: z.number().int().min(0).max(15) }).optional(),
   })
-  .refine((b) => (b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0, 'keys or text, at least one');
+  .refine(
+    (b) => ((b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0) !== (b.answer !== undefined),
+    'keys or text, or an answer',
+  );
 export type KeysBody = z.infer<typeof KeysBody>;
 
 /**
@@ -82,6 +96,26 @@ export const FrameBody = z.strictObject({
   rows: z.record(z.string().regex(/^\d+$/), z.string()),
 });
 export type FrameBody = z.infer<typeof FrameBody>;
+
+/**
+ * `approval` (listener → its own device and the phones, in the session's inventory record): what an approval
+ * prompt on the session's screen asks (core/agents/approvals.ts). `readable: false` (A2 Codex): the dialog is not
+ * read, the app says so and offers the live pane.
+ */
+export const ApprovalCardBody = z.strictObject({
+  session: SessionName,
+  agent: z.string().max(16),
+  fingerprint: Fingerprint,
+  readable: z.boolean(),
+  tool: z.string().max(512),
+  detail: z.array(z.string().max(2_000)).max(200),
+  question: z.string().max(512),
+  choices: z.array(z.strictObject({ label: z.string().max(512), always: z.boolean() })).max(16),
+  highlighted: z.number().int().nonnegative().nullable(),
+  /** When the listener read it (epoch ms, the computer's clock). */
+  at: z.number(),
+});
+export type ApprovalCardBody = z.infer<typeof ApprovalCardBody>;
 
 /** The bodies a listener opens, by purpose. */
 export const INBOUND_BODIES = {

@@ -39,6 +39,8 @@ export const SEAL_PURPOSES = [
   'ask.question',
   'ask.answer',
   'notify',
+  // an approval prompt on a session's screen (core/seal/bodies.ts ApprovalCardBody)
+  'approval',
 ] as const;
 export type SealPurpose = (typeof SEAL_PURPOSES)[number];
 

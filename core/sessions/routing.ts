@@ -211,6 +211,10 @@ export interface HeldKeys {
   keys: string[];
   text: string;
   receivedAt: number;
+  /** The approval prompt the sender saw, when one was on its screen (core/agents/approvals.ts). */
+  fingerprint?: string;
+  /** An approval card's answer: typed only for that very prompt (spec 4.11.2). */
+  answer?: { fingerprint: string; choice: number };
 }
 
 export type OpenedKeysDecision =
@@ -223,7 +227,7 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '' } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -232,6 +236,8 @@ export function decideOpenedKeys(
     keys,
     text,
     receivedAt: ref.receivedAt,
+    ...(fingerprint ? { fingerprint } : {}),
+    ...(answer ? { answer } : {}),
   };
   return { kind: 'hold', keys: held };
 }

@@ -3,6 +3,7 @@
  * picker label, its worktree group, whether it is a shell session, and its subagents as view-only children.
  * Pure: tmux's inventory (with the wrapper's `@svc-*` options) and the registry in, records out.
  */
+import { type ApprovalPrompt, readApproval } from '../agents/approvals.js';
 import type { AgentSpec } from '../agents/registry.js';
 import { agentById, agentForPane, sessionNameFromTitle } from '../agents/registry.js';
 import {
@@ -148,10 +149,13 @@ export function applyScreens(
   sessions: SessionRecord[];
   debounce: Record<string, DebounceState>;
   approvalOnScreen: string[];
+  /** What each prompt of `approvalOnScreen` asks (core/agents/approvals.ts), by session. */
+  approvals: Record<string, ApprovalPrompt>;
   unreadable: string[];
 } {
   const next: Record<string, DebounceState> = {};
   const approvalOnScreen: string[] = [];
+  const approvals: Record<string, ApprovalPrompt> = {};
   const unreadable: string[] = [];
   const sessions = described.map((record) => {
     if (!record.agent || record.shell) return record;
@@ -165,10 +169,14 @@ export function applyScreens(
       return { ...record, state: 'unknown' as const };
     }
     const reading = readScreen(rules, { text, title: pane.title });
-    if (reading === 'awaiting_approval') approvalOnScreen.push(record.name);
+    if (reading === 'awaiting_approval' && agent) {
+      approvalOnScreen.push(record.name);
+      const prompt = readApproval(agent.id, { text });
+      if (prompt) approvals[record.name] = prompt;
+    }
     const state = nextAgentState(debounce[record.name] ?? initialDebounce(now), reading, now, screenHash(text));
     next[record.name] = state;
     return { ...record, state: state.state };
   });
-  return { sessions, debounce: next, approvalOnScreen, unreadable };
+  return { sessions, debounce: next, approvalOnScreen, approvals, unreadable };
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalKeys, readApproval } from '../../../core/agents/approvals.js';
+import { approvalKeys, decideApprovalInput, readApproval } from '../../../core/agents/approvals.js';
 import { readScreen, SCREEN_RULES } from '../../../core/agents/screens.js';
 import { EDIT_NEW, EDIT_OLD, LONG_COMMAND } from '../../fakes/fakeModel.js';
 
@@ -169,7 +169,7 @@ describe('approval dialogs of the real programs', () => {
     const prompt = readApproval('A2', { text: fixture('A2', 1) })!;
     expect(prompt).toMatchObject({ readable: false, choices: [], highlighted: null });
     expect(prompt.fingerprint).toMatch(/^[0-9a-f]{16}$/);
-    expect(approvalKeys('A2', prompt, 0)).toEqual([]);
+    expect(approvalKeys(prompt, 0)).toEqual([]);
   });
 
   it('a screen with no dialog reads as none (agents with rules), or an unread prompt', () => {
@@ -179,13 +179,65 @@ describe('approval dialogs of the real programs', () => {
   });
 
   it('the keys for a choice: a digit (A1, A3), or to the first choice and along (A5)', () => {
-    expect(approvalKeys('A1', read('A1', 1)!, 0)).toEqual(['1']);
-    expect(approvalKeys('A1', read('A1', 4)!, 2)).toEqual(['3']);
-    expect(approvalKeys('A3', read('A3', 3)!, 3)).toEqual(['4']);
-    expect(approvalKeys('A5', read('A5', 1)!, 2)).toEqual(['Left', 'Left', 'Left', 'Right', 'Right', 'Enter']);
+    expect(approvalKeys(read('A1', 1)!, 0)).toEqual(['1']);
+    expect(approvalKeys(read('A1', 4)!, 2)).toEqual(['3']);
+    expect(approvalKeys(read('A3', 3)!, 3)).toEqual(['4']);
+    expect(approvalKeys(read('A5', 1)!, 2)).toEqual(['Left', 'Left', 'Left', 'Right', 'Right', 'Enter']);
     // no such choice
-    expect(approvalKeys('A1', read('A1', 1)!, 3)).toEqual([]);
-    expect(approvalKeys('A1', read('A1', 1)!, -1)).toEqual([]);
-    expect(approvalKeys('A1', read('A1', 1)!, 0.5)).toEqual([]);
+    expect(approvalKeys(read('A1', 1)!, 3)).toEqual([]);
+    expect(approvalKeys(read('A1', 1)!, -1)).toEqual([]);
+    expect(approvalKeys(read('A1', 1)!, 0.5)).toEqual([]);
+  });
+
+  describe('input against the prompt on screen (spec 7 prompt_changed)', () => {
+    const shown = read('A1', 1)!;
+    const moved = read('A1', 4)!;
+    const codex = readApproval('A2', { text: fixture('A2', 1) })!;
+    const answer = (fingerprint: string, choice = 0) => ({ answer: { fingerprint, choice } });
+    it.each([
+      [
+        'the answer to the prompt on screen types its keys',
+        answer(shown.fingerprint),
+        shown,
+        { ok: true, keys: ['1'] },
+      ],
+      [
+        'the answer to a prompt no longer on screen',
+        answer(shown.fingerprint),
+        null,
+        { ok: false, code: 'prompt_changed' },
+      ],
+      ['the answer after the highlight moved', answer(shown.fingerprint), moved, { ok: false, code: 'prompt_changed' }],
+      [
+        'an answer for a dialog svc does not read (A2)',
+        answer(codex.fingerprint),
+        codex,
+        { ok: false, code: 'prompt_changed' },
+      ],
+      ['an answer naming no choice of it', answer(shown.fingerprint, 9), shown, { ok: false, code: 'bad_key_name' }],
+      [
+        'keys with the fingerprint of the prompt on screen',
+        { fingerprint: shown.fingerprint },
+        shown,
+        { ok: true, keys: null },
+      ],
+      ['keys without a fingerprint while a prompt shows', {}, shown, { ok: false, code: 'prompt_changed' }],
+      [
+        'keys with the fingerprint of another prompt',
+        { fingerprint: moved.fingerprint },
+        shown,
+        { ok: false, code: 'prompt_changed' },
+      ],
+      ['keys for Codex need its fingerprint too', {}, codex, { ok: false, code: 'prompt_changed' }],
+      ['keys with no prompt on screen', {}, null, { ok: true, keys: null }],
+      [
+        'keys with a stale fingerprint once the prompt is gone',
+        { fingerprint: shown.fingerprint },
+        null,
+        { ok: true, keys: null },
+      ],
+    ] as const)('%s', (_what, input, onScreen, expected) => {
+      expect(decideApprovalInput(input, onScreen)).toEqual(expected);
+    });
   });
 });

@@ -3,8 +3,10 @@
  * refused once a device is pinned, live panes and key input are routed to watch and session actors, and answers
  * go back to the app that asked. Sealing itself is faked (envelopes carry their text); core/seal/seal.ts has its own tests.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { type ApprovalPrompt, readApproval } from '../../../core/agents/approvals.js';
 import { applyPinOps, type PinOp, type PinsFile } from '../../../core/devices/devices.js';
 import type { LeaseLeft } from '../../../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
@@ -40,7 +42,14 @@ function session(name: string, extra: Partial<SessionRecord> = {}): SessionRecor
 const envelope = (from: string, text: unknown, opens = true) => ({ from, text: JSON.stringify(text), opens });
 
 function harness(
-  opts: { pins?: PinsFile; pinsUnreadable?: boolean; sessions?: SessionRecord[]; resumeWatches?: LeaseLeft[] } = {},
+  opts: {
+    pins?: PinsFile;
+    pinsUnreadable?: boolean;
+    sessions?: SessionRecord[];
+    resumeWatches?: LeaseLeft[];
+    /** Pane screens by pane id (blank otherwise). */
+    screens?: Record<string, string>;
+  } = {},
 ) {
   const clock = new SimulatedClock();
   const state = {
@@ -49,6 +58,8 @@ function harness(
     sessions: opts.sessions ?? [session('svc-proj'), session('svc-proj.1', { parent: 'svc-proj' })],
     typed: [] as InjectInput[],
     keyed: [] as TypeKeysInput[],
+    screens: opts.screens ?? {},
+    cards: [] as { session: string; prompt: ApprovalPrompt }[],
   };
   const noop = () => {};
   const machine = listenerMachine.provide({
@@ -71,7 +82,7 @@ function harness(
         actors: {
           listSessions: fromPromise(async () => ({
             sessions: state.sessions,
-            screens: readableScreens(state.sessions),
+            screens: readableScreens(state.sessions, state.screens),
             takenAt: clock.now(),
           })),
         },
@@ -116,7 +127,13 @@ function harness(
         actions: { log: noop },
       }),
     },
-    actions: { log: noop, persistLedger: noop },
+    actions: {
+      log: noop,
+      persistLedger: noop,
+      sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
+        state.cards.push(p);
+      },
+    },
   });
   const actor = createActor(machine, {
     clock,
@@ -370,5 +387,106 @@ describe('live panes and key input in the listener', () => {
         { type: 'keys.result', session: 'svc-proj', ...to, seq: 1, state: 'typed' },
       ]),
     );
+  });
+});
+
+describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () => {
+  const screen = (n: number) => readFileSync(`test/fixtures/screens/A1/awaiting_approval-${n}.txt`, 'utf8');
+  const claude = session('svc-cc', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+  const pane = claude.panes[0]!.id;
+  const shown = readApproval('A1', { text: screen(1) })!;
+  const moved = readApproval('A1', { text: screen(4) })!;
+  const req = { deviceId: 'd_phone', connection: 'conn1' };
+  const setup = async () => {
+    const h = harness({ sessions: [claude], screens: { [pane]: screen(1) } });
+    await h.connect();
+    const keys = (seq: number, body: object) =>
+      h.frame({
+        type: 'pane.keys',
+        session: 'svc-cc',
+        ...req,
+        envelope: envelope('d_phone', { session: 'svc-cc', seq, ...body }),
+      });
+    const results = () => h.sent().filter((f) => f.type === 'keys.result');
+    const region = () => {
+      const child = h.actor.getSnapshot().children['session.svc-cc'];
+      return (child?.getSnapshot().value as { approval: string }).approval;
+    };
+    return { h, keys, results, region };
+  };
+
+  it('types the keys of the chosen answer for the prompt on screen, and only for it', async () => {
+    const { h, keys, results, region } = await setup();
+    expect(region()).toBe('shown');
+    keys(1, { answer: { fingerprint: shown.fingerprint, choice: 0 } });
+    await flush();
+    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['1'], text: '' }]);
+    expect(results()).toMatchObject([{ seq: 1, state: 'typed' }]);
+    expect(region()).toBe('answered');
+  });
+
+  it('refuses an answer once the highlight moved, or the prompt went, and types nothing', async () => {
+    const { h, keys, results, region } = await setup();
+    h.state.screens[pane] = screen(4); // the highlight moved at the keyboard
+    keys(1, { answer: { fingerprint: shown.fingerprint, choice: 0 } });
+    await flush();
+    expect(region()).toBe('changed');
+    h.state.screens[pane] = ''; // answered at the keyboard: gone
+    keys(2, { answer: { fingerprint: moved.fingerprint, choice: 0 } });
+    await flush();
+    expect(h.state.keyed).toEqual([]);
+    expect(results()).toMatchObject([
+      { seq: 1, state: 'refused', code: 'prompt_changed' },
+      { seq: 2, state: 'refused', code: 'prompt_changed' },
+    ]);
+    expect(region()).toBe('none');
+  });
+
+  it('refuses keys without the fingerprint of the prompt on screen, and types them with it', async () => {
+    const { h, keys, results } = await setup();
+    keys(1, { keys: ['Enter'] });
+    keys(2, { keys: ['Down'], fingerprint: moved.fingerprint });
+    keys(3, { keys: ['Down'], fingerprint: shown.fingerprint });
+    await flush();
+    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['Down'], text: '' }]);
+    expect(results()).toMatchObject([
+      { seq: 1, state: 'refused', code: 'prompt_changed' },
+      { seq: 2, state: 'refused', code: 'prompt_changed' },
+      { seq: 3, state: 'typed' },
+    ]);
+  });
+
+  it('seals a card per prompt and reports it with the session until the prompt goes', async () => {
+    const { h } = await setup();
+    expect(h.state.cards).toMatchObject([
+      { session: 'svc-cc', prompt: { fingerprint: shown.fingerprint, tool: 'Bash command' } },
+    ]);
+    const card = { sealed: 'card-1' };
+    h.actor.send({ type: 'APPROVAL.SEALED', session: 'svc-cc', fingerprint: shown.fingerprint, envelope: card });
+    // a card for a prompt no longer on screen is dropped
+    h.actor.send({
+      type: 'APPROVAL.SEALED',
+      session: 'svc-cc',
+      fingerprint: moved.fingerprint,
+      envelope: { sealed: 'x' },
+    });
+    await flush();
+    const reports = () => h.sent().filter((f) => f.type === 'listener.sessions');
+    expect(reports().at(-1)).toMatchObject({ sessions: [{ name: 'svc-cc', approval: card }] });
+    // the same prompt on the next tick is not sealed again; once it is gone, the card goes too
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.state.cards).toHaveLength(1);
+    h.state.screens[pane] = screen(4);
+    h.clock.increment(5_000);
+    await flush();
+    expect(h.state.cards.map((c) => c.prompt.fingerprint)).toEqual([shown.fingerprint, moved.fingerprint]);
+    h.state.screens[pane] = '';
+    h.clock.increment(5_000);
+    await flush();
+    h.clock.increment(5_000);
+    await flush();
+    const last = reports().at(-1) as { sessions: SessionRecord[] };
+    expect(last.sessions[0]!.approval).toBeUndefined();
   });
 });

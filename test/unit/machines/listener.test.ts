@@ -589,7 +589,7 @@ describe('session actor', () => {
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'working', approval: 'none' });
     await tick(fixture('awaiting_approval-1'));
     await tick(fixture('awaiting_approval-1'));
-    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'shown' });
     const reported = h
       .sentFrames()
       .filter((f) => f.type === 'listener.sessions')
@@ -641,15 +641,16 @@ describe('session actor', () => {
     await h.connect();
     h.clock.increment(5_000);
     await flush();
-    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'pending' });
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'shown' });
     h.push({ id: 1, body: 'while it asks' });
     await flush();
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
-    // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so.
+    // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so;
+    // the approval region follows the fresh reading.
     h.state.screens[pane] = fixture('working-1');
     h.push({ id: 2, body: 'and then this' });
     await flush();
-    expect(sessionState(h, 'svc-proj')).toMatchObject({ approval: 'pending' });
+    expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'none' });
     expect(h.state.typed.map((t) => t.text)).toEqual(['and then this']);
     expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
   });
