@@ -4,7 +4,7 @@
  * each one, because the pane may have changed while the push waited.
  */
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
-import { type ApprovalPrompt, decideApprovalInput } from '../core/agents/approvals.js';
+import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
 import { activePane } from '../core/sessions/inventory.js';
@@ -50,6 +50,8 @@ export interface TypeKeysInput {
   text: string;
   /** The pane reads as being in a tmux mode (copy mode, …): leave it before typing. */
   inMode?: boolean;
+  /** Input into an approval prompt: type only if a last look still shows this prompt, else fail prompt_changed. */
+  confirm?: { agent: string; fingerprint: string };
 }
 
 export interface InjectInput {
@@ -178,12 +180,11 @@ function leavingModeLog(context: SessionContext, what: string): LogParams | null
   };
 }
 
-/** tmux refused the keys: the first part of its error, for the sender. */
-const failure = (error: unknown) => ({
-  state: 'refused' as const,
-  code: 'inject_failed' as const,
-  message: String(error).slice(0, 200),
-});
+/** tmux refused the keys (the first part of its error, for the sender), or the prompt changed at the last look. */
+const failure = (error: unknown) =>
+  error instanceof PromptChangedError
+    ? { state: 'refused' as const, code: 'prompt_changed' as const }
+    : { state: 'refused' as const, code: 'inject_failed' as const, message: String(error).slice(0, 200) };
 
 /**
  * The refusal (if any) for the push or key input at the head of the queue, and the bucket after it; for an approval
@@ -371,7 +372,7 @@ export const sessionMachine = setup({
         },
         answering: {
           description: "The keys of the answer's choice are being typed.",
-          on: { 'APPROVAL.ANSWERED': 'answered', 'APPROVAL.FAILED': 'shown' },
+          on: { 'APPROVAL.ANSWERED': 'answered', 'APPROVAL.FAILED': 'shown', 'APPROVAL.CHANGED': 'changed' },
         },
         answered: {
           description: 'Typed; the prompt should go. Another prompt, or none, on a later reading moves on.',
@@ -469,6 +470,9 @@ export const sessionMachine = setup({
                 keys: context.currentKeys!.keys,
                 text: context.currentKeys!.text,
                 ...(pane.inMode ? { inMode: true } : {}),
+                ...(context.approvalOnScreen && context.approval
+                  ? { confirm: { agent: context.approval.agent, fingerprint: context.approval.fingerprint } }
+                  : {}),
               };
             },
             onDone: {
@@ -485,8 +489,9 @@ export const sessionMachine = setup({
               target: 'ready',
               actions: [
                 sendParent(({ context, event }) => keysResult(context, context.currentKeys!.ref, failure(event.error))),
-                enqueueActions(({ context, enqueue }) => {
-                  if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.FAILED' });
+                enqueueActions(({ context, event, enqueue }) => {
+                  if (event.error instanceof PromptChangedError) enqueue.raise({ type: 'APPROVAL.CHANGED' });
+                  else if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.FAILED' });
                 }),
                 assign({ currentKeys: null }),
               ],

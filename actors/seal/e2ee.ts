@@ -4,6 +4,7 @@
  * docs/security.md says what is trusted and why.
  */
 import { fromPromise } from 'xstate';
+import { APPROVAL_CONFIRM_MS, PromptChangedError, stillShows } from '../../core/agents/approvals.js';
 import { DEVICE_LIST_RETRY_MS, DevicesUnavailableError } from '../../core/devices/devices.js';
 import { type PaneScreen, paneScreen } from '../../core/panes/frames.js';
 import { DeviceListResponse } from '../../core/protocol/index.js';
@@ -193,9 +194,18 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
  * Key input: the text as is (no submit), then the named keys. A pane in a tmux mode is taken out of it first: the
  * phone shows the program's screen (capture-pane reads under the mode), so the keys are meant for the program.
  */
-export function typeKeysLogic(tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys'>) {
+export function typeKeysLogic(
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen'>,
+  wait: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+) {
   return fromPromise<void, TypeKeysInput>(async ({ input }) => {
     const pane = { pane: input.paneId };
+    // Input into an approval prompt: one more look, a moment later, right before typing (core/agents/approvals.ts).
+    if (input.confirm) {
+      await wait(APPROVAL_CONFIRM_MS);
+      const { text } = await tmux.captureScreen(pane);
+      if (!stillShows(input.confirm.agent, input.confirm.fingerprint, { text })) throw new PromptChangedError();
+    }
     const leaveMode = input.inMode === true;
     // Text, then keys, in one tmux call.
     if (input.text.length > 0) await tmux.sendLiteral(pane, input.text, { leaveMode, keys: input.keys });

@@ -233,3 +233,24 @@ export function decideApprovalInput(
   if (onScreen && input.fingerprint !== onScreen.fingerprint) return { ok: false, code: 'prompt_changed' };
   return { ok: true, keys: null };
 }
+
+/**
+ * How long after the check on the fresh reading the screen is read once more, right before an approval is typed:
+ * a key pressed at the keyboard just before (Esc, an arrow) has reached the program but may not be drawn yet; a
+ * prompt still the same after this is the one the person answered. Measured: Claude Code 2.1.197 redraws an Esc
+ * within about 100 ms (test/e2e/claude-approval.test.ts found the race without it).
+ */
+export const APPROVAL_CONFIRM_MS = 300;
+
+/** The error an answer's last look throws when the prompt is no longer the one answered. */
+export class PromptChangedError extends Error {
+  readonly code = 'prompt_changed' as const;
+  constructor() {
+    super('the approval prompt changed before the answer was typed');
+  }
+}
+
+/** Whether a screen still shows the prompt of `fingerprint` (of agent `agent`). */
+export function stillShows(agent: string, fingerprint: string, screen: { text: string }): boolean {
+  return readApproval(agent, screen)?.fingerprint === fingerprint;
+}

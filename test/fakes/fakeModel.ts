@@ -34,6 +34,8 @@ import type { AddressInfo } from 'node:net';
 export const PLAIN_REPLY = 'Hello from the fake model. Nothing to do.';
 export const DONE_REPLY = 'Done.';
 export const APPROVAL_COMMAND = 'touch svc-approval-probe.txt';
+/** The file APPROVAL_COMMAND makes in the agent's project: there only if the command was approved. */
+export const APPROVAL_PROBE = 'svc-approval-probe.txt';
 /** The `svc-long` command: longer than a 200-column pane is wide, so the dialog wraps it. */
 export const LONG_COMMAND = `echo svc-long-approval-probe-${'0123456789'.repeat(22)} > svc-approval-probe.txt`;
 /** The `svc-edit` script replaces this line of the named file with EDIT_NEW. */

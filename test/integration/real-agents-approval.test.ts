@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVAL_COMMAND, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import { APPROVAL_COMMAND, APPROVAL_PROBE, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
 import type { SpawnedSvc } from '../helpers/cli.js';
 import { spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
@@ -22,7 +22,7 @@ import {
 import { finalPush, sendPush, startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
-const PROBE = APPROVAL_COMMAND.split(' ')[1]!;
+const PROBE = APPROVAL_PROBE;
 /** Generous: a loaded 2-core machine starts these programs slowly. */
 const START_MS = 120_000;
 const STEP_MS = 60_000;

@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalKeys, decideApprovalInput, readApproval } from '../../../core/agents/approvals.js';
+import { createActor } from 'xstate';
+import { typeKeysLogic } from '../../../actors/seal/e2ee.js';
+import { approvalKeys, decideApprovalInput, PromptChangedError, readApproval } from '../../../core/agents/approvals.js';
 import { readScreen, SCREEN_RULES } from '../../../core/agents/screens.js';
 import { EDIT_NEW, EDIT_OLD, LONG_COMMAND } from '../../fakes/fakeModel.js';
 
@@ -238,6 +240,47 @@ describe('approval dialogs of the real programs', () => {
       ],
     ] as const)('%s', (_what, input, onScreen, expected) => {
       expect(decideApprovalInput(input, onScreen)).toEqual(expected);
+    });
+  });
+
+  describe('the last look before an answer is typed (actors/seal/e2ee.ts typeKeysLogic)', () => {
+    const run = (now: string, confirm: { agent: string; fingerprint: string } | undefined) => {
+      const sent: string[][] = [];
+      const tmux = {
+        sendLiteral: async () => {},
+        sendKeys: async (_: unknown, keys: readonly string[]) => {
+          sent.push([...keys]);
+        },
+        captureScreen: async () => ({ text: now, width: 200, height: 50 }),
+      };
+      const actor = createActor(
+        typeKeysLogic(tmux, async () => {}),
+        {
+          input: { session: 's', paneId: '%1', keys: ['1'], text: '', ...(confirm ? { confirm } : {}) },
+        },
+      );
+      return new Promise<{ sent: string[][]; error?: unknown }>((resolve) => {
+        actor.subscribe({ complete: () => resolve({ sent }), error: (error) => resolve({ sent, error }) });
+        actor.start();
+      });
+    };
+    const shown = read('A1', 1)!;
+
+    it('types when the prompt is still the one answered', async () => {
+      expect(await run(fixture('A1', 1), { agent: 'A1', fingerprint: shown.fingerprint })).toEqual({ sent: [['1']] });
+    });
+
+    it('types nothing when an Esc or an arrow at the keyboard got there first', async () => {
+      const idle = readFileSync('test/fixtures/screens/A1/idle-2.txt', 'utf8');
+      for (const now of [idle, fixture('A1', 4)]) {
+        const out = await run(now, { agent: 'A1', fingerprint: shown.fingerprint });
+        expect(out.sent).toEqual([]);
+        expect(out.error).toBeInstanceOf(PromptChangedError);
+      }
+    });
+
+    it('keys with no prompt on screen are typed without a look', async () => {
+      expect(await run('', undefined)).toEqual({ sent: [['1']] });
     });
   });
 });

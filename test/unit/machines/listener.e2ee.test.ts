@@ -410,7 +410,7 @@ describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () 
     const results = () => h.sent().filter((f) => f.type === 'keys.result');
     const region = () => {
       const child = h.actor.getSnapshot().children['session.svc-cc'];
-      return (child?.getSnapshot().value as { approval: string }).approval;
+      return (child!.getSnapshot() as { value: { approval: string } }).value.approval;
     };
     return { h, keys, results, region };
   };
@@ -420,7 +420,9 @@ describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () 
     expect(region()).toBe('shown');
     keys(1, { answer: { fingerprint: shown.fingerprint, choice: 0 } });
     await flush();
-    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['1'], text: '' }]);
+    // typed after one more look at the prompt (actors/seal/e2ee.ts)
+    const confirm = { agent: 'A1', fingerprint: shown.fingerprint };
+    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['1'], text: '', confirm }]);
     expect(results()).toMatchObject([{ seq: 1, state: 'typed' }]);
     expect(region()).toBe('answered');
   });
@@ -448,7 +450,8 @@ describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () 
     keys(2, { keys: ['Down'], fingerprint: moved.fingerprint });
     keys(3, { keys: ['Down'], fingerprint: shown.fingerprint });
     await flush();
-    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['Down'], text: '' }]);
+    const confirm = { agent: 'A1', fingerprint: shown.fingerprint };
+    expect(h.state.keyed).toEqual([{ session: 'svc-cc', paneId: pane, keys: ['Down'], text: '', confirm }]);
     expect(results()).toMatchObject([
       { seq: 1, state: 'refused', code: 'prompt_changed' },
       { seq: 2, state: 'refused', code: 'prompt_changed' },

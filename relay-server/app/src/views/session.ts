@@ -8,6 +8,7 @@ import { SealRefused } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
+import { approvalCard } from './approval.js';
 import type { Screen } from './screen.js';
 
 const LOCAL_CODES: Record<string, string> = {
@@ -152,10 +153,12 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const found0 = findSession(app.computers, hookId, name);
   const viewOnly = found0?.card.viewOnly ?? false;
   const compose = viewOnly ? null : composer(app, hookId, name);
+  const approval = viewOnly ? null : approvalCard(app, hookId, name);
   const el = h(
     'section',
     { class: 'screen session' },
     head,
+    approval?.el,
     list,
     compose
       ? compose.form
@@ -198,7 +201,8 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
       );
     }
     compose?.update();
+    approval?.update();
   };
   update();
-  return { el, title: found0?.card.label ?? name, back: '#/', update };
+  return { el, title: found0?.card.label ?? name, back: '#/', update, dispose: () => approval?.dispose() };
 }

@@ -15,6 +15,7 @@ import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { createTerminal, type PaneTerminal } from '../terminal.js';
+import { watchFingerprint } from './approval.js';
 import type { Screen } from './screen.js';
 import { composer } from './session.js';
 
@@ -184,7 +185,9 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     }
     try {
       const seq = await nextSeq('pane.keys');
-      const body: KeysBody = { session: name, seq, keys: [key] };
+      // the approval prompt this screen shows, if any: keys into a prompt other than the one seen are refused
+      const fingerprint = watchFingerprint(findSession(app.computers, hookId, name)?.record, term?.text() ?? '');
+      const body: KeysBody = { session: name, seq, keys: [key], ...(fingerprint ? { fingerprint } : {}) };
       const envelope = await sealFor(app.device, app.keyFor(hookId), 'pane.keys', body);
       sentKeys.set(seq, label);
       keyResult.textContent = app.link.send({
