@@ -12,12 +12,13 @@ import { resolveConfig } from '../core/daemon/config.js';
 import { svcPaths } from '../core/daemon/paths.js';
 import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
-import type { AgentState } from '../core/protocol/index.js';
+import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import { decideControl, pastRecord } from '../core/sessions/control.js';
 import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
-import { listenerMachine } from '../machines/listener.js';
+import { type ListenerContext, listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
 import { paneWatchMachine } from '../machines/paneWatch.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
@@ -50,6 +51,7 @@ import {
 import { readInventory } from './sessions/inventoryReading.js';
 import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
 import { writeMarker } from './sessions/marker.js';
+import { createPastSessions } from './sessions/pastSessions.js';
 import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
@@ -158,7 +160,11 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const leases = createLeaseBook(join(paths.dir, 'watches.json'), { onError: (message) => log.error(message) });
 
   // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). `actor` is set below.
-  let root: { send(event: never): void; system: { get(id: string): AnyActorRef | undefined } } | null = null;
+  let root: {
+    send(event: never): void;
+    system: { get(id: string): AnyActorRef | undefined };
+    getSnapshot(): { context: ListenerContext };
+  } | null = null;
   const asks = createAskService({
     me,
     readPins: () => readPinsSafely(paths.devicePins).pins,
@@ -168,6 +174,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     sendToRelay: (frame) => root?.system.get('relay')?.send({ type: 'SEND', frame }),
     log,
   });
+
+  const past = createPastSessions(join(paths.dir, 'past-sessions.json'), log);
+  const tellPast = () => {
+    const live = root ? Object.values(root.getSnapshot().context.sessions) : [];
+    root?.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) } as never);
+  };
 
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
@@ -269,6 +281,36 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       announceAsk: (_, params) => asks.announce(params.id),
       settleAsk: (_, params) => asks.settle(params.output),
       notifyAcked: (_, params) => asks.acked(params.id),
+      controlPast: (_, { session, action, ref, live }) => {
+        const answer = (state: 'typed' | 'refused', code?: RefusalCode, message?: string) =>
+          root?.send({
+            type: 'SESSION.KEYS_RESULT',
+            session,
+            ref,
+            state,
+            ...(code ? { code } : {}),
+            ...(message ? { message } : {}),
+          } as never);
+        const record = live ? root?.getSnapshot().context.sessions[session] : undefined;
+        const d = decideControl(action, session, record, past.find(session));
+        if (d.kind === 'refuse') return answer('refused', d.code);
+        if (d.kind === 'forget') {
+          past.forget(d.name);
+          log.info(`${session}: forgotten (past sessions), asked by ${ref.deviceId}`);
+          answer('typed');
+          return tellPast();
+        }
+        if (d.kind !== 'resume') return answer('refused', 'session_not_found');
+        void past.resume(d.past, tmux).then((outcome) => {
+          if (!outcome.ok) {
+            log.warn(`${session}: not resumed (${outcome.code}): ${outcome.message}`);
+            return answer('refused', outcome.code, outcome.message);
+          }
+          log.info(`${session}: resumed as ${outcome.name}, asked by ${ref.deviceId}`);
+          answer('typed');
+          tellPast();
+        });
+      },
       sealCard: (_, { session, prompt }) => {
         asks
           .card(session, prompt)
@@ -340,6 +382,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     control.close();
     awake.stop();
     removePidFile(paths.pid);
+  });
+
+  // Sessions that end (or were there before a restart) are remembered, and offered to resume (core/sessions/control.ts).
+  let liveSeen: Record<string, SessionRecord> | null = null;
+  actor.subscribe((snapshot) => {
+    const live = snapshot.context.sessions;
+    if (live === liveSeen) return;
+    liveSeen = live;
+    if (past.seen(Object.values(live), Math.floor(Date.now() / 1000))) tellPast();
   });
 
   // An approval waiting, a finished turn: told to the phones (core/notify/events.ts), sealed like svc_notify.

@@ -104,6 +104,8 @@ export interface ListenerContext {
    * sealing is done (null until then). Reported with the session; gone when the prompt is.
    */
   cards: Record<string, { fingerprint: string; envelope: Record<string, unknown> | null }>;
+  /** Past sessions (core/sessions/control.ts), as records for the report; the IO side keeps the book. */
+  past: SessionRecord[];
 }
 
 export type ListenerEvent =
@@ -120,6 +122,8 @@ export type ListenerEvent =
       unreadable?: string[];
     }
   | { type: 'HOLD'; held: HeldInput }
+  /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
+  | { type: 'PAST.CHANGED'; past: SessionRecord[] }
   /** A session's approval card, sealed (actors/mcp/asks.ts sealCard). */
   | { type: 'APPROVAL.SEALED'; session: string; fingerprint: string; envelope: Record<string, unknown> }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
@@ -236,6 +240,14 @@ export const listenerMachine = setup({
     settleAsk: (_, _params: { output: AskOutput }) => {},
     /** The relay took notification `id`: its `svc_notify` returns. */
     notifyAcked: (_, _params: { id: string }) => {},
+    /**
+     * Resume or forget past session `session` for the device of `ref` (actors/sessions/pastSessions.ts); the answer
+     * comes back as SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
+     */
+    controlPast: (
+      _,
+      _params: { session: string; action: 'resume' | 'forget'; ref: SessionKeys['ref']; live: boolean },
+    ) => {},
     /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
     sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
   },
@@ -261,6 +273,7 @@ export const listenerMachine = setup({
     asks: {},
     finishedAsks: {},
     cards: {},
+    past: [],
   }),
   initial: 'running',
   states: {
@@ -544,7 +557,15 @@ export const listenerMachine = setup({
               // again at once (it was asked to), so such input waits for that reading.
               const { waiting, released } = releaseHeld(context.held, event.answers, context.sessions);
               for (const { held, found } of released) {
-                if (found) enqueue.sendTo(sessionId(held.session), held.event);
+                const control = held.kind === 'keys' ? held.event.keys.control : undefined;
+                // resume and forget are about sessions that are not running: the IO side decides and answers
+                if (held.kind === 'keys' && (control === 'resume' || control === 'forget')) {
+                  const { session } = held;
+                  enqueue({
+                    type: 'controlPast',
+                    params: { session, action: control, ref: held.event.keys.ref, live: found },
+                  });
+                } else if (found) enqueue.sendTo(sessionId(held.session), held.event);
                 else enqueue.raise(notFound(held));
               }
               enqueue.assign({ held: waiting });
@@ -561,11 +582,15 @@ export const listenerMachine = setup({
                 type: 'listener.sessions',
                 seq: event.seq,
                 // the session actors know which sessions are in sticky REMOTE, and the cards of their prompts
-                sessions: event.sessions.map((r) => {
-                  const card = context.cards[r.name]?.envelope;
-                  const remote = isRemote(system.get(sessionId(r.name)));
-                  return { ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) };
-                }),
+                sessions: [
+                  ...event.sessions.map((r) => {
+                    const card = context.cards[r.name]?.envelope;
+                    const remote = isRemote(system.get(sessionId(r.name)));
+                    return { ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) };
+                  }),
+                  // sessions that ended, or were there before the computer restarted: offered to resume
+                  ...context.past.filter((p) => !event.sessions.some((r) => r.name === p.name)),
+                ],
               },
             })),
             {
@@ -762,6 +787,9 @@ export const listenerMachine = setup({
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
+        'PAST.CHANGED': {
+          actions: [assign({ past: ({ event }) => event.past }), sendTo('inventory', { type: 'FORCE_REPORT' })],
+        },
         'APPROVAL.SEALED': {
           description:
             'A card sealed for the prompt still on screen is reported at once; one for a gone prompt is dropped.',

@@ -7,6 +7,7 @@ import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xst
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
 import { refusalFor } from '../core/sessions/refusals.js';
 import type { BucketState } from '../core/tokenBucket.js';
@@ -38,6 +39,8 @@ export interface SessionKeys {
   fingerprint?: string;
   /** An approval card's answer: the listener types the keys of that choice, for that very prompt only. */
   answer?: { fingerprint: string; choice: number };
+  /** End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts). */
+  control?: ControlAction;
 }
 
 /** A session's queue: messages and key input, typed one at a time in arrival order. */
@@ -52,6 +55,8 @@ export interface TypeKeysInput {
   inMode?: boolean;
   /** Input into an approval prompt: type only if a last look still shows this prompt, else fail prompt_changed. */
   confirm?: { agent: string; fingerprint: string };
+  /** End the session with tmux kill-session instead of typing (the person chose "force" and confirmed). */
+  kill?: boolean;
 }
 
 export interface InjectInput {
@@ -207,7 +212,14 @@ export function decideHead(context: SessionContext): {
   };
   let answerKeys: string[] | undefined;
   let code: RefusalCode | null;
-  if (head.kind === 'keys') {
+  if (head.kind === 'keys' && head.control) {
+    const control = controlHead(context, head.control, facts);
+    if ('code' in control) code = control.code;
+    else {
+      code = null;
+      answerKeys = control.keys;
+    }
+  } else if (head.kind === 'keys') {
     // Key input comes in a pane.keys frame addressed to this computer by the relay's routing; an answer is judged
     // as the keys it will type (they end in a confirming key).
     const typed = head.answer ? { keys: ['Enter'], text: '' } : { keys: head.keys, text: head.text };
@@ -226,6 +238,25 @@ export function decideHead(context: SessionContext): {
   );
   if (!taken.allowed) return { code: 'rate_limited', bucket: taken.state };
   return { code: null, bucket: taken.state, ...(answerKeys ? { answerKeys } : {}) };
+}
+
+/**
+ * A control request for this running session: refused as keys would be (a subagent, spec 4.14), `approval_pending`
+ * while a prompt is up (the exit command would answer it), or the agent's own exit command as keys; kill has none.
+ */
+function controlHead(
+  context: SessionContext,
+  action: ControlAction,
+  facts: Omit<Parameters<typeof refusalFor>[0], 'body' | 'addressedToThisComputer'>,
+): { code: RefusalCode } | { keys: string[] } {
+  const base = keysRefusal({ ...facts, addressedToThisComputer: true, keys: ['Enter'], text: '' });
+  if (base) return { code: base };
+  const d = decideControl(action, context.name, context.record, undefined);
+  if (d.kind === 'refuse') return { code: d.code };
+  if (d.kind !== 'live') return { code: 'session_not_found' };
+  if (d.action === 'kill') return { keys: [] };
+  if (context.approvalOnScreen) return { code: 'approval_pending' };
+  return { keys: ['Enter'] };
 }
 
 export const sessionMachine = setup({
@@ -421,8 +452,10 @@ export const sessionMachine = setup({
               actions: enqueueActions(({ context, enqueue }) => {
                 const head = context.queue[0] as SessionKeys;
                 const { bucket, answerKeys } = decideHead(context);
-                // an answer types the keys of its choice, worked out from the prompt on screen now
-                const keys = answerKeys ? { ...head, keys: answerKeys, text: '' } : head;
+                // an answer types the keys of its choice, worked out from the prompt on screen now; end types the
+                // agent's exit command, then Enter
+                const exit = head.control === 'end' ? EXIT_COMMANDS[context.record.meta?.agent ?? ''] : undefined;
+                const keys = answerKeys ? { ...head, keys: answerKeys, text: exit ?? '' } : head;
                 enqueue.assign({
                   currentKeys: keys,
                   queue: context.queue.slice(1),
@@ -470,9 +503,10 @@ export const sessionMachine = setup({
                 keys: context.currentKeys!.keys,
                 text: context.currentKeys!.text,
                 ...(pane.inMode ? { inMode: true } : {}),
-                ...(context.approvalOnScreen && context.approval
+                ...(context.approvalOnScreen && context.approval && !context.currentKeys!.control
                   ? { confirm: { agent: context.approval.agent, fingerprint: context.approval.fingerprint } }
                   : {}),
+                ...(context.currentKeys!.control === 'kill' ? { kill: true } : {}),
               };
             },
             onDone: {

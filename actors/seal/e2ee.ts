@@ -195,11 +195,13 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
  * phone shows the program's screen (capture-pane reads under the mode), so the keys are meant for the program.
  */
 export function typeKeysLogic(
-  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen'>,
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession'>,
   wait: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ) {
   return fromPromise<void, TypeKeysInput>(async ({ input }) => {
     const pane = { pane: input.paneId };
+    // "force end", chosen and confirmed on the phone (core/sessions/control.ts)
+    if (input.kill) return tmux.killSession(input.session);
     // Input into an approval prompt: one more look, a moment later, right before typing (core/agents/approvals.ts).
     if (input.confirm) {
       await wait(APPROVAL_CONFIRM_MS);

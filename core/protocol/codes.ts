@@ -85,6 +85,7 @@ export const REFUSAL_CODES = [
   'devices_unavailable', // temporary: the relay's device list could not be read to open a sealed message; send again
   'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
   'prompt_changed', // spec 7: an answer or keys for an approval prompt that is no longer the one on screen
+  'not_supported', // session control svc cannot do for this agent (no exit command known, no resume)
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

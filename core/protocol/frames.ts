@@ -59,6 +59,12 @@ export const SessionRecord = z.object({
    * computer and the account's phones; set by the listener while the prompt shows. The relay stores it as is.
    */
   approval: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * A past session (core/sessions/control.ts): not running (it ended, or the computer restarted); epoch seconds
+   * when svc last saw it. It has no panes; `resumable`: the phone may ask to resume it.
+   */
+  ended: z.number().optional(),
+  resumable: z.boolean().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 

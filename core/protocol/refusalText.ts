@@ -30,6 +30,7 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
     'Not typed: the computer could not reach the relay to check who sent it (a network problem, not tampering). Send it again.',
   prompt_changed:
     'Not typed: the approval prompt on the computer is not the one you answered (answered at the keyboard, gone, or the highlight moved). Look at it again.',
+  not_supported: 'Not typed: svc does not know how to do that for this agent. Use Watch, or the computer.',
   too_large: 'Not typed: the message is longer than 65,536 characters. Split it, or send a file path instead.',
 };
 

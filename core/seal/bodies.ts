@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { MAX_BODY_CHARS, SessionName } from '../protocol/index.js';
+import { CONTROL_ACTIONS } from '../sessions/control.js';
 
 export const Seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -69,10 +70,15 @@ export const KeysBody = z
     text: z.string().max(MAX_KEYS_TEXT).optional(),
     fingerprint: Fingerprint.optional(),
     answer: z.strictObject({ fingerprint: Fingerprint, choice: z.number().int().min(0).max(15) }).optional(),
+    /** Session control (core/sessions/control.ts): end, kill (force), resume or forget the session named. */
+    control: z.enum(CONTROL_ACTIONS).optional(),
   })
   .refine(
-    (b) => ((b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0) !== (b.answer !== undefined),
-    'keys or text, or an answer',
+    (b) =>
+      [(b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0, b.answer !== undefined, b.control !== undefined].filter(
+        Boolean,
+      ).length === 1,
+    'keys or text, an answer, or a control action',
   );
 export type KeysBody = z.infer<typeof KeysBody>;
 

@@ -7,6 +7,7 @@
  * Pure: machines/listener.ts hands in the frame and the facts it holds (its context fits `RouteFacts`) and acts on
  * the decision.
  */
+
 import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from '../devices/devices.js';
 import { badKeyName } from '../panes/keys.js';
 import type {
@@ -19,6 +20,7 @@ import type {
 } from '../protocol/index.js';
 import type { InboundPurpose } from '../seal/bodies.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
+import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';
 import type { Ledger } from './ledger.js';
 import { STOPPED_WHILE_TYPING, triagePush } from './ledger.js';
@@ -215,6 +217,8 @@ export interface HeldKeys {
   fingerprint?: string;
   /** An approval card's answer: typed only for that very prompt (spec 4.11.2). */
   answer?: { fingerprint: string; choice: number };
+  /** Session control (core/sessions/control.ts). */
+  control?: ControlAction;
 }
 
 export type OpenedKeysDecision =
@@ -227,7 +231,7 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer, control } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -238,6 +242,7 @@ export function decideOpenedKeys(
     receivedAt: ref.receivedAt,
     ...(fingerprint ? { fingerprint } : {}),
     ...(answer ? { answer } : {}),
+    ...(control ? { control } : {}),
   };
   return { kind: 'hold', keys: held };
 }

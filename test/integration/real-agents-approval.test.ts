@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVAL_COMMAND, APPROVAL_PROBE, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import { APPROVAL_PROBE, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
 import type { SpawnedSvc } from '../helpers/cli.js';
 import { spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';

@@ -46,6 +46,8 @@ export interface ComputerView {
   online: boolean;
   lastSeenAt: number | null;
   items: ListItem[];
+  /** Sessions that ended, or were there before the computer restarted (core/sessions/control.ts), newest first. */
+  past: { name: string; label: string; ended: number; resumable: boolean }[];
   /** How many sessions wait for an approval (for the heading). */
   attention: number;
 }
@@ -120,7 +122,16 @@ export function computerViews(computers: readonly ComputerInfo[]): ComputerView[
       name: c.name,
       online: c.online,
       lastSeenAt: c.lastSeenAt,
-      items: sessionItems(c.sessions),
+      items: sessionItems(c.sessions.filter((s) => s.ended === undefined)),
+      past: c.sessions
+        .filter((s) => s.ended !== undefined)
+        .sort((a, b) => (b.ended ?? 0) - (a.ended ?? 0))
+        .map((s) => ({
+          name: s.name,
+          label: s.meta?.project ?? s.name,
+          ended: s.ended!,
+          resumable: s.resumable === true,
+        })),
       attention: c.sessions.filter((s) => s.state === 'awaiting_approval').length,
     }));
 }

@@ -252,6 +252,7 @@ describe('approval dialogs of the real programs', () => {
           sent.push([...keys]);
         },
         captureScreen: async () => ({ text: now, width: 200, height: 50 }),
+        killSession: async () => {},
       };
       const actor = createActor(
         typeKeysLogic(tmux, async () => {}),

@@ -60,6 +60,7 @@ function harness(
     keyed: [] as TypeKeysInput[],
     screens: opts.screens ?? {},
     cards: [] as { session: string; prompt: ApprovalPrompt }[],
+    past: [] as { session: string; action: string; live: boolean }[],
   };
   const noop = () => {};
   const machine = listenerMachine.provide({
@@ -132,6 +133,9 @@ function harness(
       persistLedger: noop,
       sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
         state.cards.push(p);
+      },
+      controlPast: (_, p: { session: string; action: string; live: boolean }) => {
+        state.past.push({ session: p.session, action: p.action, live: p.live });
       },
     },
   });
@@ -491,5 +495,90 @@ describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () 
     await flush();
     const last = reports().at(-1) as { sessions: SessionRecord[] };
     expect(last.sessions[0]!.approval).toBeUndefined();
+  });
+});
+
+describe('session control from the phone (core/sessions/control.ts)', () => {
+  const req = { deviceId: 'd_phone', connection: 'conn1' };
+  const claude = session('svc-cc', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
+  const sub = session('svc-cc.1', { parent: 'svc-cc', meta: { kind: 'agent', agent: 'A1' } });
+  const setup = async (screens: Record<string, string> = {}) => {
+    const h = harness({ sessions: [claude, sub], screens });
+    await h.connect();
+    const control = (seq: number, name: string, action: string) =>
+      h.frame({
+        type: 'pane.keys',
+        session: name,
+        ...req,
+        envelope: envelope('d_phone', { session: name, seq, control: action }),
+      });
+    const results = () => h.sent().filter((f) => f.type === 'keys.result');
+    return { h, control, results };
+  };
+
+  it('ends a session with the agent’s exit command, and kills one only when asked to', async () => {
+    const { h, control, results } = await setup();
+    control(1, 'svc-cc', 'end');
+    control(2, 'svc-cc', 'kill');
+    await flush();
+    const pane = claude.panes[0]!.id;
+    expect(h.state.keyed).toEqual([
+      { session: 'svc-cc', paneId: pane, keys: ['Enter'], text: '/exit' },
+      { session: 'svc-cc', paneId: pane, keys: [], text: '', kill: true },
+    ]);
+    expect(results()).toMatchObject([
+      { seq: 1, state: 'typed' },
+      { seq: 2, state: 'typed' },
+    ]);
+  });
+
+  it('refuses to end while an approval prompt is up (the exit command would answer it)', async () => {
+    const text = readFileSync('test/fixtures/screens/A1/awaiting_approval-1.txt', 'utf8');
+    const { h, control, results } = await setup({ [claude.panes[0]!.id]: text });
+    control(1, 'svc-cc', 'end');
+    await flush();
+    expect(h.state.keyed).toEqual([]);
+    expect(results()).toMatchObject([{ seq: 1, state: 'refused', code: 'approval_pending' }]);
+  });
+
+  it('refuses every action on a subagent: subagent_view_only', async () => {
+    const { h, control, results } = await setup();
+    control(1, 'svc-cc.1', 'end');
+    control(2, 'svc-cc.1', 'kill');
+    await flush();
+    expect(h.state.keyed).toEqual([]);
+    expect(results()).toMatchObject([
+      { seq: 1, state: 'refused', code: 'subagent_view_only' },
+      { seq: 2, state: 'refused', code: 'subagent_view_only' },
+    ]);
+  });
+
+  it('hands resume and forget to the past-sessions side after a fresh reading, saying whether it runs', async () => {
+    const { h, control, results } = await setup();
+    control(1, 'svc-old', 'resume');
+    control(2, 'svc-cc', 'forget');
+    control(3, 'svc-old', 'end');
+    await flush();
+    expect(h.state.past).toEqual([
+      { session: 'svc-old', action: 'resume', live: false },
+      { session: 'svc-cc', action: 'forget', live: true },
+    ]);
+    expect(results()).toMatchObject([{ seq: 3, state: 'refused', code: 'session_not_found' }]);
+  });
+
+  it('reports past sessions after the live ones', async () => {
+    const { h } = await setup();
+    const old = { ...session('svc-old'), panes: [], ended: 5, resumable: true };
+    h.actor.send({ type: 'PAST.CHANGED', past: [old] });
+    await flush();
+    const last = h
+      .sent()
+      .filter((f) => f.type === 'listener.sessions')
+      .at(-1) as { sessions: SessionRecord[] };
+    expect(last.sessions.map((r) => [r.name, r.ended])).toEqual([
+      ['svc-cc', undefined],
+      ['svc-cc.1', undefined],
+      ['svc-old', 5],
+    ]);
   });
 });

@@ -132,6 +132,35 @@ export function agentsScreen(app: App): Screen {
                 c.items.map((it) => item(c.hookId, it)),
               )
             : h('p', { class: 'empty' }, 'No sessions. Start one with ', h('code', {}, 'svc cc'), '.'),
+          c.past.length > 0
+            ? h(
+                'details',
+                { class: 'past' },
+                h('summary', {}, `Past sessions (${c.past.length})`),
+                h(
+                  'ul',
+                  { class: 'sessions', 'aria-label': `past sessions of ${c.name}` },
+                  c.past.map((p) =>
+                    h(
+                      'li',
+                      { class: 'session past' },
+                      h(
+                        'a',
+                        { class: 'session-link', href: sessionHref(c.hookId, p.name) },
+                        h('span', { class: 'label' }, p.label),
+                        h('span', { class: 'name' }, p.name),
+                        h(
+                          'span',
+                          { class: 'badges' },
+                          h('span', { class: 'tag' }, `ended ${ago(Date.now() - p.ended * 1000)}`),
+                          p.resumable ? h('span', { class: 'tag' }, 'resumable') : null,
+                        ),
+                      ),
+                    ),
+                  ),
+                ),
+              )
+            : null,
         ),
       ),
     );

@@ -2,13 +2,15 @@
  * One session: what it is, the messages sent to it and what became of each, and the message box. The box keeps
  * its text (and a draft in IndexedDB) until the relay has taken the message.
  */
-import { AGENT_STATE_TEXT, pushStateText } from '../../../../core/protocol/refusalText.js';
+import { AGENT_STATE_TEXT, ago, pushStateText } from '../../../../core/protocol/refusalText.js';
+import { EXIT_COMMANDS } from '../../../../core/sessions/control.js';
 import { deleteKv, getKv, type Message, setKv } from '../db.js';
 import { SealRefused } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { approvalCard } from './approval.js';
+import { askingButton, sendControl } from './control.js';
 import type { Screen } from './screen.js';
 
 const LOCAL_CODES: Record<string, string> = {
@@ -147,6 +149,62 @@ function askLoopOffer(
   );
 }
 
+/** The control buttons of a session: each asks first (views/control.ts). */
+export function controlButtons(
+  app: App,
+  hookId: string,
+  name: string,
+  mode: 'live' | 'past' | 'none',
+  agent: string | undefined,
+  resumable: boolean | undefined,
+  status: HTMLElement,
+): (HTMLElement | null)[] {
+  const run = (action: Parameters<typeof sendControl>[3]) => () => sendControl(app, hookId, name, action);
+  if (mode === 'live') {
+    const exit = agent ? EXIT_COMMANDS[agent] : undefined;
+    return [
+      exit
+        ? askingButton({
+            label: 'End session',
+            question: `End ${name}? svc types ${exit} into it, as you would at the keyboard.`,
+            confirm: 'End it',
+            run: run('end'),
+            status,
+          })
+        : null,
+      askingButton({
+        label: 'Force end',
+        question: `Kill the tmux session ${name}? Whatever runs in it stops at once, unsaved work is lost.`,
+        confirm: 'Kill it',
+        danger: true,
+        run: run('kill'),
+        status,
+      }),
+    ];
+  }
+  if (mode === 'past') {
+    return [
+      resumable
+        ? askingButton({
+            label: 'Resume',
+            question: `Resume ${name} with the agent's own resume, in a new tmux session?`,
+            confirm: 'Resume it',
+            run: run('resume'),
+            status,
+          })
+        : h('span', { class: 'muted' }, 'svc cannot resume this agent’s sessions. '),
+      askingButton({
+        label: 'Forget',
+        question: `Forget ${name}? It goes from this list; the agent's own files stay.`,
+        confirm: 'Forget it',
+        run: run('forget'),
+        status,
+      }),
+    ];
+  }
+  return [];
+}
+
 export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const head = h('div', { class: 'session-head' });
   const list = h('ol', { class: 'messages', 'aria-label': 'Messages sent' });
@@ -154,11 +212,16 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const viewOnly = found0?.card.viewOnly ?? false;
   const compose = viewOnly ? null : composer(app, hookId, name);
   const approval = viewOnly ? null : approvalCard(app, hookId, name);
+  const controls = h('div', { class: 'session-controls', 'aria-label': 'Session control' });
+  const controlStatus = h('p', { class: 'control-status', role: 'status' });
+  let controlsFor: string | null = null;
   const el = h(
     'section',
     { class: 'screen session' },
     head,
     approval?.el,
+    controls,
+    controlStatus,
     list,
     compose
       ? compose.form
@@ -174,9 +237,11 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
       h(
         'p',
         { class: 'session-meta' },
-        card
-          ? h('span', { class: `state state-${card.state}` }, AGENT_STATE_TEXT[card.state])
-          : h('span', { class: 'state' }, 'not in the inventory'),
+        found?.record.ended !== undefined
+          ? h('span', { class: 'state' }, `ended ${ago(Date.now() - found.record.ended * 1000)}`)
+          : card
+            ? h('span', { class: `state state-${card.state}` }, AGENT_STATE_TEXT[card.state])
+            : h('span', { class: 'state' }, 'not in the inventory'),
         card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
         card?.shell ? ' · shell session' : null,
         card?.remote ? h('span', { class: 'tag tag-remote' }, 'REMOTE') : null,
@@ -202,6 +267,15 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     }
     compose?.update();
     approval?.update();
+    // End and force end for a running session, resume and forget for a past one; none for a subagent (spec 4.14)
+    const mode = !found || viewOnly ? 'none' : found.record.ended !== undefined ? 'past' : 'live';
+    if (mode !== controlsFor) {
+      controlsFor = mode;
+      replace(
+        controls,
+        controlButtons(app, hookId, name, mode, found?.record.meta?.agent, found?.record.resumable, controlStatus),
+      );
+    }
   };
   update();
   return { el, title: found0?.card.label ?? name, back: '#/', update, dispose: () => approval?.dispose() };
