@@ -131,6 +131,8 @@ export function createPastSessions(path: string, log: { warn(m: string): void })
     // none yet
   }
   let savedAt = 0;
+  /** The past sessions last offered (names, in order): a change is reported. */
+  let offered = '[]';
   const save = () => {
     try {
       writeFileAtomic(path, `${JSON.stringify(book, null, 2)}\n`, 0o600, false);
@@ -143,23 +145,25 @@ export function createPastSessions(path: string, log: { warn(m: string): void })
     /** A reading of the live sessions; true when the list of past sessions changed (it is reported then). */
     seen(live: readonly SessionRecord[], now: number): boolean {
       const names = (b: PastSessions) => JSON.stringify(Object.keys(b.sessions).sort());
-      const before = JSON.stringify(pastSessions(book, live).map((p) => p.name));
       const next = rememberSessions(book, live, now);
       const newNames = names(next) !== names(book);
       book = next;
-      const after = JSON.stringify(pastSessions(book, live).map((p) => p.name));
+      const past = JSON.stringify(pastSessions(book, live).map((p) => p.name));
+      const changed = past !== offered;
+      offered = past;
       // lastSeenAt moves every reading: written when a session comes or goes, else once a minute
-      if (newNames || before !== after || now - savedAt >= 60) {
+      if (newNames || changed || now - savedAt >= 60) {
         savedAt = now;
         save();
       }
-      return before !== after;
+      return changed;
     },
     past: (live: readonly SessionRecord[]) => pastSessions(book, live),
     find: (name: string): PastSession | undefined => book.sessions[name],
     forget(name: string): void {
       const { [name]: _gone, ...rest } = book.sessions;
       book = { version: 1, sessions: rest };
+      offered = JSON.stringify(JSON.parse(offered).filter((n: string) => n !== name));
       save();
     },
     /** Starts the agent's resume of `past` in a new tmux session (its own name, or `<name>-2`, … when taken). */

@@ -11,7 +11,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL_TEXT } from '../../core/protocol/refusalText.js';
 import { APPROVAL_COMMAND, APPROVAL_PROBE, type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { databaseHolds } from '../helpers/devices.js';
@@ -102,11 +102,7 @@ beforeAll(async () => {
   svcEnvironment = env;
   listener = spawnSvc(['listener'], env);
   await listener.waitForLine(/connected to ws:/);
-  browser = await startBrowser();
-  const pair = await runSvc(['pair'], env);
-  page = await browser.newPage();
-  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
-  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+  ({ browser, page } = await pairedPhone(env));
   if (!agentInstalled(CLAUDE_CODE)) return;
   place = prepareAgent(CLAUDE_CODE, model.url);
   await tmux.newSession(SESSION, place.argv, {

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shellQuote } from '../../core/tmux/tmux.js';
 import { ASK_INPUT, type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
 import { startTestRelay, type TestRelay, waitFor } from '../helpers/relay.js';
@@ -62,11 +62,7 @@ beforeAll(async () => {
   listener = spawnSvc(['listener'], env);
   await listener.waitForLine(/connected to ws:/);
   await listener.waitForLine(/control socket/);
-  browser = await startBrowser();
-  const pair = await runSvc(['pair'], env);
-  page = await browser.newPage();
-  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
-  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+  ({ browser, page } = await pairedPhone(env));
 }, 90_000);
 
 afterAll(async () => {
@@ -76,17 +72,7 @@ afterAll(async () => {
   await model?.close();
   await relay?.close();
   // Claude Code may still be writing its backups as tmux takes it down: try until the directory is gone.
-  await waitFor(
-    () => {
-      try {
-        home?.cleanup();
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { what: 'the test HOME removed' },
-  );
+  await home?.removeWhenFree();
 });
 
 describe('Claude Code asks through svc mcp', () => {

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { runSvc } from './cli.js';
 
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export const PHONE = { width: 375, height: 812 } as const;
@@ -81,4 +82,17 @@ export async function startBrowser(): Promise<TestBrowser> {
       }
     },
   };
+}
+
+/**
+ * A phone paired with the computer of `env` the way a person pairs one: `svc pair` prints a link, the page opens it,
+ * and the app says Online. The listener of `env` must be running.
+ */
+export async function pairedPhone(env: NodeJS.ProcessEnv): Promise<{ browser: TestBrowser; page: Page }> {
+  const browser = await startBrowser();
+  const pair = await runSvc(['pair'], env);
+  const page = await browser.newPage();
+  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
+  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+  return { browser, page };
 }

@@ -9,10 +9,25 @@ import { join, resolve } from 'node:path';
 
 export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.js');
 
-export function tempHome(): { home: string; cleanup(): void } {
+export function tempHome(): { home: string; cleanup(): void; removeWhenFree(): Promise<void> } {
   const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
   // retried: a process the test just killed (an agent, a listener) may still be writing its last line into it
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
+  const cleanup = () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  return {
+    home,
+    cleanup,
+    /** Keeps trying for a while: an agent tmux just took down (Claude Code) may still write its backups there. */
+    async removeWhenFree() {
+      for (let i = 0; ; i++) {
+        try {
+          return cleanup();
+        } catch (e) {
+          if (i >= 40) throw e;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    },
+  };
 }
 
 export function svcEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -50,7 +50,11 @@ async function watch(sock: TestSocket, session: string, seq: number, leaseMs = 3
   });
 }
 
-async function keys(sock: TestSocket, session: string, body: { seq: number; keys?: string[]; text?: string }) {
+async function keys(
+  sock: TestSocket,
+  session: string,
+  body: { seq: number; keys?: string[]; text?: string; control?: 'end' | 'kill' | 'resume' | 'forget' },
+) {
   const envelope = await app.seal('pane.keys', computer, { session, ...body });
   sock.send({ type: 'pane.keys', computer: hookId, session, envelope });
   return envelope;
@@ -326,6 +330,15 @@ describe('key input', () => {
       state: 'refused',
       code: 'subagent_view_only',
     });
+    // exit, force, resume and forget too (spec 4.14); the subagent's pane is still there afterwards
+    for (const [i, control] of (['end', 'kill', 'resume', 'forget'] as const).entries()) {
+      await keys(sock, 'svc-proj.1', { seq: 2 + i, control });
+      expect(await sock.next('keys.result', (f) => f.seq === 2 + i), control).toMatchObject({
+        state: 'refused',
+        code: 'subagent_view_only',
+      });
+    }
+    expect((await tmux.run(['list-panes', '-t', '=svc-proj:'])).trim().split('\n')).toHaveLength(2);
     await watch(sock, 'svc-proj.1', 1);
     await status(sock, 'streaming', 'svc-proj.1');
     await waitFor(async () => (await appScreen(sock, 'svc-proj.1')).text.includes('›'));
