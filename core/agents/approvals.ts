@@ -44,6 +44,13 @@ interface DialogRules {
   strip?: RegExp[];
   /** A choice line: group 1 the highlight marker (empty when not highlighted), 2 the number, 3 the label. */
   choice?: RegExp;
+  /** The dialog ends at the last line matching this (its hints); the start is searched above it. */
+  end?: RegExp;
+  /**
+   * Choices without numbers, one per line, the block right above `end` (A4): group 1 the highlight marker, 2 the
+   * label. The question is the last line above them that asks one; the detail is between the title and the choices.
+   */
+  listChoice?: RegExp;
   /** Choices all on one line (A5): the line, and how its labels are separated. */
   choiceRow?: { line: RegExp; split: RegExp; end: RegExp };
   /** The question line. */
@@ -99,7 +106,32 @@ const OPENCODE: DialogRules = {
   keys: (i, n) => [...Array.from({ length: n }, () => 'Left'), ...Array.from({ length: i }, () => 'Right'), 'Enter'],
 };
 
-export const DIALOG_RULES: Readonly<Record<string, DialogRules>> = { A1: CLAUDE_CODE, A3: GEMINI_CLI, A5: OPENCODE };
+/**
+ * A4 pi 0.73.1 has no dialog of its own: an approval extension asks with `ctx.ui.select(title, options)` (its
+ * example permission gate: `⚠️ Dangerous command:` / the command / `Allow?` / `→ Yes` / `  No`), drawn between two
+ * rules above `↑↓ navigate  enter select  escape/ctrl+c cancel`. The title's first line stands for the tool.
+ */
+const PI_SELECT: DialogRules = {
+  source: 'pi 0.73.1 (ctx.ui.select of an extension)',
+  start: /^\s*─{20,}\s*$/,
+  end: /↑↓ navigate\s+enter select/,
+  listChoice: /^\s*(→)?\s+(\S.*?)\s*$/,
+  question: /^\s*(\S.*\?)\s*$/,
+  tool: /^\s*(\S.*?):?\s*$/,
+  // from the highlighted choice, up or down to the chosen one, then Enter
+  keys: (i, _n, highlighted) => {
+    const from = highlighted ?? 0;
+    const move = Array.from({ length: Math.abs(i - from) }, () => (i > from ? 'Down' : 'Up'));
+    return [...move, 'Enter'];
+  },
+};
+
+export const DIALOG_RULES: Readonly<Record<string, DialogRules>> = {
+  A1: CLAUDE_CODE,
+  A3: GEMINI_CLI,
+  A4: PI_SELECT,
+  A5: OPENCODE,
+};
 
 /** FNV-1a, 32 bits, from `seed`: two of them make the fingerprint (change detection, not a secret). */
 function fnv(text: string, seed: number): string {
@@ -138,6 +170,7 @@ function tidy(lines: readonly string[]): string[] {
 /** The dialog of a screen read by `rules`, or null when its parts are not all there. */
 function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fingerprint' | 'agent'> | null {
   const all = text.split('\n');
+  if (rules.end) return readList(rules, all);
   const startAt = all.findLastIndex((l) => rules.start.test(l));
   if (startAt < 0) return null;
   const lines = all.slice(startAt).map((l) => stripLine(l, rules.strip));
@@ -179,6 +212,38 @@ function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fin
     lines.slice(toolAt + 1, detailEnd).filter((l) => !rules.skip?.some((re) => re.test(l)) && !/^\s*[╭╰]/.test(l)),
   );
   return { readable: true, tool, detail, question, choices, highlighted };
+}
+
+/** A dialog whose choices are a list above its hints (A4): see PI_SELECT. */
+function readList(rules: DialogRules, all: readonly string[]): Omit<ApprovalPrompt, 'fingerprint' | 'agent'> | null {
+  const endAt = all.findLastIndex((l) => rules.end!.test(l));
+  if (endAt < 0) return null;
+  const startAt = all.slice(0, endAt).findLastIndex((l) => rules.start.test(l));
+  if (startAt < 0) return null;
+  const lines = all.slice(startAt + 1, endAt).map((l) => l.replace(/\s+$/, ''));
+  const choices: ApprovalChoice[] = [];
+  let highlighted: number | null = null;
+  let at = lines.length - 1;
+  while (at >= 0 && lines[at]!.trim() === '') at--;
+  const block: { label: string; marked: boolean }[] = [];
+  for (; at >= 0; at--) {
+    const m = rules.listChoice!.exec(lines[at]!);
+    // a choice line is indented under the title: a line flush left, or blank, ends the block
+    if (!m || !/^\s{2,}|^\s*→/.test(lines[at]!)) break;
+    block.unshift({ label: m[2]!, marked: m[1] !== undefined });
+  }
+  block.forEach((c, i) => {
+    if (c.marked) highlighted = i;
+    choices.push({ label: c.label, always: ALWAYS.test(c.label) });
+  });
+  const head = lines.slice(0, at + 1);
+  const titleAt = head.findIndex((l) => l.trim() !== '');
+  if (choices.length < 2 || titleAt < 0) return null;
+  const tool = rules.tool.exec(head[titleAt]!)?.[1];
+  const questionAt = head.findLastIndex((l) => rules.question.test(l));
+  const question = questionAt > titleAt ? rules.question.exec(head[questionAt]!)![1]! : '';
+  const detail = tidy(head.slice(titleAt + 1, questionAt > titleAt ? questionAt : head.length));
+  return tool ? { readable: true, tool, detail, question, choices, highlighted } : null;
 }
 
 /**

@@ -133,12 +133,18 @@ const GEMINI: ScreenRules = {
   ],
 };
 
-/** A4 pi 0.73.1 (fixtures test/fixtures/screens/A4). pi has no approval dialog of its own. */
+/**
+ * A4 pi 0.73.1 (fixtures test/fixtures/screens/A4). pi has no approval dialog of its own; an approval extension's
+ * dialog (`ctx.ui.select`) reads as awaiting approval.
+ */
 const PI: ScreenRules = {
   trusted: true,
   source: 'pi 0.73.1',
   lines: 12,
   rules: [
+    // a dialog of an approval extension (`ctx.ui.select`, e.g. its example permission gate): fixture
+    // awaiting_approval-1, where the `Working...` line goes on above it
+    { state: 'awaiting_approval', any: [/↑↓ navigate\s+enter select\s+escape\/ctrl\+c cancel/] },
     { state: 'working', any: [/^\s*\S?\s*Working\.\.\.\s*$/] },
     // pi's footer (context use `0.0%/128k`) is on every screen; with no working cue it is idle
     { state: 'idle', any: [/\d+(?:\.\d+)?%\/\d+k\b/] },

@@ -20,6 +20,8 @@
  * - a prompt containing `svc-approve` → a call of the agent's own shell tool (chosen from the request's tool list by
  *   name, arguments shaped by its JSON schema) running `touch svc-approval-probe.txt`, which agents ask to approve,
  *   sent after `toolDelayMs` (0 by default: a model that asks at once);
+ * - a prompt containing `svc-danger` → the shell tool running DANGER_COMMAND (`rm -rf`, which pi's permission
+ *   gate asks about);
  * - a prompt containing `svc-long` → the same shell tool running LONG_COMMAND, which wraps on a 200-column pane;
  * - a prompt containing `svc-edit <absolute path>` → the agent's file-reading tool on that file, then (once its result
  *   is back) its edit tool replacing EDIT_OLD with EDIT_NEW there: the agents ask to approve the edit with a diff;
@@ -38,13 +40,30 @@ export const APPROVAL_COMMAND = 'touch svc-approval-probe.txt';
 export const APPROVAL_PROBE = 'svc-approval-probe.txt';
 /** The `svc-long` command: longer than a 200-column pane is wide, so the dialog wraps it. */
 export const LONG_COMMAND = `echo svc-long-approval-probe-${'0123456789'.repeat(22)} > svc-approval-probe.txt`;
+/**
+ * The `svc-danger` command: what pi's example permission gate (`examples/extensions/permission-gate.ts`) asks
+ * about (`rm -rf`); it removes a folder made for it, so the folder is gone only if the command was approved.
+ */
+export const DANGER_PROBE = 'svc-danger-probe';
+export const DANGER_COMMAND = `rm -rf ${DANGER_PROBE}`;
 /** The `svc-edit` script replaces this line of the named file with EDIT_NEW. */
 export const EDIT_OLD = 'beta line';
 export const EDIT_NEW = 'beta line, changed by svc';
 /** What a next-prompt suggestion request gets: short enough that agents filtering suggestions keep it. */
 export const SUGGESTION_REPLY = 'run the tests';
 
-export type ScriptKind = 'text' | 'slow' | 'wait' | 'tool' | 'long' | 'edit' | 'ask' | 'done' | 'json' | 'suggest';
+export type ScriptKind =
+  | 'text'
+  | 'slow'
+  | 'wait'
+  | 'tool'
+  | 'long'
+  | 'danger'
+  | 'edit'
+  | 'ask'
+  | 'done'
+  | 'json'
+  | 'suggest';
 
 /** What the `svc-ask` script asks through svc's MCP tool. */
 export const ASK_INPUT = { question: 'Deploy to staging now?', choices: ['Yes, deploy', 'Not yet'], timeout: 120 };
@@ -127,6 +146,7 @@ export function pickScript(lastUserText: string, lastIsToolResult: boolean): Scr
   // with that call's result, in one message.
   if (lastUserText.includes('svc-approve')) return 'tool';
   if (lastUserText.includes('svc-long')) return 'long';
+  if (lastUserText.includes('svc-danger')) return 'danger';
   if (lastUserText.includes('svc-ask')) return 'ask';
   if (lastUserText.includes('svc-slow')) return 'slow';
   if (lastUserText.includes('svc-wait')) return 'wait';
@@ -174,7 +194,8 @@ export function editCall(prompt: string, called: readonly string[], tools: reado
 }
 
 /** The command a shell-tool script runs. */
-const commandFor = (script: ScriptKind) => (script === 'long' ? LONG_COMMAND : APPROVAL_COMMAND);
+const commandFor = (script: ScriptKind) =>
+  script === 'long' ? LONG_COMMAND : script === 'danger' ? DANGER_COMMAND : APPROVAL_COMMAND;
 
 /** Arguments for a shell tool, shaped by its JSON schema (command as string or argv, `cmd`, a description). */
 export function shellArguments(schema: Json, command = APPROVAL_COMMAND): Json {
@@ -314,7 +335,7 @@ async function anthropic(
       ? 'edit'
       : pickScript(turn.map(textOf).join('\n'), turn.some(hasToolResult));
   const tool =
-    script === 'tool' || script === 'long'
+    script === 'tool' || script === 'long' || script === 'danger'
       ? pickShellTool(tools)
       : script === 'ask'
         ? tools.find((t) => ASK_TOOL.test(t.name))
@@ -411,7 +432,8 @@ async function responses(
   const format = isObj(body.text) && isObj(body.text.format) ? body.text.format : {};
   const schema = format.type === 'json_schema' ? format.schema : undefined;
   const script: ScriptKind = schema ? 'json' : pickScript(lastIsTool ? '' : textOf(lastUser?.content), lastIsTool);
-  const tool = script === 'tool' || script === 'long' ? pickShellTool(responsesTools(body)) : undefined;
+  const tool =
+    script === 'tool' || script === 'long' || script === 'danger' ? pickShellTool(responsesTools(body)) : undefined;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -509,7 +531,7 @@ async function chat(
       ? [{ name: t.function.name, schema: isObj(t.function.parameters) ? t.function.parameters : {} }]
       : [],
   );
-  const tool = script === 'tool' || script === 'long' ? pickShellTool(tools) : undefined;
+  const tool = script === 'tool' || script === 'long' || script === 'danger' ? pickShellTool(tools) : undefined;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -595,7 +617,7 @@ async function gemini(
     : edit
       ? 'edit'
       : pickScript(textOf(last?.parts), hasToolResult(last?.parts));
-  const tool = script === 'tool' || script === 'long' ? pickShellTool(tools) : edit?.tool;
+  const tool = script === 'tool' || script === 'long' || script === 'danger' ? pickShellTool(tools) : edit?.tool;
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;

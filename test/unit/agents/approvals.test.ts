@@ -10,7 +10,7 @@ import { createActor } from 'xstate';
 import { typeKeysLogic } from '../../../actors/seal/e2ee.js';
 import { approvalKeys, decideApprovalInput, PromptChangedError, readApproval } from '../../../core/agents/approvals.js';
 import { readScreen, SCREEN_RULES } from '../../../core/agents/screens.js';
-import { EDIT_NEW, EDIT_OLD, LONG_COMMAND } from '../../fakes/fakeModel.js';
+import { DANGER_COMMAND, EDIT_NEW, EDIT_OLD, LONG_COMMAND } from '../../fakes/fakeModel.js';
 
 const fixture = (agent: string, n: number) =>
   readFileSync(join('test/fixtures/screens', agent, `awaiting_approval-${n}.txt`), 'utf8');
@@ -102,6 +102,24 @@ const ROWS: Row[] = [
     highlighted: 1,
   },
   {
+    agent: 'A4',
+    n: 1,
+    tool: /^⚠️ Dangerous command$/,
+    detail: [DANGER_COMMAND],
+    choices: ['Yes', 'No'],
+    always: [false, false],
+    highlighted: 0,
+  },
+  {
+    agent: 'A4',
+    n: 4,
+    tool: /^⚠️ Dangerous command$/,
+    detail: [DANGER_COMMAND],
+    choices: ['Yes', 'No'],
+    always: [false, false],
+    highlighted: 1,
+  },
+  {
     agent: 'A5',
     n: 1,
     tool: /^Shell command$/,
@@ -150,7 +168,7 @@ describe('approval dialogs of the real programs', () => {
   });
 
   it('a moved highlight changes the fingerprint; the rest of the screen does not', () => {
-    for (const agent of ['A1', 'A3']) {
+    for (const agent of ['A1', 'A3', 'A4']) {
       const first = read(agent, 1)!;
       const moved = read(agent, 4)!;
       expect(moved.tool).toBe(first.tool);
@@ -180,7 +198,10 @@ describe('approval dialogs of the real programs', () => {
     expect(readApproval('A99', { text: fixture('A1', 1) })).toBeNull();
   });
 
-  it('the keys for a choice: a digit (A1, A3), or to the first choice and along (A5)', () => {
+  it('the keys for a choice: a digit (A1, A3), from the highlight to it and Enter (A4), or to the first and along (A5)', () => {
+    expect(approvalKeys(read('A4', 1)!, 0)).toEqual(['Enter']);
+    expect(approvalKeys(read('A4', 1)!, 1)).toEqual(['Down', 'Enter']);
+    expect(approvalKeys(read('A4', 4)!, 0)).toEqual(['Up', 'Enter']);
     expect(approvalKeys(read('A1', 1)!, 0)).toEqual(['1']);
     expect(approvalKeys(read('A1', 4)!, 2)).toEqual(['3']);
     expect(approvalKeys(read('A3', 3)!, 3)).toEqual(['4']);
