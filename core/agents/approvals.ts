@@ -303,7 +303,7 @@ export function decideApprovalInput(
  * How long after the check on the fresh reading the screen is read once more, right before an approval is typed:
  * a key pressed at the keyboard just before (Esc, an arrow) has reached the program but may not be drawn yet; a
  * prompt still the same after this is the one the person answered. Measured: Claude Code 2.1.197 redraws an Esc
- * within about 100 ms (test/e2e/claude-approval.test.ts found the race without it).
+ * within about 100 ms (test/e2e/approvals.realAgents.test.ts found the race without it).
  */
 export const APPROVAL_CONFIRM_MS = 300;
 

@@ -29,7 +29,7 @@ export function approvalCard(app: App, hookId: string, name: string) {
   let card: ApprovalCardBody | null = null;
   let problem: string | null = null;
   /** What became of the last answer sent from this card. */
-  let outcome: { seq: number; label: string; text: string } | null = null;
+  let outcome: { seq: number; label: string; text: string; typed?: boolean } | null = null;
 
   const open = async (envelope: unknown) => {
     const key = app.keyFor(hookId);
@@ -67,6 +67,7 @@ export function approvalCard(app: App, hookId: string, name: string) {
     if (!outcome || frame.seq !== outcome.seq) return;
     outcome = {
       ...outcome,
+      typed: frame.state === 'typed',
       text:
         frame.state === 'typed'
           ? 'typed on the computer.'
@@ -138,7 +139,9 @@ export function approvalCard(app: App, hookId: string, name: string) {
     }
     if (JSON.stringify(envelope) === JSON.stringify(sealed)) return;
     sealed = envelope;
-    outcome = null;
+    // a new prompt after one answered: the old outcome goes; after a refusal (the prompt changed, which is why a
+    // new card came) it stays, so the person reads why their tap did nothing
+    if (outcome?.typed) outcome = null;
     void open(envelope);
   };
   update();
