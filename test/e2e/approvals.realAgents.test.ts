@@ -201,5 +201,18 @@ for (const c of CASES) {
       expect(await screen()).toMatch(c.moved);
       expect(existsSync(probe())).toBe(false);
     });
+
+    it('a key from Watch reaches the prompt the Watch shows (its fingerprint matches)', {
+      timeout: 3 * STEP_MS,
+    }, async () => {
+      await cardShown();
+      await page.getByRole('link', { name: 'Watch' }).click();
+      await page.locator('.xterm-rows').getByText(c.question).waitFor({ timeout: STEP_MS });
+      await page.getByRole('button', { name: 'Down arrow' }).click();
+      await page.getByText('↓: typed').waitFor({ timeout: STEP_MS });
+      await until(async () => c.moved.test(await screen()), 'the highlight moved from the phone');
+      expect(existsSync(probe())).toBe(false);
+      await page.goBack();
+    });
   });
 }
