@@ -10,6 +10,7 @@ import { normalizeSubmitText } from '../core/agents/submit.js';
 import type { ResolvedConfig } from '../core/daemon/config.js';
 import { resolveConfig } from '../core/daemon/config.js';
 import { svcPaths } from '../core/daemon/paths.js';
+import { proxyLabel } from '../core/daemon/proxy.js';
 import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
 import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol/index.js';
@@ -39,6 +40,7 @@ import { ensurePrivateDir } from './files.js';
 import { createListenerHooks } from './hooks/listenerHooks.js';
 import { createAskService, openAnswerLogic } from './mcp/asks.js';
 import { createLeaseBook } from './panes/watchLeases.js';
+import { relayProxy } from './relay/proxy.js';
 import { relaySocketLogic } from './relay/socket.js';
 import {
   capturePaneLogic,
@@ -135,6 +137,13 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   writeDaemonFiles(paths, VERSION);
   log.info(`listener starting v${VERSION} ${socketPath}`);
   log.info(`tmux socket from ${found.source}; relay ${config.wsUrl.value} (from ${config.wsUrl.source})`);
+  try {
+    const proxy = relayProxy(config.wsUrl.value);
+    if (proxy)
+      log.info(`relay through the proxy ${proxyLabel(proxy)} (config httpsProxy/httpProxy, or the environment)`);
+  } catch (err) {
+    log.error(`proxy setting: ${(err as Error).message}; the relay cannot be reached until it is fixed`);
+  }
   for (const w of config.warnings) log.warn(w);
 
   const tmux = createTmux({ socketPath });

@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { ConfigFile, FileReading } from '../../core/daemon/config.js';
 import { ConfigFile as ConfigFileSchema, resolveConfig } from '../../core/daemon/config.js';
 import { ensurePrivateDir, writeFileAtomic } from '../files.js';
+import { useProxySettings } from '../relay/proxy.js';
 
 export function readConfigFile(path: string, uid = process.getuid?.() ?? 0): FileReading {
   let st: ReturnType<typeof statSync>;
@@ -26,6 +27,8 @@ export function readConfigFile(path: string, uid = process.getuid?.() ?? 0): Fil
   }
   const parsed = ConfigFileSchema.safeParse(data);
   if (!parsed.success) return { status: 'invalid', reason: parsed.error.issues[0]?.message ?? 'unexpected shape' };
+  // its proxy keys (spec 2.5) apply to this process's relay connections from now on (actors/relay/proxy.ts)
+  useProxySettings(parsed.data);
   return { status: 'ok', data: parsed.data };
 }
 

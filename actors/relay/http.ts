@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { RelayError, type RelayMethod, relayClient } from '../../core/relay/client.js';
+import { proxiedFetch } from './proxy.js';
 
 export { RelayError };
 
@@ -16,5 +17,6 @@ export async function relayJson<S extends z.ZodType>(
   path: string,
   body?: unknown,
 ): Promise<z.infer<S>> {
-  return relayClient({ fetch, baseUrl })({ method, path, schema, body, token: apiKey });
+  // through the configured proxy, if one applies to the relay (actors/relay/proxy.ts)
+  return relayClient({ fetch: proxiedFetch, baseUrl })({ method, path, schema, body, token: apiKey });
 }

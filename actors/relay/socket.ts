@@ -6,12 +6,23 @@ import WebSocket from 'ws';
 import { fromCallback } from 'xstate';
 import { MAX_WS_FRAME_BYTES, parseFrame, RelayFrame } from '../../core/protocol/index.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../machines/relayLink.js';
+import { wsAgent } from './proxy.js';
 
 export type SocketEvent = Extract<RelayLinkEvent, { type: `SOCKET.${string}` }>;
 
 export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
   const emit = (event: SocketEvent) => sendBack(event as RelayLinkEvent);
+  let agent: ReturnType<typeof wsAgent>;
+  try {
+    agent = wsAgent(input.wsUrl);
+  } catch (err) {
+    // a proxy setting that is not a proxy URL: said, and tried again later like any failed connection
+    emit({ type: 'SOCKET.ERROR', message: `proxy setting: ${(err as Error).message}` });
+    return () => {};
+  }
   const ws = new WebSocket(input.wsUrl, {
+    // through the configured proxy (a CONNECT tunnel), if one applies (actors/relay/proxy.ts)
+    ...(agent ? { agent } : {}),
     headers: { Authorization: `Bearer ${input.apiKey}` },
     followRedirects: false,
     maxPayload: MAX_WS_FRAME_BYTES,

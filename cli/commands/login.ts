@@ -1,6 +1,6 @@
 import { homedir, hostname } from 'node:os';
 import { defineCommand } from 'citty';
-import { writeConfigFile } from '../../actors/daemon/configFile.js';
+import { readConfigFile, writeConfigFile } from '../../actors/daemon/configFile.js';
 import { ensureDeviceIdentity } from '../../actors/devices/deviceKey.js';
 import { relayJson } from '../../actors/relay/http.js';
 import { wsUrlFor } from '../../core/daemon/config.js';
@@ -16,6 +16,8 @@ export async function login(opts: { url: string; key: string; name?: string; wsU
   const baseUrl = new URL(opts.url).toString().replace(/\/$/, '');
   const name = opts.name ?? hostname();
   const paths = svcPaths(opts.home ?? homedir());
+  // an existing config file's proxy keys apply to the login's own calls (spec 2.5)
+  readConfigFile(paths.config);
   const device = await ensureDeviceIdentity({
     path: paths.deviceKey,
     baseUrl,
