@@ -9,6 +9,7 @@ import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { controlRequest, controlSocketPath } from '../../actors/daemon/controlSocket.js';
 import { defaultEntry, findListener } from '../../actors/daemon/daemon.js';
 import { agentsFound, hooksFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
+import { listCodexHooks } from '../../actors/hooks/codexTrust.js';
 import { fileState, wiredState } from '../../actors/hooks/configFiles.js';
 import { serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
@@ -17,7 +18,8 @@ import { resolveConfig } from '../../core/daemon/config.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { buildVerifyReport, formatVerifyReport } from '../../core/daemon/verify.js';
 import { VERSION } from '../../core/daemon/version.js';
-import { type AgentWiringRow, agentWiringLines, hooksWord } from '../../core/hooks/install.js';
+import { type AgentWiringRow, agentWiringLines, codexHooksWord, hooksWord } from '../../core/hooks/install.js';
+import { codexHooksToTrust } from '../../core/hooks/wiring.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 
@@ -71,6 +73,22 @@ export default defineCommand({
         ],
         hooks.elsewhere.find((n) => n.agentId === agentId)?.why,
       );
+    // Codex skips hooks it does not trust: ask it (the same question svc setup asks), only when they are wired
+    const codexWord = async (word: string): Promise<string> => {
+      const codex = onPath('codex', env.PATH);
+      const ours = hooks.entries.filter((w) => w.agentId === 'A2');
+      if (word !== 'wired' || !codex || ours.length === 0) return word;
+      try {
+        const listed = await listCodexHooks(codex, { cwd: home, env, timeoutMs: 15_000 });
+        const untrusted = codexHooksToTrust(listed, {
+          file: ours[0]!.file,
+          commands: ours.map((w) => (w.value as { hooks: { command: string }[] }).hooks[0]!.command),
+        });
+        return codexHooksWord(word, untrusted.length);
+      } catch (err) {
+        return codexHooksWord(word, { unknown: (err as Error).message });
+      }
+    };
     const agents: AgentWiringRow[] = [
       // one row per agent: its server entry, and wired only when everything install writes for it is there
       ...found.wired
@@ -95,6 +113,7 @@ export default defineCommand({
         hooks: hooksOf(n.agentId),
       })),
     ];
+    for (const row of agents) if (row.agentId === 'A2') row.hooks = await codexWord(row.hooks);
     if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, agents }, null, 2)}\n`);
     else {
       const lines = formatVerifyReport(report);

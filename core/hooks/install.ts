@@ -42,6 +42,17 @@ export function hooksWord(states: readonly string[], elsewhere?: string): string
   return 'not wired: run svc setup';
 }
 
+/**
+ * Codex runs only the hooks it trusts (docs/agents.md "Codex trust"): what `svc verify` says of Codex's hooks once
+ * they are wired, from Codex's own list (`untrusted`: how many of svc's entries it does not trust, or why the list
+ * could not be had).
+ */
+export function codexHooksWord(word: string, untrusted: number | { unknown: string }): string {
+  if (word !== 'wired') return word;
+  if (typeof untrusted === 'object') return `wired (whether Codex trusts them is unknown: ${untrusted.unknown})`;
+  return untrusted === 0 ? 'wired' : 'wired, but Codex does not trust them (it skips them): run svc setup';
+}
+
 /** One agent found on PATH, as `svc verify` reports it. */
 export interface AgentWiringRow {
   agentId: string;

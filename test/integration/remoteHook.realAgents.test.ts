@@ -7,7 +7,7 @@
  * app-server for their keys and hashes and writes the trust (docs/agents.md).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markerPath, writeMarker } from '../../actors/sessions/marker.js';
@@ -131,6 +131,26 @@ describe.skipIf(!agentInstalled(CODEX))('Codex wired by svc setup', () => {
       join(p.home, '.codex', 'hooks.json'),
       join(p.home, '.codex', 'config.toml'),
     ]);
+  }, 300_000);
+
+  it('svc verify asks Codex whether it trusts svc’s hooks, and says so when it does not', async () => {
+    const place = prepareAgent(CODEX, model.url);
+    try {
+      const env = envOf(place);
+      expect((await runSvc(['setup'], env)).code).toBe(0);
+      expect((await runSvc(['verify'], env)).stdout).toMatch(/Codex[^\n]*hooks: wired$/m);
+      // the person (or a Codex update) took the trust away: Codex now skips the hooks
+      const config = join(place.home, '.codex', 'config.toml');
+      const text = readFileSync(config, 'utf8');
+      writeFileSync(config, text.replace(/\[hooks\.state\.[^\n]*\]\ntrusted_hash = [^\n]*\n?/g, ''));
+      expect(readFileSync(config, 'utf8')).not.toContain('trusted_hash');
+      expect((await runSvc(['verify'], env)).stdout).toMatch(/Codex[^\n]*hooks: wired, but Codex does not trust them/);
+      // svc setup trusts them again
+      expect((await runSvc(['setup'], env)).code).toBe(0);
+      expect((await runSvc(['verify'], env)).stdout).toMatch(/Codex[^\n]*hooks: wired$/m);
+    } finally {
+      await place.cleanup();
+    }
   }, 300_000);
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { AGENTS } from '../../../core/agents/registry.js';
-import { agentWiringLines, tmuxInstallLine } from '../../../core/hooks/install.js';
+import { agentWiringLines, codexHooksWord, tmuxInstallLine } from '../../../core/hooks/install.js';
 import { hermesEntry, NOT_WIRED, wirings } from '../../../core/hooks/wiring.js';
 
 describe('tmuxInstallLine', () => {
@@ -67,5 +67,21 @@ describe('agentWiringLines', () => {
       'agent pi: MCP not wired: no MCP; hooks: wired',
     ]);
     expect(agentWiringLines([])).toEqual(['agents: none that svc knows found on PATH']);
+  });
+});
+
+describe('codexHooksWord', () => {
+  it.each([
+    ['wired and trusted', 'wired', 0, 'wired'],
+    ['wired, not trusted', 'wired', 2, 'wired, but Codex does not trust them (it skips them): run svc setup'],
+    [
+      'wired, Codex not asked',
+      'wired',
+      { unknown: 'codex app-server did not answer' },
+      'wired (whether Codex trusts them is unknown: codex app-server did not answer)',
+    ],
+    ['not wired: nothing to ask', 'not wired: run svc setup', 2, 'not wired: run svc setup'],
+  ] as const)('%s', (_what, word, untrusted, expected) => {
+    expect(codexHooksWord(word, untrusted)).toBe(expected);
   });
 });
