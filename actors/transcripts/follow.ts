@@ -1,0 +1,70 @@
+/**
+ * Follows an agent's transcript file as it grows (issue 13 part 1): each call of `poll()` reads only the bytes
+ * added since the last, hands the complete lines to core/transcripts/readers.ts, and keeps a last line that has no
+ * newline yet for the next call. A file that got shorter (truncated) or was replaced by another (a new inode: the
+ * agent rewrote it, or the session moved to a new file given by `path()`) is read again from its start, and the
+ * caller is told (`reset`), so what it shows is rebuilt rather than doubled.
+ */
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { completeLines, readLine, type TranscriptEvent } from '../../core/transcripts/readers.js';
+
+/** The most read in one poll: a huge transcript is caught up over several polls, never loaded whole. */
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface FollowResult {
+  events: TranscriptEvent[];
+  /** The file was truncated or replaced: what came before is to be forgotten. */
+  reset: boolean;
+  /** Lines of a kind the reader does not know (the format may have drifted). */
+  unknown: number;
+}
+
+export function followTranscript(agent: string, path: () => string | null) {
+  let file: string | null = null;
+  let ino = -1;
+  let offset = 0;
+  let rest = '';
+  let seen = new Set<string>();
+  const decoder = new TextDecoder('utf-8');
+
+  return {
+    poll(): FollowResult {
+      const now = path();
+      const out: FollowResult = { events: [], reset: false, unknown: 0 };
+      if (!now) return out;
+      let st: ReturnType<typeof statSync>;
+      try {
+        st = statSync(now);
+      } catch {
+        return out;
+      }
+      if (now !== file || st.ino !== ino || st.size < offset) {
+        out.reset = file !== null;
+        file = now;
+        ino = st.ino;
+        offset = 0;
+        rest = '';
+        seen = new Set();
+      }
+      if (st.size === offset) return out;
+      const fd = openSync(now, 'r');
+      try {
+        const size = fstatSync(fd).size;
+        const length = Math.min(CHUNK_BYTES, size - offset);
+        const buf = Buffer.alloc(length);
+        const n = readSync(fd, buf, 0, length, offset);
+        offset += n;
+        const { lines, rest: left } = completeLines(rest + decoder.decode(buf.subarray(0, n), { stream: true }));
+        rest = left;
+        for (const line of lines) {
+          const r = readLine(agent, line, seen);
+          out.events.push(...r.events);
+          if (!r.known) out.unknown++;
+        }
+      } finally {
+        closeSync(fd);
+      }
+      return out;
+    },
+  };
+}
