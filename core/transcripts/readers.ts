@@ -223,7 +223,11 @@ function pi(o: Json): LineReading {
  * (the same `id`, now with its tool calls): `seen` keeps what was already given, so nothing is given twice.
  */
 function geminiCli(o: Json, seen: Set<string>): LineReading {
-  const once = (key: string) => (seen.has(key) ? false : (seen.add(key), true));
+  const once = (key: string) => {
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
   if ('$set' in o || ('sessionId' in o && 'startTime' in o)) return { events: [], known: true };
   const id = str(o.id);
   const at = str(o.timestamp);
