@@ -1,0 +1,65 @@
+/**
+ * Where a file sent from the phone lands (spec 2.6, 4.11.4; issue 13 part 5): `~/Downloads/Svc/` under its own name,
+ * made safe — no directories, no control characters, never `.`/`..`, not longer than a file system takes — and on a
+ * clash `name (2).ext`, `name (3).ext`, …; never overwriting (the IO side creates exclusively:
+ * actors/transfer/save.ts). Pure.
+ */
+
+/** The largest file the phone may send (spec 8 is silent: decided here, docs/protocol.md). */
+export const MAX_TRANSFER_BYTES = 100 * 1024 * 1024;
+/** Longest name kept, in UTF-8 bytes (most file systems take 255). */
+export const MAX_NAME_BYTES = 200;
+/** How many `(n)` names are tried before giving up. */
+export const MAX_CLASH = 999;
+
+const utf8 = new TextEncoder();
+
+/** Cuts `text` to at most `bytes` UTF-8 bytes without splitting a character. */
+function cutBytes(text: string, bytes: number): string {
+  let out = '';
+  for (const ch of text) {
+    if (utf8.encode(out + ch).length > bytes) break;
+    out += ch;
+  }
+  return out;
+}
+
+/** The name and its extension (`.tar.gz` counts as `.gz`; a leading dot is part of the name: `.env`). */
+export function splitExt(name: string): { stem: string; ext: string } {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? { stem: name.slice(0, dot), ext: name.slice(dot) } : { stem: name, ext: '' };
+}
+
+/**
+ * The sender's name made safe: only the last part of any path (`../x` → `x`, `a/b` → `b`, `C:\\x` → `x`), control
+ * characters and the Unicode direction overrides dropped, spaces at the ends and trailing dots trimmed; what is left
+ * empty, `.` or `..` becomes `file`. Long names keep their extension.
+ */
+export function safeFileName(sent: string): string {
+  const last = sent.split(/[/\\]/).at(-1) ?? '';
+  // C0/C1 controls, DEL, and bidi overrides that could disguise an extension
+  const clean = last
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '')
+    .trim()
+    .replace(/[. ]+$/, '');
+  if (clean === '' || clean === '.' || clean === '..') return 'file';
+  if (utf8.encode(clean).length <= MAX_NAME_BYTES) return clean;
+  const { stem, ext } = splitExt(clean);
+  const keptExt = utf8.encode(ext).length <= 20 ? ext : '';
+  return cutBytes(stem, MAX_NAME_BYTES - utf8.encode(keptExt).length) + keptExt;
+}
+
+/** The `n`th name to try for `name`: the name itself, then `name (2).ext`, `name (3).ext`, … */
+export function clashName(name: string, n: number): string {
+  if (n <= 1) return name;
+  const { stem, ext } = splitExt(name);
+  return `${stem} (${n})${ext}`;
+}
+
+/** Why a transfer of `bytes` is refused, or null. */
+export function transferProblem(bytes: number): { code: 'too_large' | 'empty_body'; message: string } | null {
+  if (bytes === 0) return { code: 'empty_body', message: 'the file is empty' };
+  if (bytes > MAX_TRANSFER_BYTES)
+    return { code: 'too_large', message: `the file is ${bytes} bytes; at most ${MAX_TRANSFER_BYTES} can be sent` };
+  return null;
+}

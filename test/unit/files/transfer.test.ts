@@ -1,0 +1,100 @@
+/**
+ * Files sent from the phone (core/files/transfer.ts, actors/transfer/save.ts): hostile names made safe, clashes
+ * named `name (2).ext`, never overwriting — also with two processes saving the same name at once —, the size limit.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { saveReceived } from '../../../actors/transfer/save.js';
+import {
+  clashName,
+  MAX_NAME_BYTES,
+  MAX_TRANSFER_BYTES,
+  safeFileName,
+  transferProblem,
+} from '../../../core/files/transfer.js';
+
+const dirs: string[] = [];
+const temp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'svc-transfer-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe('safeFileName', () => {
+  it.each([
+    ['a plain name', 'report.pdf', 'report.pdf'],
+    ['a path up', '../x', 'x'],
+    ['far up', '../../../etc/passwd', 'passwd'],
+    ['a folder', 'a/b', 'b'],
+    ['a Windows path', 'C:\\Users\\me\\notes.txt', 'notes.txt'],
+    ['control bytes', 'ev\u0000il\u001b[31m.txt', 'evil[31m.txt'],
+    ['a direction override hiding the extension', 'invoice\u202Egpj.exe', 'invoicegpj.exe'],
+    ['dots only', '..', 'file'],
+    ['nothing', '', 'file'],
+    ['a trailing slash', 'dir/', 'file'],
+    ['spaces and trailing dots', '  name.txt. . ', 'name.txt'],
+    ['a dot file', '.env', '.env'],
+  ])('%s', (_what, sent, expected) => {
+    expect(safeFileName(sent)).toBe(expected);
+  });
+
+  it('cuts a long name to what a file system takes, keeping the extension and whole characters', () => {
+    const long = safeFileName(`${'é'.repeat(300)}.tar.gz`);
+    expect(new TextEncoder().encode(long).length).toBeLessThanOrEqual(MAX_NAME_BYTES);
+    expect(long.endsWith('é.tar.gz') || long.endsWith('.gz')).toBe(true);
+    expect(long).not.toContain('\ufffd');
+  });
+
+  it('clash names', () => {
+    expect(clashName('report.pdf', 1)).toBe('report.pdf');
+    expect(clashName('report.pdf', 2)).toBe('report (2).pdf');
+    expect(clashName('.env', 3)).toBe('.env (3)');
+    expect(clashName('README', 2)).toBe('README (2)');
+  });
+
+  it('the size limit', () => {
+    expect(transferProblem(1)).toBeNull();
+    expect(transferProblem(MAX_TRANSFER_BYTES)).toBeNull();
+    expect(transferProblem(MAX_TRANSFER_BYTES + 1)).toMatchObject({ code: 'too_large' });
+    expect(transferProblem(0)).toMatchObject({ code: 'empty_body' });
+  });
+});
+
+describe('saving under ~/Downloads/Svc', () => {
+  it('saves under its own name, then name (2).ext, never overwriting an existing file', () => {
+    const dir = join(temp(), 'Downloads', 'Svc');
+    const first = saveReceived(dir, 'notes.txt', bytes('one'));
+    expect(first).toBe(join(dir, 'notes.txt'));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(first).mode & 0o777).toBe(0o600);
+    writeFileSync(join(dir, 'notes (2).txt'), 'the person’s own file');
+    const third = saveReceived(dir, '../notes.txt', bytes('two'));
+    expect(third).toBe(join(dir, 'notes (3).txt'));
+    expect(readFileSync(first, 'utf8')).toBe('one');
+    expect(readFileSync(join(dir, 'notes (2).txt'), 'utf8')).toBe('the person’s own file');
+    expect(readFileSync(third, 'utf8')).toBe('two');
+  });
+
+  it('two processes saving the same name at once get a file each', async () => {
+    const dir = join(temp(), 'Svc');
+    const save = resolve('dist/actors/transfer/save.js');
+    const script = `import { saveReceived } from ${JSON.stringify(save)};
+      for (let i = 0; i < 25; i++) saveReceived(${JSON.stringify(dir)}, 'same.bin', new TextEncoder().encode(process.argv[1] + i));`;
+    const run = (who: string) =>
+      new Promise<void>((done, fail) =>
+        execFile(process.execPath, ['--input-type=module', '-e', script, who], (err) => (err ? fail(err) : done())),
+      );
+    await Promise.all([run('a'), run('b')]);
+    const files = readdirSync(dir);
+    expect(files).toHaveLength(50);
+    const contents = files.map((f) => readFileSync(join(dir, f), 'utf8')).sort();
+    expect(new Set(contents).size).toBe(50);
+  });
+});
