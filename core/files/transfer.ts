@@ -5,7 +5,7 @@
  * actors/transfer/save.ts). Pure.
  */
 
-/** The largest file the phone may send (spec 8 is silent: decided here, docs/protocol.md). */
+/** The largest file the phone may send (spec 8 is silent: decided here, docs/files.md). */
 export const MAX_TRANSFER_BYTES = 100 * 1024 * 1024;
 /** Longest name kept, in UTF-8 bytes (most file systems take 255). */
 export const MAX_NAME_BYTES = 200;
