@@ -7,7 +7,16 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -218,7 +227,11 @@ export interface PreparedAgent extends AgentPlace {
   cleanup(): Promise<void>;
 }
 
-/** Kill every process whose command line names something under `dir` (Linux: read from /proc). */
+/**
+ * Kill every process whose command line names something under `dir`, or that runs in it (Linux: read from /proc).
+ * Gemini CLI relaunches itself as a child that ignores the hang-up of its tmux pane: it outlives its session, in
+ * the project it ran in.
+ */
 function killProcessesUnder(dir: string): void {
   let pids: string[];
   try {
@@ -228,7 +241,15 @@ function killProcessesUnder(dir: string): void {
   }
   for (const pid of pids) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) process.kill(Number(pid), 'SIGKILL');
+      const cwd = (() => {
+        try {
+          return readlinkSync(`/proc/${pid}/cwd`);
+        } catch {
+          return '';
+        }
+      })();
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir) || cwd.startsWith(dir))
+        process.kill(Number(pid), 'SIGKILL');
     } catch {
       // gone already, or not ours
     }
