@@ -23,6 +23,8 @@ import { type ListenerContext, listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
 import { paneWatchMachine } from '../machines/paneWatch.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
+import { scheduleMachine } from '../machines/schedule.js';
+import { schedulerMachine } from '../machines/scheduler.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
@@ -42,6 +44,7 @@ import { createAskService, openAnswerLogic } from './mcp/asks.js';
 import { createLeaseBook } from './panes/watchLeases.js';
 import { relayProxy } from './relay/proxy.js';
 import { relaySocketLogic } from './relay/socket.js';
+import { scheduleAdapters } from './schedules/runs.js';
 import {
   capturePaneLogic,
   createDeviceDirectory,
@@ -190,6 +193,23 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     root?.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) } as never);
   };
 
+  // spec 4.8: the schedules file, read at each tick; runs start in this tmux server (actors/schedules/runs.ts)
+  const schedules = scheduleAdapters({
+    path: paths.schedules,
+    tmux,
+    log,
+    notify: (session, message) => asks.event(session, 'schedule', message),
+    env,
+    // the phones' list (spec 4.8.9): sealed again whenever it changes, reported with the inventory
+    onList: (views) => {
+      if (views.length === 0) return root?.send({ type: 'SCHEDULES.SEALED', envelope: null } as never);
+      asks
+        .schedules(views)
+        .then((envelope) => root?.send({ type: 'SCHEDULES.SEALED', envelope } as never))
+        .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
+    },
+  });
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -227,6 +247,16 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
       }),
       pinsWatch: watchPins(paths.devicePins),
+      scheduler: schedulerMachine.provide({
+        actors: {
+          readSchedules: schedules.readSchedules,
+          schedule: scheduleMachine.provide({
+            actors: { startRun: schedules.startRun },
+            actions: { log: logAction, persist: schedules.persist },
+          }),
+        },
+        actions: { log: logAction, saveSeen: schedules.saveSeen, notifySkipped: schedules.notifySkipped },
+      }),
       ask: askMachine.provide({ actors: { openAnswer: fromPromise(openAnswerLogic(me)) } }),
       inventory: inventoryMachine.provide({
         actors: {
@@ -319,6 +349,27 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           answer('typed');
           tellPast();
         });
+      },
+      controlSchedule: (_, { session, request, ref, live }) => {
+        const record = live ? root?.getSnapshot().context.sessions[session] : undefined;
+        const outcome = schedules.fromPhone(session, request, record, past.find(session));
+        const what = request.action === 'add' ? `schedule for ${session}` : `removing schedule ${request.id}`;
+        if (!outcome.ok) {
+          log.warn(`${what}, asked by ${ref.deviceId}: refused ${outcome.code} (${outcome.message})`);
+        } else
+          log.info(`${what}, asked by ${ref.deviceId}: ${request.action === 'add' ? `made ${outcome.id}` : 'done'}`);
+        root?.send({
+          type: 'SESSION.KEYS_RESULT',
+          session,
+          ref,
+          state: outcome.ok ? 'typed' : 'refused',
+          ...(outcome.ok ? {} : { code: outcome.code, message: outcome.message }),
+        } as never);
+        // the list the phones see is sealed again at once, not at the next tick
+        if (outcome.ok)
+          root?.system
+            .get('scheduler')
+            ?.send({ type: 'TICK', sessions: Object.values(root.getSnapshot().context.sessions) });
       },
       sealCard: (_, { session, prompt }) => {
         asks

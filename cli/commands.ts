@@ -71,6 +71,10 @@ export const ROOT: CommandTable = {
       'List the worktrees made by --wt and what holds each',
       () => import('./commands/worktree/index.js'),
     ),
+    schedule: entry(
+      'List scheduled agent sessions, their next run and last result; add and rm change them',
+      () => import('./commands/schedule.js'),
+    ),
     debug: entry(
       'Look inside the running listener: its actors, their states, what they do',
       () => import('./commands/debug/index.js'),

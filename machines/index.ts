@@ -11,6 +11,8 @@ import { inventoryMachine } from './inventory.js';
 import { listenerMachine } from './listener.js';
 import { paneWatchMachine } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
+import { scheduleMachine } from './schedule.js';
+import { schedulerMachine } from './scheduler.js';
 import { sessionMachine } from './session.js';
 import { worktreeMachine } from './worktree.js';
 
@@ -77,5 +79,21 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'ask.<id>',
     summary:
       'One svc_ask in flight: waiting for a sealed answer until its deadline (a timestamp); the first answer taken ends it, later ones are refused.',
+  },
+  {
+    name: 'scheduler',
+    file: 'machines/scheduler.ts',
+    machine: schedulerMachine,
+    actorId: 'scheduler',
+    summary:
+      'The schedules: at each listener tick reads the schedules file and decides, for all schedules at once, which due runs start and which are skipped (one notice per tick); spawns a schedule actor per entry.',
+  },
+  {
+    name: 'schedule',
+    file: 'machines/schedule.ts',
+    machine: scheduleMachine,
+    actorId: 'schedule.<id>',
+    summary:
+      'One schedule: waiting → starting → running → ending → done | skipped; types its prompt once when the agent reads idle, and ends its run at max-runtime with the agent’s own exit command, never a kill.',
   },
 ];

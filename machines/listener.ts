@@ -11,6 +11,7 @@ import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
+import type { ScheduleRequest } from '../core/seal/bodies.js';
 import { describeSessions } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
@@ -35,6 +36,8 @@ import { inventoryMachine } from './inventory.js';
 import type { LogParams } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
+import type { ScheduleKeys } from './schedule.js';
+import { type SchedulerEvent, schedulerMachine } from './scheduler.js';
 import type { SessionContext, SessionKeys, SessionKeysResult, SessionPush, SessionResult } from './session.js';
 import { sessionMachine, unanswered } from './session.js';
 import type { WorktreeInput } from './worktree.js';
@@ -106,6 +109,8 @@ export interface ListenerContext {
   cards: Record<string, { fingerprint: string; envelope: Record<string, unknown> | null }>;
   /** Past sessions (core/sessions/control.ts), as records for the report; the IO side keeps the book. */
   past: SessionRecord[];
+  /** The schedules, sealed for the phones (SchedulesBody), reported with the inventory; null: none. */
+  schedules: Record<string, unknown> | null;
 }
 
 export type ListenerEvent =
@@ -124,11 +129,15 @@ export type ListenerEvent =
   | { type: 'HOLD'; held: HeldInput }
   /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
   | { type: 'PAST.CHANGED'; past: SessionRecord[] }
+  /** The schedules changed and were sealed again (actors/schedules/runs.ts); null: there are none. */
+  | { type: 'SCHEDULES.SEALED'; envelope: Record<string, unknown> | null }
   /** A session's approval card, sealed (actors/mcp/asks.ts sealCard). */
   | { type: 'APPROVAL.SEALED'; session: string; fingerprint: string; envelope: Record<string, unknown> }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
   | SessionKeysResult
+  /** A scheduled run's prompt or its end at max-runtime (machines/schedule.ts), typed through its session actor. */
+  | ScheduleKeys
   | DeviceResult
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
@@ -150,6 +159,8 @@ export type ListenerEvent =
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
+/** The sender of a scheduled run's keys (a session actor's `ref.deviceId`): its result goes to the scheduler. */
+export const SCHEDULE_SENDER = 'schedule';
 
 /** Whether a session actor is in sticky REMOTE (its `remote` region). */
 function isRemote(child: AnyActorRef | undefined): boolean {
@@ -219,6 +230,7 @@ export const listenerMachine = setup({
     device: deviceMachine,
     paneWatch: paneWatchMachine,
     ask: askMachine,
+    scheduler: schedulerMachine,
     /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devices/pins.ts). */
     pinsWatch: fromCallback(() => () => {}),
     /** Every worktree made by `--wt` that git still lists (actors/worktrees/git.ts findSvcWorktrees). */
@@ -248,6 +260,14 @@ export const listenerMachine = setup({
       _,
       _params: { session: string; action: 'resume' | 'forget'; ref: SessionKeys['ref']; live: boolean },
     ) => {},
+    /**
+     * Make or remove a schedule for the device of `ref` (actors/schedules/runs.ts); the answer comes back as
+     * SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
+     */
+    controlSchedule: (
+      _,
+      _params: { session: string; request: ScheduleRequest; ref: SessionKeys['ref']; live: boolean },
+    ) => {},
     /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
     sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
   },
@@ -274,6 +294,7 @@ export const listenerMachine = setup({
     finishedAsks: {},
     cards: {},
     past: [],
+    schedules: null,
   }),
   initial: 'running',
   states: {
@@ -363,6 +384,7 @@ export const listenerMachine = setup({
           input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
         },
         { id: 'pinsWatch', systemId: 'pinsWatch', src: 'pinsWatch' },
+        { id: 'scheduler', systemId: 'scheduler', src: 'scheduler' },
       ],
       on: {
         'LINK.ONLINE': {
@@ -550,6 +572,7 @@ export const listenerMachine = setup({
               }
               enqueue.assign({ sessions: next, cards });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
+              enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
             enqueueActions(({ context, event, enqueue }) => {
               if (context.held.length === 0) return;
@@ -558,6 +581,12 @@ export const listenerMachine = setup({
               const { waiting, released } = releaseHeld(context.held, event.answers, context.sessions);
               for (const { held, found } of released) {
                 const control = held.kind === 'keys' ? held.event.keys.control : undefined;
+                const schedule = held.kind === 'keys' ? held.event.keys.schedule : undefined;
+                if (held.kind === 'keys' && schedule) {
+                  const params = { session: held.session, request: schedule, ref: held.event.keys.ref, live: found };
+                  enqueue({ type: 'controlSchedule', params });
+                  continue;
+                }
                 // resume and forget are about sessions that are not running: the IO side decides and answers
                 if (held.kind === 'keys' && (control === 'resume' || control === 'forget')) {
                   const { session } = held;
@@ -591,6 +620,7 @@ export const listenerMachine = setup({
                   // sessions that ended, or were there before the computer restarted: offered to resume
                   ...context.past.filter((p) => !event.sessions.some((r) => r.name === p.name)),
                 ],
+                ...(context.schedules ? { schedules: context.schedules } : {}),
               },
             })),
             {
@@ -683,8 +713,35 @@ export const listenerMachine = setup({
             enqueue.sendTo('relay', toRelay(keysResultFrame(to, 'refused', d.code, d.seq)));
           }),
         },
+        'SCHEDULE.KEYS': {
+          description:
+            "A scheduled run's keys wait for a fresh reading like the phone's, then go to its session actor.",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const ref = { deviceId: SCHEDULE_SENDER, connection: event.id, seq: context.asked + 1 };
+            const keys: SessionKeys = {
+              kind: 'keys',
+              ref,
+              keys: event.keys,
+              text: event.text,
+              receivedAt: event.at,
+              ...(event.control ? { control: event.control } : {}),
+            };
+            enqueue.raise({
+              type: 'HOLD',
+              held: { kind: 'keys', session: event.session, event: { type: 'KEYS', keys } },
+            });
+          }),
+        },
         'SESSION.KEYS_RESULT': {
           actions: enqueueActions(({ event, enqueue }) => {
+            if (event.ref.deviceId === SCHEDULE_SENDER) {
+              const code = event.code;
+              const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.connection, ok: event.state === 'typed' };
+              enqueue.sendTo('scheduler', { ...result, ...(code ? { code } : {}) } as SchedulerEvent);
+              if (event.state === 'refused')
+                enqueue(line('warn', `scheduled input for ${event.session}: refused ${code}`));
+              return;
+            }
             const to = { session: event.session, deviceId: event.ref.deviceId, connection: event.ref.connection };
             enqueue.sendTo('relay', toRelay(keysResultFrame(to, event.state, event.code, event.ref.seq)));
             if (event.state === 'refused') {
@@ -789,6 +846,12 @@ export const listenerMachine = setup({
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         'PAST.CHANGED': {
           actions: [assign({ past: ({ event }) => event.past }), sendTo('inventory', { type: 'FORCE_REPORT' })],
+        },
+        'SCHEDULES.SEALED': {
+          actions: [
+            assign({ schedules: ({ event }) => event.envelope }),
+            sendTo('inventory', { type: 'FORCE_REPORT' }),
+          ],
         },
         'APPROVAL.SEALED': {
           description:

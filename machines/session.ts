@@ -7,6 +7,7 @@ import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xst
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import type { ScheduleRequest } from '../core/seal/bodies.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
 import { refusalFor } from '../core/sessions/refusals.js';
@@ -41,6 +42,8 @@ export interface SessionKeys {
   answer?: { fingerprint: string; choice: number };
   /** End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts). */
   control?: ControlAction;
+  /** A schedule request (spec 4.8.9): the listener's IO carries it out; it never reaches a session actor. */
+  schedule?: ScheduleRequest;
 }
 
 /** A session's queue: messages and key input, typed one at a time in arrival order. */

@@ -239,7 +239,7 @@ async function listenerSessions(ctx: FrameContext, conn: Connection, frame: Sess
     conn.send({ type: 'sessions.result', seq: frame.seq, ok: false, reason: 'not_subscribed' });
     return;
   }
-  await ctx.store.saveSessions(hookId, frame.sessions, ctx.now());
+  await ctx.store.saveSessions(hookId, frame.sessions, ctx.now(), frame.schedules ?? null);
   conn.send({ type: 'sessions.result', seq: frame.seq, ok: true });
   ctx.log.info(`listener ${hookId} reported ${frame.sessions.length} session(s) (seq ${frame.seq})`);
   await ctx.bus.publish(conn.accountId, { kind: 'computers.changed', computer: hookId });

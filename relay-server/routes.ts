@@ -244,6 +244,7 @@ async function listComputers({ res, key }: Context, { store, presence }: RouteDe
       sessions: c.sessions,
       sessionsAt: c.sessionsAt,
       ...(c.deviceId ? { deviceId: c.deviceId } : {}),
+      ...(c.schedules ? { schedules: c.schedules } : {}),
     })),
   });
 }

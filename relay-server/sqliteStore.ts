@@ -117,8 +117,13 @@ export class SqliteStore implements Store {
     return computers.listComputers(this.db, accountId);
   }
 
-  async saveSessions(hookId: string, sessions: SessionRecord[], now: number): Promise<void> {
-    computers.saveSessions(this.db, hookId, sessions, now);
+  async saveSessions(
+    hookId: string,
+    sessions: SessionRecord[],
+    now: number,
+    schedules: Record<string, unknown> | null = null,
+  ): Promise<void> {
+    computers.saveSessions(this.db, hookId, sessions, now, schedules);
   }
 
   async touchComputer(hookId: string, now: number): Promise<void> {

@@ -67,6 +67,8 @@ export interface ComputerRecord {
   /** The last inventory the listener reported, or [] before the first one. */
   sessions: SessionRecord[];
   sessionsAt: number | null;
+  /** Its schedules as its listener sealed them with the inventory (absent: none). */
+  schedules?: Record<string, unknown>;
   /** The computer's own device (its public key is in the device list), once it registered one. */
   deviceId?: string;
   /**
@@ -170,7 +172,13 @@ export interface Store {
   /** Record keyId as the owner of a computer that has none; false when it has one already (or no such computer). */
   claimComputer(hookId: string, keyId: string): Promise<boolean>;
   listComputers(accountId: string): Promise<ComputerRecord[]>;
-  saveSessions(hookId: string, sessions: SessionRecord[], now: number): Promise<void>;
+  /** The inventory, and the sealed schedules that came with it (null: none). */
+  saveSessions(
+    hookId: string,
+    sessions: SessionRecord[],
+    now: number,
+    schedules?: Record<string, unknown> | null,
+  ): Promise<void>;
   touchComputer(hookId: string, now: number): Promise<void>;
   /** hookIds of the account's computers whose last inventory has a session of this name. */
   computersWithSession(accountId: string, sessionName: string): Promise<string[]>;

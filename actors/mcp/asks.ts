@@ -28,7 +28,7 @@ import {
   type Recipient,
 } from '../../core/mcp/ask.js';
 import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
-import { ApprovalCardBody } from '../../core/seal/bodies.js';
+import { ApprovalCardBody, SchedulesBody } from '../../core/seal/bodies.js';
 import { SealError } from '../../core/seal/error.js';
 import { type Envelope, openText, seal } from '../../core/seal/seal.js';
 import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
@@ -119,8 +119,8 @@ export function createAskService(deps: AskServiceDeps) {
   const sealFor = async (
     me: DeviceIdentity,
     to: Recipient[],
-    purpose: 'ask.question' | 'notify' | 'approval',
-    body: QuestionBody | NotifyBody | ApprovalCardBody,
+    purpose: 'ask.question' | 'notify' | 'approval' | 'schedules',
+    body: QuestionBody | NotifyBody | ApprovalCardBody | SchedulesBody,
   ) =>
     seal({
       purpose,
@@ -271,7 +271,7 @@ export function createAskService(deps: AskServiceDeps) {
     },
 
     /** A listener event for the phones (an approval waiting, a finished turn): sealed like svc_notify, no reply. */
-    event(session: string, kind: 'approval' | 'turn', message: string): void {
+    event(session: string, kind: 'approval' | 'turn' | 'schedule', message: string): void {
       const me = deps.me;
       if (!me) return;
       void (async () => {
@@ -307,6 +307,16 @@ export function createAskService(deps: AskServiceDeps) {
         at: now(),
       });
       return (await sealFor(me, to, 'approval', body)) as unknown as Record<string, unknown>;
+    },
+
+    /** The computer's schedules (core/seal/bodies.ts SchedulesBody), sealed the same way; null as for `card`. */
+    async schedules(views: SchedulesBody['schedules']): Promise<Record<string, unknown> | null> {
+      const me = deps.me;
+      if (!me) return null;
+      const to = await recipients(me);
+      if (to.length === 0) return null;
+      const body = SchedulesBody.parse({ schedules: views, at: now() });
+      return (await sealFor(me, to, 'schedules', body)) as unknown as Record<string, unknown>;
     },
 
     /** Asks a listener before this one left in asks.json; the file is emptied. */

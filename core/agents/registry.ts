@@ -301,6 +301,9 @@ export const INTERPRETERS: ReadonlySet<string> = new Set(['node', 'nodejs', 'bun
 
 const basename = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
 
+/** The agents whose scheduled session may be given a prompt (spec 4.8.6, 7.7): Claude Code, Codex, Gemini CLI, pi. */
+export const PROMPT_AGENTS: ReadonlySet<string> = new Set(['A1', 'A2', 'A3', 'A4']);
+
 export function agentById(id: string): AgentSpec | undefined {
   return AGENTS.find((a) => a.id === id);
 }

@@ -12,6 +12,8 @@ export interface SvcPaths {
   ledger(hookId: string): string;
   stateDir: string;
   shellAudit: string;
+  /** The schedules (core/schedules/book.ts), 0600. */
+  schedules: string;
   /** This computer's device key pair (JWK, 0600) and its device id on the relay (docs/security.md). */
   deviceKey: string;
   /** The devices this computer pinned: their keys, verified flags and last sequence stamps. */
@@ -37,6 +39,7 @@ export function svcPaths(home: string): SvcPaths {
     ledger: (hookId: string) => join(dir, `delivered-${hookId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`),
     stateDir,
     shellAudit: join(stateDir, 'shell-audit.log'),
+    schedules: join(stateDir, 'schedules'),
     deviceKey: join(dir, 'device-key.json'),
     devicePins: join(dir, 'devices.json'),
     cliDeviceKey: join(dir, 'cli-device-key.json'),

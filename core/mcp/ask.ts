@@ -79,7 +79,7 @@ export type AnswerBody = z.infer<typeof AnswerBody>;
 export const NotifyBody = z.strictObject({
   id: z.string().max(64),
   session: SessionName,
-  kind: z.enum(['notify', 'ask', 'approval', 'turn']),
+  kind: z.enum(['notify', 'ask', 'approval', 'turn', 'schedule']),
   title: z.string().max(MAX_TITLE_CHARS).optional(),
   message: z.string().max(MAX_NOTIFY_CHARS),
   at: z.number(),

@@ -16,7 +16,7 @@ const NoteId = z.string().min(1).max(64);
 export const ASK_STATES = ['waiting', 'answered', 'expired'] as const;
 export const AskResultState = z.enum(['accepted', 'refused']);
 export const AskCode = z.enum(ASK_CODES);
-export const NOTIFY_KINDS = ['notify', 'ask', 'approval', 'turn'] as const;
+export const NOTIFY_KINDS = ['notify', 'ask', 'approval', 'turn', 'schedule'] as const;
 export const NotifyKind = z.enum(NOTIFY_KINDS);
 
 const AskNewFields = {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-export const NOTIFY_EVENTS = ['ask', 'notify', 'approval', 'turn'] as const;
+export const NOTIFY_EVENTS = ['ask', 'notify', 'approval', 'turn', 'schedule'] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 /** After a push for a device and session, the events within this long become one more push (the latest, with a count). */
 export const PUSH_BATCH_MS = 3_000;

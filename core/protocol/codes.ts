@@ -86,6 +86,10 @@ export const REFUSAL_CODES = [
   'too_large', // a sealed text over MAX_BODY_CHARS: refused where it is sealed, and by the listener
   'prompt_changed', // spec 7: an answer or keys for an approval prompt that is no longer the one on screen
   'not_supported', // session control svc cannot do for this agent (no exit command known, no resume)
+  'bad_schedule', // spec 4.8: a schedule's time, interval or max-runtime outside what svc accepts
+  'prompt_not_accepted', // spec 7.7: a scheduled --prompt for an agent other than A1-A4
+  'too_many_schedules', // spec 4.8.5: 20 already
+  'no_such_schedule', // removing a schedule that is not (or no longer) there
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -201,6 +201,11 @@ export const ClientFrame = z.discriminatedUnion('type', [
     type: z.literal('listener.sessions'),
     seq: z.number().int().nonnegative(),
     sessions: z.array(SessionRecord).max(512),
+    /**
+     * The computer's schedules (spec 4.8.9), sealed (`schedules`, core/seal/bodies.ts SchedulesBody) for this computer
+     * and the phones; absent when it has none. The relay keeps the newest with the inventory.
+     */
+    schedules: SealedField.optional(),
   }),
   // svc_ask and svc_notify (core/mcp/frames.ts)
   ...ASK_CLIENT_FRAMES,

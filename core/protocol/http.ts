@@ -66,6 +66,8 @@ export const ComputerInfo = z.object({
   sessions: z.array(SessionRecord),
   sessionsAt: z.number().nullable(),
   deviceId: z.string().nullable().optional(),
+  /** Its schedules, sealed by its listener (absent: none). */
+  schedules: z.record(z.string(), z.unknown()).optional(),
 });
 export type ComputerInfo = z.infer<typeof ComputerInfo>;
 

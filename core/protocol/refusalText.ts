@@ -31,6 +31,10 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   prompt_changed:
     'Not typed: the approval prompt on the computer is not the one you answered (answered at the keyboard, gone, or the highlight moved). Look at it again.',
   not_supported: 'Not typed: svc does not know how to do that for this agent. Use Watch, or the computer.',
+  bad_schedule: 'Not scheduled: the time, interval (at least 15 minutes) or max-runtime (5m to 24h) is not accepted.',
+  prompt_not_accepted: 'Not scheduled: only Claude Code, Codex, Gemini CLI and pi take a prompt at a scheduled start.',
+  too_many_schedules: 'Not scheduled: the computer has 20 schedules already. Remove one first.',
+  no_such_schedule: 'Not removed: the schedule is not there any more (removed already).',
   too_large: 'Not typed: the message is longer than 65,536 characters. Split it, or send a file path instead.',
 };
 

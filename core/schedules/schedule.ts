@@ -12,6 +12,7 @@
  *   refused: one kind of schedule at a time.
  */
 import { DateTime } from 'luxon';
+import { PROMPT_AGENTS } from '../agents/registry.js';
 
 export const MAX_SCHEDULES = 20;
 export const MAX_SCHEDULED_RUNNING = 3;
@@ -19,8 +20,6 @@ export const MAX_SCHEDULED_RUNNING = 3;
 export const START_WINDOW_MS = 2 * 60_000;
 export const MIN_EVERY_MS = 15 * 60_000;
 export const MAX_RUNTIME = { min: 5 * 60_000, max: 24 * 3_600_000, default: 2 * 3_600_000 } as const;
-/** The agents whose scheduled session may be given a prompt (spec 4.8.6). */
-export const PROMPT_AGENTS: ReadonlySet<string> = new Set(['A1', 'A2', 'A3', 'A4']);
 
 const DAY_NAMES = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 

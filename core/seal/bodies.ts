@@ -56,6 +56,55 @@ export type WatchBody = z.infer<typeof WatchBody>;
 export const Fingerprint = z.string().regex(/^[0-9a-f]{16}$/);
 
 /**
+ * A schedule request from the phone, in a `pane.keys` body (spec 4.8.9): `add` makes one for the session the body
+ * names, run where that session ran with its agent (the phone never chooses a directory, command or arguments);
+ * the times are what `svc schedule add` takes. `rm` removes schedule `id`.
+ */
+export const ScheduleRequest = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('add'),
+    at: z.string().max(5).optional(),
+    days: z.string().max(32).optional(),
+    every: z.string().max(8).optional(),
+    prompt: z.string().min(1).max(4000).optional(),
+    maxRuntime: z.string().max(8).optional(),
+  }),
+  z.strictObject({ action: z.literal('rm'), id: z.string().regex(/^[0-9a-f]{6}$/) }),
+]);
+export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
+
+/** One schedule as `svc schedule --json` and the phone show it (core/schedules/book.ts viewSchedule). */
+export const ScheduleViewBody = z.strictObject({
+  id: z.string().max(16),
+  agent: z.string().max(16),
+  agentName: z.string().max(64),
+  project: z.string().max(128),
+  cwd: z.string().max(4096),
+  session: SessionName,
+  when: z.string().max(64),
+  prompt: z.string().max(4000).nullable(),
+  maxRuntime: z.string().max(16),
+  next: z.number().nullable(),
+  last: z
+    .strictObject({
+      at: z.number(),
+      result: z.string().max(32),
+      text: z.string().max(200),
+      note: z.string().max(300).optional(),
+    })
+    .nullable(),
+  running: z.boolean(),
+});
+
+/** `schedules` (listener → its own device and the phones, with the inventory): the computer's schedules. */
+export const SchedulesBody = z.strictObject({
+  schedules: z.array(ScheduleViewBody).max(20),
+  /** When the listener sealed it (epoch ms, the computer's clock). */
+  at: z.number(),
+});
+export type SchedulesBody = z.infer<typeof SchedulesBody>;
+
+/**
  * `pane.keys`: text typed as is (no submit), then named keys (core/panes/keys.ts ALLOWED_KEYS), in that order; or
  * the answer to an approval card: the choice and the fingerprint of the prompt the card showed, typed by the
  * listener only while the screen shows that very prompt (spec 4.11.2). Keys sent while an approval prompt is on the
@@ -72,13 +121,18 @@ export const KeysBody = z
     answer: z.strictObject({ fingerprint: Fingerprint, choice: z.number().int().min(0).max(15) }).optional(),
     /** Session control (core/sessions/control.ts): end, kill (force), resume or forget the session named. */
     control: z.enum(CONTROL_ACTIONS).optional(),
+    /** Schedules (spec 4.8.9): make one for the session named (an agent session this computer ran), or remove one. */
+    schedule: ScheduleRequest.optional(),
   })
   .refine(
     (b) =>
-      [(b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0, b.answer !== undefined, b.control !== undefined].filter(
-        Boolean,
-      ).length === 1,
-    'keys or text, an answer, or a control action',
+      [
+        (b.keys?.length ?? 0) > 0 || (b.text?.length ?? 0) > 0,
+        b.answer !== undefined,
+        b.control !== undefined,
+        b.schedule !== undefined,
+      ].filter(Boolean).length === 1,
+    'keys or text, an answer, a control action or a schedule request',
   );
 export type KeysBody = z.infer<typeof KeysBody>;
 

@@ -41,6 +41,8 @@ export const SEAL_PURPOSES = [
   'notify',
   // an approval prompt on a session's screen (core/seal/bodies.ts ApprovalCardBody)
   'approval',
+  // a computer's schedules, with the inventory (core/seal/bodies.ts SchedulesBody)
+  'schedules',
 ] as const;
 export type SealPurpose = (typeof SEAL_PURPOSES)[number];
 

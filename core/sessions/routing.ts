@@ -18,7 +18,7 @@ import type {
   SessionRecord,
   WirePush,
 } from '../protocol/index.js';
-import type { InboundPurpose } from '../seal/bodies.js';
+import type { InboundPurpose, ScheduleRequest } from '../seal/bodies.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';
@@ -219,6 +219,8 @@ export interface HeldKeys {
   answer?: { fingerprint: string; choice: number };
   /** Session control (core/sessions/control.ts). */
   control?: ControlAction;
+  /** A schedule request (spec 4.8.9): carried out by the listener's IO, not typed. */
+  schedule?: ScheduleRequest;
 }
 
 export type OpenedKeysDecision =
@@ -231,7 +233,7 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer, control } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -243,6 +245,7 @@ export function decideOpenedKeys(
     ...(fingerprint ? { fingerprint } : {}),
     ...(answer ? { answer } : {}),
     ...(control ? { control } : {}),
+    ...(schedule ? { schedule } : {}),
   };
   return { kind: 'hold', keys: held };
 }

@@ -12,6 +12,7 @@ interface ComputerRow {
   last_seen_at: number | null;
   sessions: string;
   sessions_at: number | null;
+  schedules: string | null;
   device_id: string | null;
   owner_key_id: string | null;
 }
@@ -35,9 +36,20 @@ function toComputer(row: ComputerRow): ComputerRecord {
     lastSeenAt: row.last_seen_at,
     sessions,
     sessionsAt: row.sessions_at,
+    ...(row.schedules ? { schedules: sealedOrNothing(row.schedules) } : {}),
     ...(row.device_id ? { deviceId: row.device_id } : {}),
     ownerKeyId: row.owner_key_id,
   };
+}
+
+/** A stored envelope, read back as the object it was (the relay never looks inside). */
+function sealedOrNothing(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function registerComputer(db: Database.Database, c: ComputerRegistration): ComputerRecord {
@@ -87,13 +99,16 @@ export function listComputers(db: Database.Database, accountId: string): Compute
   return rows.map(toComputer);
 }
 
-export function saveSessions(db: Database.Database, hookId: string, sessions: SessionRecord[], now: number): void {
-  db.prepare('UPDATE computers SET sessions = ?, sessions_at = ?, last_seen_at = ? WHERE hook_id = ?').run(
-    JSON.stringify(sessions),
-    now,
-    now,
-    hookId,
-  );
+export function saveSessions(
+  db: Database.Database,
+  hookId: string,
+  sessions: SessionRecord[],
+  now: number,
+  schedules: Record<string, unknown> | null,
+): void {
+  db.prepare(
+    'UPDATE computers SET sessions = ?, sessions_at = ?, last_seen_at = ?, schedules = ? WHERE hook_id = ?',
+  ).run(JSON.stringify(sessions), now, now, schedules ? JSON.stringify(schedules) : null, hookId);
 }
 
 export function touchComputer(db: Database.Database, hookId: string, now: number): void {

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS computers (
   last_seen_at INTEGER,
   sessions TEXT NOT NULL DEFAULT '[]',
   sessions_at INTEGER,
+  schedules TEXT,
   device_id TEXT,
   owner_key_id TEXT,
   UNIQUE (account_id, name)
@@ -75,6 +76,7 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'computers', column: 'device_id', decl: 'TEXT' },
   { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
   { table: 'computers', column: 'owner_key_id', decl: 'TEXT' },
+  { table: 'computers', column: 'schedules', decl: 'TEXT' },
 ];
 
 /** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */

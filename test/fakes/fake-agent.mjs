@@ -20,6 +20,9 @@
  *   seen to do).
  * - `FAKE_AGENT_PROMPT`: the input-line prompt (default `›`, as Codex; `❯` looks like Claude Code).
  * - `FAKE_AGENT_NAME`: the name in the banner (default: the process name).
+ * - `FAKE_AGENT_STATUS=<text>`: a status line printed after the banner and after each answer (e.g. Claude Code's
+ *   `? for shortcuts`, so the screen rules read the fake as idle).
+ * - A submitted `/exit` or `/quit` ends the fake, as the real agents' exit commands do.
  * - `FAKE_AGENT_PROCESS_NAME`: the process name (default: the name this file was run as, e.g. `codex` for a
  *   symlink called `codex`).
  * - `FAKE_AGENT_TITLE`: set the terminal title (tmux `#{pane_title}`), as Claude Code names its session.
@@ -194,10 +197,12 @@ function enter() {
     return;
   }
   log('submit', { text, sinceTextMs });
+  if (text === '/exit' || text === '/quit') quit(0);
   const context = hook('UserPromptSubmit', { prompt: text });
   if (context) say(`context: ${context.slice(0, 60)}`);
   say(`you said: ${visible(text)}`);
   hook('Stop', { stop_hook_active: false });
+  if (process.env.FAKE_AGENT_STATUS) say(process.env.FAKE_AGENT_STATUS);
 }
 
 /** Run FAKE_AGENT_HOOK for one event, as Claude Code runs a command hook; its additional context, if any. */
@@ -334,4 +339,5 @@ if (process.env.FAKE_AGENT_TITLE) out.write(`\x1b]2;${process.env.FAKE_AGENT_TIT
 setupScreen();
 say(`✻ ${name} (fake agent) · pid ${process.pid}`);
 say(`cwd: ${process.cwd()}`);
+if (process.env.FAKE_AGENT_STATUS) say(process.env.FAKE_AGENT_STATUS);
 log('ready', { pid: process.pid, name, processName, rows, cols });

@@ -3,6 +3,7 @@
  * and a bounded polling helper.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -104,6 +105,20 @@ export async function fakeAgentBin(dir: string, names: readonly string[]): Promi
   await mkdir(bin, { recursive: true });
   for (const name of names) await symlink(FAKE_AGENT, join(bin, name));
   return bin;
+}
+
+/**
+ * An executable `<dir>/bin/<name>` that runs the fake agent with these `FAKE_AGENT_*` settings: a program found on
+ * PATH by its name, as `svc schedule add` and the listener find the real one. Returns its path.
+ */
+export function fakeAgentScript(dir: string, name: string, env: Readonly<Record<string, string>> = {}): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const path = join(bin, name);
+  const vars = Object.entries({ FAKE_AGENT_PROCESS_NAME: name, ...env }).map(([k, v]) => shellQuote(`${k}=${v}`));
+  const run = ['exec', 'env', ...vars, shellQuote(process.execPath), shellQuote(FAKE_AGENT), '"$@"'].join(' ');
+  writeFileSync(path, `#!/bin/sh\n${run}\n`, { mode: 0o755 });
+  return path;
 }
 
 /** Poll `fn` until it returns something other than `undefined`/`false`/`null`; throw after `timeoutMs`. */

@@ -13,6 +13,8 @@ export interface ComputerInfo {
   sessions: SessionRecord[];
   sessionsAt: number | null;
   deviceId?: string | null;
+  /** Its schedules, sealed by its listener (views/schedules.ts opens them); absent: none. */
+  schedules?: Record<string, unknown>;
 }
 
 export interface SessionCard {

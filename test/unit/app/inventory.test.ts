@@ -89,7 +89,7 @@ describe('the agents list', () => {
 
 describe('the words', () => {
   it('has a sentence for every refusal code', () => {
-    for (const code of REFUSAL_CODES) expect(REFUSAL_TEXT[code]).toMatch(/^Not typed: .+\.$/);
+    for (const code of REFUSAL_CODES) expect(REFUSAL_TEXT[code]).toMatch(/^Not (typed|scheduled|removed): .+\.$/);
     expect(refusalText('shell_in_front')).toContain('a shell is in front');
     expect(refusalText('something_new')).toBe('Not typed (something_new).');
   });

@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
 import { needsYouSection } from './needsYou.js';
+import { schedulesList } from './schedules.js';
 import type { Screen } from './screen.js';
 
 export function sessionHref(hookId: string, name: string): string {
@@ -161,6 +162,7 @@ export function agentsScreen(app: App): Screen {
                 ),
               )
             : null,
+          schedulesList(app, c.hookId, c.name),
         ),
       ),
     );

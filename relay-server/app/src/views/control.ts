@@ -23,9 +23,23 @@ const DONE_TEXT: Record<ControlAction, string> = {
 };
 
 /** Sends `action` for `name` and resolves with a sentence on what became of it. */
-export async function sendControl(app: App, hookId: string, name: string, action: ControlAction): Promise<string> {
+export function sendControl(app: App, hookId: string, name: string, action: ControlAction): Promise<string> {
+  return sendRequest(app, hookId, name, { control: action }, DONE_TEXT[action]);
+}
+
+/**
+ * Sends a sealed request about session `name` (a control action or a schedule request) and resolves with `done`, or
+ * the sentence of the refusal, or why nothing is known yet.
+ */
+export async function sendRequest(
+  app: App,
+  hookId: string,
+  name: string,
+  fields: Pick<KeysBody, 'control' | 'schedule'>,
+  done: string,
+): Promise<string> {
   const seq = await nextSeq('pane.keys');
-  const body: KeysBody = { session: name, seq, control: action };
+  const body: KeysBody = { session: name, seq, ...fields };
   const envelope = await sealFor(app.device, app.keyFor(hookId), 'pane.keys', body);
   return new Promise<string>((resolve) => {
     const timer = setTimeout(() => {
@@ -37,7 +51,7 @@ export async function sendControl(app: App, hookId: string, name: string, action
       if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;
       clearTimeout(timer);
       off();
-      resolve(frame.state === 'typed' ? DONE_TEXT[action] : refusalText(frame.code));
+      resolve(frame.state === 'typed' ? done : refusalText(frame.code));
     });
     if (!app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never })) {
       clearTimeout(timer);

@@ -14,6 +14,7 @@ const EVENTS = [
   ['notify', 'A message from an agent (svc_notify)'],
   ['approval', 'A session waits for an approval'],
   ['turn', 'An agent finished its turn'],
+  ['schedule', 'A scheduled run was skipped or missed'],
 ] as const;
 type EventName = (typeof EVENTS)[number][0];
 

@@ -11,6 +11,7 @@ import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { approvalCard } from './approval.js';
 import { askingButton, sendControl } from './control.js';
+import { scheduleForm } from './schedules.js';
 import type { Screen } from './screen.js';
 
 const LOCAL_CODES: Record<string, string> = {
@@ -271,9 +272,12 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     const mode = !found || viewOnly ? 'none' : found.record.ended !== undefined ? 'past' : 'live';
     if (mode !== controlsFor) {
       controlsFor = mode;
+      const agent = found?.record.meta?.kind === 'agent' ? found.record.meta.agent : undefined;
       replace(
         controls,
         controlButtons(app, hookId, name, mode, found?.record.meta?.agent, found?.record.resumable, controlStatus),
+        // an agent session this computer ran can be scheduled to start again (spec 4.8.9)
+        mode !== 'none' && agent ? scheduleForm(app, hookId, name, agent) : null,
       );
     }
   };

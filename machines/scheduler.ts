@@ -1,0 +1,172 @@
+/**
+ * The schedules (spec 4.8): invoked by the listener as `scheduler`, it spawns one `schedule.<id>` actor per entry of
+ * the schedules file and, at each listener tick (a tmux reading), reads the file again (so `svc schedule add/rm`
+ * take effect within a tick) and decides for all schedules at once which due runs start and which are skipped
+ * (core/schedules/schedule.ts decideTick; the three-at-once cap is shared, so it is decided here, in order). What
+ * was skipped goes to the phones as one notice per tick.
+ *
+ *   idle ─TICK─▶ reading ─(file, wall clock, zone)─▶ idle      (a TICK while reading only updates the sessions)
+ *
+ * Removing a schedule stops its actor; a session it started keeps running (spec 4.5).
+ */
+import { assign, enqueueActions, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import type { SessionRecord } from '../core/protocol/index.js';
+import {
+  isScheduledSessionName,
+  type ScheduleEntry,
+  type SchedulesFile,
+  type SkippedRun,
+  scheduledSessionName,
+} from '../core/schedules/book.js';
+import { decideTick } from '../core/schedules/schedule.js';
+import type { LogParams } from './log.js';
+import { type ScheduleKeys, scheduleMachine } from './schedule.js';
+
+/** What `readSchedules` returns: the file, the wall clock and the local time zone, read together. */
+export interface ScheduleReading {
+  file: SchedulesFile;
+  now: number;
+  zone: string;
+}
+
+export interface SchedulerContext {
+  /** The sessions of the newest tmux reading, by name. */
+  sessions: Record<string, SessionRecord>;
+  /** Schedule ids that have a `schedule.<id>` child. */
+  ids: string[];
+}
+
+export type SchedulerEvent =
+  | { type: 'TICK'; sessions: SessionRecord[] }
+  | ScheduleKeys
+  /** What the listener's session actor did with a schedule's keys. */
+  | { type: 'SCHEDULE.KEYS_RESULT'; id: string; ok: boolean; code?: string };
+
+export const scheduleActorId = (id: string) => `schedule.${id}`;
+
+export const schedulerMachine = setup({
+  types: {
+    context: {} as SchedulerContext,
+    events: {} as SchedulerEvent,
+  },
+  actors: {
+    schedule: scheduleMachine,
+    /** The schedules file with the time (actors/schedules/runs.ts); a broken file fails the reading (logged). */
+    readSchedules: fromPromise<ScheduleReading>(async () => {
+      throw new Error('no readSchedules provided');
+    }),
+  },
+  actions: {
+    log: (_, _params: LogParams) => {},
+    /** Record that runs up to `seenUntil` were decided, so none is decided twice (also after a restart). */
+    saveSeen: (_, _params: { ids: string[]; seenUntil: number }) => {},
+    /** One sealed notice to the phones of what this tick skipped. */
+    notifySkipped: (_, _params: { skipped: SkippedRun[]; zone: string }) => {},
+  },
+}).createMachine({
+  id: 'scheduler',
+  context: { sessions: {}, ids: [] },
+  initial: 'idle',
+  on: {
+    'SCHEDULE.KEYS': { actions: sendParent(({ event }) => event) },
+    'SCHEDULE.KEYS_RESULT': {
+      actions: sendTo(
+        ({ event }) => scheduleActorId(event.id),
+        ({ event }) => ({ type: 'KEYS.RESULT' as const, ok: event.ok, ...(event.code ? { code: event.code } : {}) }),
+      ),
+    },
+  },
+  states: {
+    idle: {
+      on: {
+        TICK: { target: 'reading', actions: assign({ sessions: ({ event }) => byName(event.sessions) }) },
+      },
+    },
+    reading: {
+      on: { TICK: { actions: assign({ sessions: ({ event }) => byName(event.sessions) }) } },
+      invoke: {
+        src: 'readSchedules',
+        onDone: {
+          target: 'idle',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { file, now, zone } = event.output;
+            const listed = new Set(file.schedules.map((e) => e.id));
+            for (const id of context.ids) {
+              if (!listed.has(id)) {
+                enqueue.stopChild(scheduleActorId(id));
+                enqueue({ type: 'log', params: { level: 'info', message: `schedule ${id}: removed` } });
+              }
+            }
+            for (const entry of file.schedules) {
+              if (context.ids.includes(entry.id)) continue;
+              const id = scheduleActorId(entry.id);
+              enqueue.spawnChild('schedule', { id, systemId: id, input: { entry } });
+            }
+            enqueue.assign({ ids: file.schedules.map((e) => e.id) });
+
+            let running = Object.keys(context.sessions).filter(isScheduledSessionName).length;
+            const skipped: SkippedRun[] = [];
+            const decided: string[] = [];
+            for (const entry of file.schedules) {
+              const session = context.sessions[scheduledSessionName(entry)] ?? null;
+              const decisions = decideTick(entry.when, entry.seenUntil ?? entry.createdAt, now, zone, {
+                previousRunning: session !== null || busy(entry),
+                scheduledRunning: running,
+              });
+              const to = scheduleActorId(entry.id);
+              // a child spawned just now gets the tick's facts too (events wait for its start)
+              enqueue.sendTo(to, { type: 'TICK', now, session });
+              const skips = decisions.filter((d) => d.kind === 'skip');
+              for (const d of decisions) {
+                if (d.kind === 'start') {
+                  running++;
+                  enqueue.sendTo(to, { type: 'START', at: d.at, now });
+                }
+              }
+              const last = skips[skips.length - 1];
+              if (last?.kind === 'skip' && !decisions.some((d) => d.kind === 'start')) {
+                enqueue.sendTo(to, { type: 'SKIP', at: last.at, why: last.why });
+              }
+              if (last?.kind === 'skip') {
+                const session = scheduledSessionName(entry);
+                skipped.push({
+                  id: entry.id,
+                  session,
+                  agent: entry.agent,
+                  at: last.at,
+                  why: last.why,
+                  count: skips.length,
+                });
+              }
+              if (decisions.some((d) => d.kind !== 'wait')) decided.push(entry.id);
+            }
+            if (decided.length > 0) enqueue({ type: 'saveSeen', params: { ids: decided, seenUntil: now } });
+            if (skipped.length > 0) {
+              enqueue({ type: 'notifySkipped', params: { skipped, zone } });
+              for (const s of skipped)
+                enqueue({
+                  type: 'log',
+                  params: { level: 'info', message: `schedule ${s.id}: run skipped (${s.why})` },
+                });
+            }
+          }),
+        },
+        onError: {
+          target: 'idle',
+          actions: {
+            type: 'log',
+            params: ({ event }) => ({
+              level: 'warn',
+              message: `schedules not read: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
+            }),
+          },
+        },
+      },
+    },
+  },
+});
+
+const byName = (sessions: SessionRecord[]) => Object.fromEntries(sessions.map((r) => [r.name, r]));
+
+/** A run the listener still looks after (its session may not show in this reading yet): the next one waits. */
+const busy = (entry: ScheduleEntry) => Boolean(entry.run);

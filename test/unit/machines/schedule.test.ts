@@ -1,0 +1,347 @@
+/**
+ * machines/scheduler.ts and machines/schedule.ts with a simulated clock: every rule of spec 4.8 as a test of its own
+ * (the schedules file is in memory, kept by the same core edits the real file gets; times are Europe/Berlin).
+ */
+import { DateTime } from 'luxon';
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise, SimulatedClock, sendTo, setup } from 'xstate';
+import type { SessionRecord } from '../../../core/protocol/index.js';
+import {
+  changeBook,
+  newEntry,
+  type ScheduleEntry,
+  type SchedulesFile,
+  type SkippedRun,
+  scheduledSessionName,
+} from '../../../core/schedules/book.js';
+import { parseSchedule } from '../../../core/schedules/schedule.js';
+import { ENDING_RETRY_MS, type ScheduleKeys, scheduleMachine } from '../../../machines/schedule.js';
+import { type SchedulerEvent, schedulerMachine } from '../../../machines/scheduler.js';
+
+const ZONE = 'Europe/Berlin';
+const at = (iso: string) => DateTime.fromISO(iso, { zone: ZONE }).toMillis();
+const MIN = 60_000;
+
+const flush = async () => {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+};
+
+let ids = 0;
+/** A schedule made the way `svc schedule add` makes it, at `created`. */
+function entry(opts: Parameters<typeof parseSchedule>[0], created: number): ScheduleEntry {
+  const parsed = parseSchedule(opts, created, 0);
+  if (!parsed.ok) throw new Error(parsed.problem.message);
+  const id = (0xa00000 + ++ids).toString(16);
+  return newEntry(parsed.spec, { command: 'claude', cwd: '/src/app', project: 'app', slug: 'app' }, id, created);
+}
+
+/** A session as the inventory reports it: the agent in front, reading `state`. */
+function session(name: string, state: SessionRecord['state'], command = 'claude'): SessionRecord {
+  return {
+    name,
+    attached: false,
+    createdAt: 0,
+    activityAt: 0,
+    panes: [{ id: '%1', command, active: true }],
+    meta: { kind: 'agent', agent: 'A1' },
+    state,
+  };
+}
+
+function harness(entries: ScheduleEntry[], start: number) {
+  const clock = new SimulatedClock();
+  clock.set(start);
+  // the wall clock the listener reads: the simulated clock, plus the jumps back a test makes (NTP, a person)
+  let skew = 0;
+  const wall = () => clock.now() + skew;
+  let file: SchedulesFile = { version: 1, schedules: entries };
+  const change = (c: Parameters<typeof changeBook>[1]) => {
+    const r = changeBook(file, c);
+    if (r.ok) file = r.file;
+  };
+  const started: string[] = [];
+  const keys: ScheduleKeys[] = [];
+  const notices: SkippedRun[][] = [];
+  let startFails = false;
+  const scheduler = schedulerMachine.provide({
+    actors: {
+      readSchedules: fromPromise(async () => ({ file, now: wall(), zone: ZONE })),
+      schedule: scheduleMachine.provide({
+        actors: {
+          startRun: fromPromise(async ({ input }) => {
+            if (startFails) throw new Error('tmux: no server');
+            started.push(input.session);
+          }),
+        },
+        actions: { persist: (_, { id, patch }) => change({ kind: 'runtime', id, patch }) },
+      }),
+    },
+    actions: {
+      saveSeen: (_, { ids: list, seenUntil }) => {
+        for (const id of list) change({ kind: 'runtime', id, patch: { seenUntil } });
+      },
+      notifySkipped: (_, { skipped }) => void notices.push(skipped),
+    },
+  });
+  // the listener's part: it forwards ticks and results, and receives what is to be typed
+  const parent = setup({ types: { events: {} as SchedulerEvent }, actors: { scheduler } }).createMachine({
+    invoke: { src: 'scheduler', id: 'scheduler' },
+    on: {
+      TICK: { actions: sendTo('scheduler', ({ event }) => event) },
+      'SCHEDULE.KEYS_RESULT': { actions: sendTo('scheduler', ({ event }) => event) },
+      'SCHEDULE.KEYS': { actions: ({ event }) => void keys.push(event as ScheduleKeys) },
+    },
+  });
+  const actor = createActor(parent, { clock });
+  actor.start();
+  let live: SessionRecord[] = [];
+  const h = {
+    clock,
+    started,
+    keys,
+    notices,
+    file: () => file,
+    failStarts: () => {
+      startFails = true;
+    },
+    add: (e: ScheduleEntry) => change({ kind: 'add', entry: e }),
+    remove: (id: string) => change({ kind: 'remove', id }),
+    /** tmux shows these sessions from now on. */
+    show: (...sessions: SessionRecord[]) => {
+      live = sessions;
+    },
+    /** The wall clock moves to `when` (forward, or back as a clock set back does), and the listener ticks. */
+    tickAt: async (when: number) => {
+      if (when >= wall()) clock.increment(when - wall());
+      else skew -= wall() - when;
+      actor.send({ type: 'TICK', sessions: live });
+      await flush();
+    },
+    result: async (id: string, ok: boolean, code?: string) => {
+      actor.send({ type: 'SCHEDULE.KEYS_RESULT', id, ok, ...(code ? { code } : {}) });
+      await flush();
+    },
+    state: (id: string) => actor.system.get(`schedule.${id}`)?.getSnapshot().value,
+    last: (id: string) => file.schedules.find((e) => e.id === id)?.last,
+  };
+  return h;
+}
+
+describe('schedules (spec 4.8)', () => {
+  it('4.8.1 times are local: a weekday 07:30 schedule starts at 07:30 Berlin time, on the spring-forward Monday too', async () => {
+    const e = entry({ agent: 'A1', at: '07:30', days: 'weekdays' }, at('2026-03-27T12:00'));
+    const h = harness([e], at('2026-03-27T12:00'));
+    await h.tickAt(at('2026-03-27T12:00')); // Friday noon: nothing due
+    expect(h.started).toEqual([]);
+    await h.tickAt(at('2026-03-28T07:30')); // Saturday: not a weekday
+    expect(h.started).toEqual([]);
+    // the clocks went forward on Sunday 29 March; Monday 07:30 CEST is 05:30 UTC
+    expect(new Date(at('2026-03-30T07:30')).toISOString()).toBe('2026-03-30T05:30:00.000Z');
+    await h.tickAt(at('2026-03-30T07:30') + 20_000);
+    expect(h.started).toEqual([scheduledSessionName(e)]);
+    expect(h.state(e.id)).toEqual({ running: 'typed' });
+  });
+
+  it('4.8.1 --every counts from creation, and 15 minutes is the least', async () => {
+    const created = at('2026-11-24T10:07');
+    expect(parseSchedule({ agent: 'A1', every: '14m' }, created, 0).ok).toBe(false);
+    const e = entry({ agent: 'A1', every: '15m' }, created);
+    const h = harness([e], created);
+    await h.tickAt(created + 14 * MIN);
+    expect(h.started).toEqual([]);
+    await h.tickAt(created + 15 * MIN + 5_000);
+    expect(h.started).toHaveLength(1);
+  });
+
+  it('4.8.2 a run seen within 2 minutes starts; one seen later is missed, never started late, and told', async () => {
+    const e = entry({ agent: 'A1', at: '09:00' }, at('2026-11-24T08:00'));
+    const h = harness([e], at('2026-11-24T08:00'));
+    await h.tickAt(at('2026-11-24T08:59:58'));
+    // the laptop slept from 08:59:58 to 09:03
+    await h.tickAt(at('2026-11-24T09:03'));
+    expect(h.started).toEqual([]);
+    expect(h.state(e.id)).toBe('skipped');
+    expect(h.last(e.id)).toMatchObject({ result: 'missed', at: at('2026-11-24T09:00') });
+    expect(h.notices).toEqual([[expect.objectContaining({ id: e.id, why: 'missed' })]]);
+    // later ticks do not start it either
+    await h.tickAt(at('2026-11-24T09:03:05'));
+    expect(h.started).toEqual([]);
+    // the next day, seen at 09:01:59, it starts
+    await h.tickAt(at('2026-11-25T09:01:59'));
+    expect(h.started).toHaveLength(1);
+  });
+
+  it('4.8.2 the clock jumping back does not run a time twice', async () => {
+    const e = entry({ agent: 'A1', at: '09:00' }, at('2026-11-24T08:00'));
+    const h = harness([e], at('2026-11-24T08:00'));
+    await h.tickAt(at('2026-11-24T09:00:30'));
+    expect(h.started).toHaveLength(1);
+    h.show(session(scheduledSessionName(e), 'idle'));
+    await h.tickAt(at('2026-11-24T09:01'));
+    h.show();
+    await h.tickAt(at('2026-11-24T09:02')); // the agent exited
+    await h.tickAt(at('2026-11-24T08:58')); // NTP set the clock back
+    await h.tickAt(at('2026-11-24T09:00:10'));
+    expect(h.started).toHaveLength(1);
+  });
+
+  it('4.8.3 one session per schedule: a run is skipped while the previous run’s session is still there', async () => {
+    const created = at('2026-11-24T10:00');
+    const e = entry({ agent: 'A1', every: '30m', maxRuntime: '2h' }, created);
+    const h = harness([e], created);
+    await h.tickAt(created + 30 * MIN);
+    h.show(session(scheduledSessionName(e), 'working'));
+    await h.tickAt(created + 31 * MIN);
+    await h.tickAt(created + 60 * MIN + 1_000);
+    expect(h.started).toHaveLength(1);
+    expect(h.notices.at(-1)).toEqual([expect.objectContaining({ id: e.id, why: 'previous_running' })]);
+    // the run's own actor still looks after its session
+    expect(h.state(e.id)).toMatchObject({ running: expect.anything() });
+  });
+
+  it('4.8.4 at most three scheduled sessions at once: a fourth is skipped, all told in one notice (4.8.8)', async () => {
+    const created = at('2026-11-24T06:00');
+    const four = [1, 2, 3, 4].map(() => entry({ agent: 'A1', at: '07:00' }, created));
+    const other = entry({ agent: 'A1', at: '06:30' }, created);
+    const h = harness([...four, other], created);
+    await h.tickAt(at('2026-11-24T06:30:10'));
+    h.show(session(scheduledSessionName(other), 'working'));
+    await h.tickAt(at('2026-11-24T07:00:10'));
+    expect(h.started).toHaveLength(1 + 2);
+    const [notice, ...more] = h.notices;
+    expect(more).toEqual([]);
+    expect(notice!.map((s) => s.why)).toEqual(['too_many_running', 'too_many_running']);
+  });
+
+  it('4.8.5 at most 20 schedules', () => {
+    let file: SchedulesFile = { version: 1, schedules: [] };
+    for (let i = 0; i < 20; i++) {
+      const r = changeBook(file, { kind: 'add', entry: entry({ agent: 'A1', at: '07:00' }, 0) });
+      if (!r.ok) throw new Error(r.message);
+      file = r.file;
+    }
+    expect(changeBook(file, { kind: 'add', entry: entry({ agent: 'A1', at: '07:00' }, 0) })).toMatchObject({
+      ok: false,
+      code: 'too_many_schedules',
+    });
+    expect(parseSchedule({ agent: 'A1', at: '07:00' }, 0, 20)).toMatchObject({
+      ok: false,
+      problem: { code: 'too_many_schedules' },
+    });
+  });
+
+  it('4.8.6 the prompt is typed once, only when the agent is in front and reads idle', async () => {
+    const created = at('2026-11-24T07:00');
+    const e = entry({ agent: 'A1', at: '07:30', prompt: 'run the nightly checks' }, created);
+    const name = scheduledSessionName(e);
+    const h = harness([e], created);
+    await h.tickAt(at('2026-11-24T07:30:03'));
+    await h.tickAt(at('2026-11-24T07:30:08')); // the session is not in a reading yet
+    h.show(session(name, 'working')); // still starting up
+    await h.tickAt(at('2026-11-24T07:30:13'));
+    h.show(session(name, 'idle', 'bash')); // a shell in front (the agent not started yet)
+    await h.tickAt(at('2026-11-24T07:30:18'));
+    expect(h.keys).toEqual([]);
+    h.show(session(name, 'idle'));
+    await h.tickAt(at('2026-11-24T07:30:23'));
+    expect(h.keys).toEqual([
+      {
+        type: 'SCHEDULE.KEYS',
+        id: e.id,
+        session: name,
+        text: 'run the nightly checks',
+        keys: ['Enter'],
+        at: at('2026-11-24T07:30:23'),
+      },
+    ]);
+    // refused (the screen changed under it): tried again on the next idle tick, not before
+    await h.result(e.id, false, 'prompt_changed');
+    await h.tickAt(at('2026-11-24T07:30:28'));
+    expect(h.keys).toHaveLength(2);
+    await h.result(e.id, true);
+    expect(h.file().schedules[0]!.run).toMatchObject({ prompted: true });
+    await h.tickAt(at('2026-11-24T07:30:33'));
+    await h.tickAt(at('2026-11-24T07:31:33'));
+    expect(h.keys).toHaveLength(2);
+    // an agent that does not take a prompt is refused at `add`
+    expect(parseSchedule({ agent: 'A5', at: '07:30', prompt: 'x' }, created, 0)).toMatchObject({
+      ok: false,
+      problem: { code: 'prompt_not_accepted' },
+    });
+  });
+
+  it('4.8.7 max-runtime asks the agent to end (its exit command, never a kill), again each minute, then done', async () => {
+    const created = at('2026-11-24T07:00');
+    const e = entry({ agent: 'A1', at: '07:30', maxRuntime: '1h' }, created);
+    const name = scheduledSessionName(e);
+    const h = harness([e], created);
+    await h.tickAt(at('2026-11-24T07:30:05'));
+    h.show(session(name, 'working'));
+    await h.tickAt(at('2026-11-24T08:29:59'));
+    expect(h.keys).toEqual([]);
+    await h.tickAt(at('2026-11-24T08:30:05'));
+    expect(h.keys).toEqual([
+      {
+        type: 'SCHEDULE.KEYS',
+        id: e.id,
+        session: name,
+        text: '',
+        keys: [],
+        control: 'end',
+        at: at('2026-11-24T08:30:05'),
+      },
+    ]);
+    expect(h.state(e.id)).toBe('ending');
+    // busy with a prompt: the end is refused; it is asked again a minute later, still gently
+    await h.result(e.id, false, 'approval_pending');
+    expect(h.last(e.id)).toMatchObject({ result: 'end_blocked' });
+    await h.tickAt(at('2026-11-24T08:30:05') + ENDING_RETRY_MS / 2);
+    expect(h.keys).toHaveLength(1);
+    await h.tickAt(at('2026-11-24T08:30:05') + ENDING_RETRY_MS);
+    expect(h.keys).toHaveLength(2);
+    expect(h.keys.every((k) => k.control === 'end')).toBe(true);
+    h.show();
+    await h.tickAt(at('2026-11-24T08:31:30'));
+    expect(h.state(e.id)).toBe('done');
+    expect(h.last(e.id)).toMatchObject({ result: 'ended' });
+    expect(h.file().schedules[0]!.run).toBeNull();
+  });
+
+  it('a listener restart rebuilds each schedule from the file: a run keeps its start time and max-runtime', async () => {
+    const e: ScheduleEntry = {
+      ...entry({ agent: 'A1', at: '07:30', maxRuntime: '1h', prompt: 'go' }, at('2026-11-24T07:00')),
+      seenUntil: at('2026-11-24T07:30:05'),
+      run: {
+        session: 'svc-app-sched-x',
+        at: at('2026-11-24T07:30'),
+        startedAt: at('2026-11-24T07:30:05'),
+        prompted: true,
+      },
+    };
+    e.run!.session = scheduledSessionName(e);
+    const h = harness([e], at('2026-11-24T08:00'));
+    h.show(session(e.run!.session, 'idle'));
+    await h.tickAt(at('2026-11-24T08:00'));
+    expect(h.state(e.id)).toEqual({ running: 'typed' });
+    expect(h.keys).toEqual([]); // prompted before the restart: not typed again
+    await h.tickAt(at('2026-11-24T08:30:06'));
+    expect(h.keys).toEqual([expect.objectContaining({ control: 'end' })]);
+    expect(h.started).toEqual([]);
+  });
+
+  it('removing a schedule stops its actor and leaves its session running; a start that fails is the last result', async () => {
+    const created = at('2026-11-24T07:00');
+    const e = entry({ agent: 'A1', at: '07:30' }, created);
+    const f = entry({ agent: 'A1', at: '07:45' }, created);
+    const h = harness([e, f], created);
+    await h.tickAt(at('2026-11-24T07:30:05'));
+    h.show(session(scheduledSessionName(e), 'working'));
+    h.remove(e.id);
+    await h.tickAt(at('2026-11-24T07:30:10'));
+    expect(h.state(e.id)).toBeUndefined();
+    h.failStarts();
+    await h.tickAt(at('2026-11-24T07:45:10'));
+    expect(h.state(f.id)).toBe('done');
+    expect(h.last(f.id)).toMatchObject({ result: 'start_failed', note: 'tmux: no server' });
+  });
+});
