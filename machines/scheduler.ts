@@ -34,6 +34,8 @@ export interface SchedulerContext {
   sessions: Record<string, SessionRecord>;
   /** Schedule ids that have a `schedule.<id>` child. */
   ids: string[];
+  /** Why the last reading failed (a broken file): logged once, not at every tick. */
+  problem: string | null;
 }
 
 export type SchedulerEvent =
@@ -65,7 +67,7 @@ export const schedulerMachine = setup({
   },
 }).createMachine({
   id: 'scheduler',
-  context: { sessions: {}, ids: [] },
+  context: { sessions: {}, ids: [], problem: null },
   initial: 'idle',
   on: {
     'SCHEDULE.KEYS': { actions: sendParent(({ event }) => event) },
@@ -102,7 +104,7 @@ export const schedulerMachine = setup({
               const id = scheduleActorId(entry.id);
               enqueue.spawnChild('schedule', { id, systemId: id, input: { entry } });
             }
-            enqueue.assign({ ids: file.schedules.map((e) => e.id) });
+            enqueue.assign({ ids: file.schedules.map((e) => e.id), problem: null });
 
             let running = Object.keys(context.sessions).filter(isScheduledSessionName).length;
             const skipped: SkippedRun[] = [];
@@ -153,13 +155,12 @@ export const schedulerMachine = setup({
         },
         onError: {
           target: 'idle',
-          actions: {
-            type: 'log',
-            params: ({ event }) => ({
-              level: 'warn',
-              message: `schedules not read: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
-            }),
-          },
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const problem = event.error instanceof Error ? event.error.message : String(event.error);
+            if (problem === context.problem) return;
+            enqueue.assign({ problem });
+            enqueue({ type: 'log', params: { level: 'warn', message: `schedules not read, none run: ${problem}` } });
+          }),
         },
       },
     },
