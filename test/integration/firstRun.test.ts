@@ -167,8 +167,8 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
 });
 
 describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
-  async function startUp() {
-    up = spawnSvc(['up', '--port', '0'], { ...env });
+  async function startUp(more: NodeJS.ProcessEnv = {}) {
+    up = spawnSvc(['up', '--port', '0'], { ...env, ...more });
     const line = await up.waitForLine(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/, 30_000);
     await up.waitForLine(/connected to ws:/, 30_000);
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
@@ -219,6 +219,37 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     // through a pipe: the pairing link alone, no QR code, no escape codes
     expect(up!.output()).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
     expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
+  });
+
+  it('svc up, then svc schedule add: the run starts on the default socket, svc schedule lists it, rm keeps it', async () => {
+    // svc up's wall clock for schedules is 15 minutes and 10 seconds ahead (SVC_CLOCK_OFFSET_MS, docs/schedules.md):
+    // the first tick after the schedule is made is its first run's time
+    await startUp({ SVC_CLOCK_OFFSET_MS: String(15 * 60_000 + 10_000) });
+    const add = await svc(['schedule', 'add', 'cc', '--every', '15m', '--json']);
+    expect(add.code).toBe(0);
+    expect(add.stderr).toBe(''); // svc up's listener is found: no "no listener" warning
+    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    expect(session).toBe(`svc-proj-sched-${id}`);
+    expect(statSync(join(home, '.local', 'state', 'svc', 'schedules')).mode & 0o777).toBe(0o600);
+
+    await waitFor(async () => (await runTmux(defaultSocket(), ['has-session', '-t', `=${session}`])) === '', {
+      timeoutMs: 30_000,
+      what: 'the scheduled session on the default socket',
+    });
+    await inFront(session, 'claude');
+    const list = await waitFor(
+      async () => {
+        const r = await svc(['schedule']);
+        return /running as svc-proj-sched-/.test(r.stdout) ? r.stdout : null;
+      },
+      { timeoutMs: 20_000, what: 'svc schedule to say it runs' },
+    );
+    expect(list).toMatch(new RegExp(`^${id}  Claude Code in proj  every 15m  max 2h$`, 'm'));
+
+    expect(await svc(['schedule', 'rm', id])).toMatchObject({ code: 0, stdout: `removed schedule ${id}\n` });
+    expect((await svc(['schedule'])).stdout).toMatch(/^no schedules/);
+    // a session the schedule started keeps running
+    expect(await runTmux(defaultSocket(), ['has-session', '-t', `=${session}`])).toBe('');
   });
 
   it('takes over from a background listener an earlier svc cc started for another relay', async () => {
