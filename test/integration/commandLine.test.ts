@@ -94,7 +94,7 @@ describe('svc on a pipe and on a terminal', () => {
 
 describe('a command line that says what it did not understand', () => {
   it.each([
-    [['schedule'], 'svc: unknown command "schedule"; see svc --help'],
+    [['shedule'], 'svc: unknown command "shedule"; see svc --help'],
     [['relay', 'sreve'], 'svc: unknown command "sreve" for svc relay; see svc relay --help'],
     [['verify', '--frob'], 'svc: unknown flag "--frob" for svc verify; see svc verify --help'],
     [['relay', 'serve', '--prot', '1'], 'svc: unknown flag "--prot" for svc relay serve; see svc relay serve --help'],

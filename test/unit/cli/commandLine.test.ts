@@ -85,7 +85,7 @@ describe('core/cli/commandLine', () => {
   });
 
   it('one line for an unknown command or flag, naming the whole command', () => {
-    expect(unknownCommandLine('schedule', 'svc')).toBe('svc: unknown command "schedule"; see svc --help');
+    expect(unknownCommandLine('shedule', 'svc')).toBe('svc: unknown command "shedule"; see svc --help');
     expect(unknownCommandLine('foo', 'svc relay')).toBe(
       'svc: unknown command "foo" for svc relay; see svc relay --help',
     );
