@@ -60,6 +60,7 @@ import { createPastSessions } from './sessions/pastSessions.js';
 import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
+import { createHistory } from './transcripts/history.js';
 import { createGit } from './worktrees/git.js';
 import {
   checkWorktreeActor,
@@ -209,6 +210,27 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
     },
   });
+
+  // spec 4.11.1, 4.12: each agent session's transcript, sealed in chunks for the phones' history and timeline
+  const history = config.turnHistory.value
+    ? createHistory({
+        positionsPath: join(paths.dir, 'history.json'),
+        env,
+        log,
+        ready: () => root?.getSnapshot().context.online === true,
+        send: async (chunk) => {
+          const envelope = await asks.historyChunk(chunk);
+          if (!envelope) return; // no device to seal for: nothing leaves the computer
+          const relay = root?.system.get('relay');
+          if (!relay) throw new Error('the relay link is not up');
+          relay.send({ type: 'SEND', frame: { type: 'history.chunk', session: chunk.session, envelope } });
+        },
+      })
+    : null;
+  if (!history)
+    log.info(
+      `session history: off (${config.turnHistory.source === 'flag' ? '--no-turn-history' : 'turnHistory: false'})`,
+    );
 
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
@@ -441,6 +463,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     actor.stop();
     control.close();
     awake.stop();
+    history?.stop();
     removePidFile(paths.pid);
   });
 
@@ -451,6 +474,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     if (live === liveSeen) return;
     liveSeen = live;
     if (past.seen(Object.values(live), Math.floor(Date.now() / 1000))) tellPast();
+    history?.sessions(Object.values(live));
   });
 
   // An approval waiting, a finished turn: told to the phones (core/notify/events.ts), sealed like svc_notify.

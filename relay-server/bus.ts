@@ -3,7 +3,7 @@
  * hear of it. Events are per account and plain JSON, so a Redis pub/sub bus can carry them between relay instances;
  * the in-process bus below is the default for one instance.
  */
-import type { AppPaneFrame, PaneRequestFrame, PushState } from '../core/protocol/index.js';
+import type { AppPaneFrame, PaneRequestFrame, PushState, RelayFrame } from '../core/protocol/index.js';
 import type { AskAppFrame, AskListenerFrame } from './asks/book.js';
 import type { PushRecord } from './store.js';
 
@@ -26,6 +26,8 @@ export type BusEvent =
   | { kind: 'ask.toApps'; frame: AskAppFrame }
   /** An app's sealed answer for the listener of hookId. Routed, never stored. */
   | { kind: 'ask.toListener'; hookId: string; frame: AskListenerFrame }
+  /** A history chunk a listener sent, stored: for the account's apps (the live timeline). */
+  | { kind: 'history.toApps'; frame: Extract<RelayFrame, { type: 'history.chunk' }> }
   /** A device was removed with its tokens: connections opened with one of them are closed (4401). */
   | { kind: 'device.removed'; deviceId: string };
 

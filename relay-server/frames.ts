@@ -16,6 +16,7 @@ import type { AskBook } from './asks/book.js';
 import { askFrame } from './asks/frames.js';
 import type { Bus } from './bus.js';
 import { type Connection, watchKey } from './connection.js';
+import { historyFrame } from './history/history.js';
 import type { Log } from './log.js';
 import type { WebPush } from './push/webPush.js';
 import { type Pushes, toWirePush } from './pushes.js';
@@ -111,6 +112,9 @@ export async function handleText(ctx: FrameContext, conn: Connection, text: stri
     case 'pane.status':
     case 'keys.result':
       await paneAnswer(ctx, conn, frame);
+      return;
+    case 'history.chunk':
+      await historyFrame(ctx, conn, frame);
       return;
     case 'ask.new':
     case 'ask.closed':

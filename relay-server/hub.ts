@@ -312,6 +312,10 @@ export class Hub implements Presence {
         }
         return;
       }
+      case 'history.toApps': {
+        for (const conn of this.apps(group)) conn.send(event.frame);
+        return;
+      }
       case 'ask.toListener': {
         const listener = this.listeners.get(event.hookId);
         if (listener?.phase === 'subscribed' && listener.accountId === accountId) listener.send(event.frame);

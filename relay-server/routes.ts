@@ -3,6 +3,7 @@
  * limit (429), scope (403), body size (413), JSON (400 bad_json), schema (400 bad_request). Fan-out goes through
  * the bus: no route touches a WebSocket.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import {
@@ -31,6 +32,7 @@ import {
   newKeyId,
 } from './auth.js';
 import type { Bus } from './bus.js';
+import { getHistory } from './history/history.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
 import { subscribe as pushSubscribe, unsubscribe as pushUnsubscribe, vapidKey } from './push/routes.js';
@@ -108,6 +110,15 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
     methods: {
       POST: { scopes: ['push:read'], handle: registerComputer },
       GET: { scopes: EITHER_SCOPE, handle: listComputers },
+    },
+  },
+  {
+    path: /^\/history$/,
+    methods: {
+      GET: {
+        scopes: EITHER_SCOPE,
+        handle: ({ req, res, key }, deps) => getHistory({ res, key, url: req.url ?? '/' }, deps),
+      },
     },
   },
   {

@@ -16,12 +16,16 @@ import * as accounts from './sqlite/accounts.js';
 import * as computers from './sqlite/computers.js';
 import { openDatabase } from './sqlite/db.js';
 import * as devices from './sqlite/devices.js';
+import * as history from './sqlite/history.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
 import type {
   ComputerRecord,
   ComputerRegistration,
   DeviceRecord,
+  HistoryChunkRecord,
+  HistoryLimits,
+  HistoryQuery,
   KeyRecord,
   NewPairing,
   NewPush,
@@ -115,6 +119,18 @@ export class SqliteStore implements Store {
 
   async listComputers(accountId: string): Promise<ComputerRecord[]> {
     return computers.listComputers(this.db, accountId);
+  }
+
+  async addHistoryChunk(
+    chunk: { accountId: string; computer: string; session: string; envelope: Record<string, unknown> },
+    now: number,
+    limits: HistoryLimits,
+  ): Promise<HistoryChunkRecord> {
+    return history.addHistoryChunk(this.db, chunk, now, limits);
+  }
+
+  async listHistory(q: HistoryQuery): Promise<HistoryChunkRecord[]> {
+    return history.listHistory(this.db, q);
   }
 
   async saveSessions(

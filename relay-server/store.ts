@@ -4,6 +4,7 @@
  * would not, and callers must not be able to tell the difference.
  */
 import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protocol/index.js';
+import type { HistoryLimits } from '../core/relay/history.js';
 
 export interface KeyRecord {
   keyId: string;
@@ -76,6 +77,27 @@ export interface ComputerRecord {
    * listener or register it again. Null for a computer registered before the relay recorded owners.
    */
   ownerKeyId: string | null;
+}
+
+/** A stored history chunk (relay-server/sqlite/history.ts): the envelope as the listener sealed it. */
+export interface HistoryChunkRecord {
+  id: number;
+  computer: string;
+  session: string;
+  envelope: Record<string, unknown>;
+  /** When the relay stored it (epoch ms). */
+  at: number;
+}
+
+export type { HistoryLimits };
+
+export interface HistoryQuery {
+  accountId: string;
+  computer: string;
+  session: string;
+  /** Only chunks with a smaller id. */
+  before?: number | undefined;
+  limit: number;
 }
 
 /** A device of an account: its public key and what it is. Private keys never reach the relay. */
@@ -172,6 +194,14 @@ export interface Store {
   /** Record keyId as the owner of a computer that has none; false when it has one already (or no such computer). */
   claimComputer(hookId: string, keyId: string): Promise<boolean>;
   listComputers(accountId: string): Promise<ComputerRecord[]>;
+  /** Stores a history chunk, then drops what the account's limits no longer allow (oldest first). */
+  addHistoryChunk(
+    chunk: { accountId: string; computer: string; session: string; envelope: Record<string, unknown> },
+    now: number,
+    limits: HistoryLimits,
+  ): Promise<HistoryChunkRecord>;
+  /** A page of a session's chunks, newest first. */
+  listHistory(q: HistoryQuery): Promise<HistoryChunkRecord[]>;
   /** The inventory, and the sealed schedules that came with it (null: none). */
   saveSessions(
     hookId: string,

@@ -28,7 +28,7 @@ import {
   type Recipient,
 } from '../../core/mcp/ask.js';
 import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
-import { ApprovalCardBody, SchedulesBody } from '../../core/seal/bodies.js';
+import { ApprovalCardBody, HistoryChunkBody, SchedulesBody } from '../../core/seal/bodies.js';
 import { SealError } from '../../core/seal/error.js';
 import { type Envelope, openText, seal } from '../../core/seal/seal.js';
 import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
@@ -119,8 +119,8 @@ export function createAskService(deps: AskServiceDeps) {
   const sealFor = async (
     me: DeviceIdentity,
     to: Recipient[],
-    purpose: 'ask.question' | 'notify' | 'approval' | 'schedules',
-    body: QuestionBody | NotifyBody | ApprovalCardBody | SchedulesBody,
+    purpose: 'ask.question' | 'notify' | 'approval' | 'schedules' | 'history.chunk',
+    body: QuestionBody | NotifyBody | ApprovalCardBody | SchedulesBody | HistoryChunkBody,
   ) =>
     seal({
       purpose,
@@ -317,6 +317,19 @@ export function createAskService(deps: AskServiceDeps) {
       if (to.length === 0) return null;
       const body = SchedulesBody.parse({ schedules: views, at: now() });
       return (await sealFor(me, to, 'schedules', body)) as unknown as Record<string, unknown>;
+    },
+
+    /**
+     * A session's history chunk (core/seal/bodies.ts HistoryChunkBody), sealed for this computer and the devices
+     * listed now; null as for `card`.
+     */
+    async historyChunk(chunk: Omit<HistoryChunkBody, 'at'>): Promise<Record<string, unknown> | null> {
+      const me = deps.me;
+      if (!me) return null;
+      const to = await recipients(me);
+      if (to.length === 0) return null;
+      const body = HistoryChunkBody.parse({ ...chunk, at: now() });
+      return (await sealFor(me, to, 'history.chunk', body)) as unknown as Record<string, unknown>;
     },
 
     /** Asks a listener before this one left in asks.json; the file is emptied. */

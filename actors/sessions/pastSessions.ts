@@ -4,13 +4,10 @@
  * (Claude Code: `~/.claude/projects/<dir>/<id>.jsonl`; Codex: `~/.codex/sessions/…/rollout-*.jsonl`, whose first
  * line names its `cwd` and `id`), and the agent's resume runs in a new named tmux session with svc's metadata.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import {
-  claudeProjectDir,
   emptyPast,
   type PastSession,
   type PastSessions,
@@ -22,6 +19,7 @@ import { metaOptions } from '../../core/sessions/launch.js';
 import { writeFileAtomic } from '../files.js';
 import type { Tmux } from '../tmux/tmux.js';
 import { TmuxError } from '../tmux/tmux.js';
+import { CLAUDE_SESSION_FILE, claudeSessionsDir, codexSession, newestFile } from '../transcripts/locate.js';
 
 const PastFile = z.object({
   version: z.literal(1),
@@ -40,80 +38,13 @@ const PastFile = z.object({
   ),
 });
 
-/** The newest file of `dir` whose name matches `re` (by modification time), or null. */
-function newestFile(dir: string, re: RegExp): string | null {
-  let best: { path: string; at: number } | null = null;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return null;
-  }
-  for (const name of names) {
-    if (!re.test(name)) continue;
-    const path = join(dir, name);
-    try {
-      const at = statSync(path).mtimeMs;
-      if (!best || at > best.at) best = { path, at };
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return best?.path ?? null;
-}
-
-/** The first line of a file, read without loading the file (a transcript can be large). */
-function firstLine(path: string, max = 64 * 1024): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(max);
-    const n = readSync(fd, buf, 0, max, 0);
-    const text = buf.subarray(0, n).toString('utf8');
-    const end = text.indexOf('\n');
-    return end < 0 ? text : text.slice(0, end);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Every `rollout-*.jsonl` under Codex's sessions folder (year/month/day), newest name first. */
-function codexRollouts(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string, depth: number) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of entries) {
-      const path = join(dir, name);
-      if (depth < 3) walk(path, depth + 1);
-      else if (/^rollout-.*\.jsonl$/.test(name)) out.push(path);
-    }
-  };
-  walk(root, 0);
-  return out.sort().reverse();
-}
-
 /** The agent's own id of the newest session it filed for `past.cwd`, or null when its store has none. */
 export function findResumeId(past: PastSession, env: NodeJS.ProcessEnv = process.env): string | null {
-  const home = env.HOME || homedir();
   if (past.agent === 'A1') {
-    const root = env.CLAUDE_CONFIG_DIR || join(home, '.claude');
-    const file = newestFile(join(root, 'projects', claudeProjectDir(past.cwd)), /^[0-9a-f-]{36}\.jsonl$/);
+    const file = newestFile(claudeSessionsDir(past.cwd, env), CLAUDE_SESSION_FILE);
     return file ? (/([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1] ?? null) : null;
   }
-  if (past.agent === 'A2') {
-    for (const file of codexRollouts(join(env.CODEX_HOME || join(home, '.codex'), 'sessions'))) {
-      try {
-        const meta = JSON.parse(firstLine(file)) as { payload?: { id?: unknown; cwd?: unknown } };
-        if (meta.payload?.cwd === past.cwd && typeof meta.payload.id === 'string') return meta.payload.id;
-      } catch {
-        // not a session file we can read
-      }
-    }
-  }
+  if (past.agent === 'A2') return codexSession(past.cwd, env)?.id ?? null;
   return null;
 }
 

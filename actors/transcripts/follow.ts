@@ -19,15 +19,27 @@ export interface FollowResult {
   unknown: number;
 }
 
-export function followTranscript(agent: string, path: () => string | null) {
-  let file: string | null = null;
-  let ino = -1;
-  let offset = 0;
+/** Where a follower has read to: the end of the last complete line of `path` (inode `ino`). */
+export interface FollowPosition {
+  path: string;
+  ino: number;
+  offset: number;
+}
+
+/** `start`: where an earlier follower read to; taken only while `path()` is that file, that inode, no shorter. */
+export function followTranscript(agent: string, path: () => string | null, start?: FollowPosition) {
+  let file: string | null = start?.path ?? null;
+  let ino = start?.ino ?? -1;
+  let offset = start?.offset ?? 0;
   let rest = '';
   let seen = new Set<string>();
   const decoder = new TextDecoder('utf-8');
 
   return {
+    /** The end of the last complete line read (a cut last line is read again by the next follower). */
+    position(): FollowPosition | null {
+      return file === null ? null : { path: file, ino, offset: offset - Buffer.byteLength(rest) };
+    },
     poll(): FollowResult {
       const now = path();
       const out: FollowResult = { events: [], reset: false, unknown: 0 };
@@ -39,7 +51,8 @@ export function followTranscript(agent: string, path: () => string | null) {
         return out;
       }
       if (now !== file || st.ino !== ino || st.size < offset) {
-        out.reset = file !== null;
+        // a start position of another file is not a reset: nothing was read from it here
+        out.reset = file !== null && !(start && file === start.path && offset === start.offset && ino === start.ino);
         file = now;
         ino = st.ino;
         offset = 0;

@@ -35,7 +35,10 @@ export default defineCommand({
   meta: { name: 'listener', description: 'Run the listener in the foreground: relay link, inventory, injection' },
   args: {
     'ws-url': { type: 'string', description: 'Override wsUrl for this run' },
-    // --turn-history is refused until it does something (core/cli/commandLine.ts)
+    'turn-history': {
+      type: 'boolean',
+      description: 'Upload sealed session history for the phone’s timeline (default; --no-turn-history)',
+    },
     'keep-awake': {
       type: 'boolean',
       description: 'Keep the computer from idle-sleeping while the listener runs (default; --no-keep-awake)',
@@ -101,6 +104,7 @@ export default defineCommand({
         wsUrl: args['ws-url'],
         debug: args.debug,
         ...(args['keep-awake'] === false ? { keepAwake: false } : {}),
+        ...(args['turn-history'] === false ? { turnHistory: false } : {}),
         // A daemon started by the wrapper has its stderr appended to listener.log already: log each line once.
         logToStderr: process.env.SVC_LISTENER_BACKGROUND !== '1',
       });

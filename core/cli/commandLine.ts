@@ -149,19 +149,10 @@ export function usageText(model: UsageModel, bold: (s: string) => string = (s) =
 }
 
 /**
- * Flags earlier versions accepted with nothing behind them, refused until their capabilities land (keeping the
- * computer awake, sealed turn history, the login service), by command.
+ * Flags with nothing behind them yet, refused (exit 2) until their capabilities land, by command: a flag is never
+ * accepted and ignored. Empty now: keeping the computer awake, the login service and turn history have landed.
  */
-export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>> = (() => {
-  const history = 'uploading sealed turn history comes in a later version';
-  const says = (flag: string, why: string) => `svc: ${flag} does nothing yet (${why}): leave it out`;
-  return {
-    'svc listener': {
-      '--turn-history': says('--turn-history', history),
-      '--no-turn-history': says('--no-turn-history', history),
-    },
-  };
-})();
+export const NOT_YET: Readonly<Record<string, Readonly<Record<string, string>>>> = {};
 
 /** Commands whose words are a message: a word like a flag that the command does not define is part of the text. */
 export const FREE_TEXT: ReadonlySet<string> = new Set(['svc agent send']);

@@ -207,6 +207,8 @@ export const ClientFrame = z.discriminatedUnion('type', [
      */
     schedules: SealedField.optional(),
   }),
+  /** A session's history, a sealed chunk (`history.chunk`, core/seal/bodies.ts HistoryChunkBody): stored, fanned out. */
+  z.object({ type: z.literal('history.chunk'), session: SessionName, envelope: SealedField }),
   // svc_ask and svc_notify (core/mcp/frames.ts)
   ...ASK_CLIENT_FRAMES,
 ]);
@@ -247,6 +249,15 @@ export const RelayFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('pane.frame'), computer: z.string(), ...PaneFrameFields, envelope: SealedField }),
   z.object({ type: z.literal('pane.status'), computer: z.string(), ...PaneStatusFields }),
   z.object({ type: z.literal('keys.result'), computer: z.string(), ...KeysResultFields }),
+  /** A history chunk the relay stored (`id`, `at`: its own), for the account's apps as it arrives. */
+  z.object({
+    type: z.literal('history.chunk'),
+    computer: z.string(),
+    session: z.string(),
+    id: z.number().int().positive(),
+    at: z.number(),
+    envelope: SealedField,
+  }),
   // svc_ask and svc_notify (core/mcp/frames.ts)
   ...ASK_RELAY_FRAMES,
 ]);

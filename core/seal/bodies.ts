@@ -177,6 +177,40 @@ export const ApprovalCardBody = z.strictObject({
 });
 export type ApprovalCardBody = z.infer<typeof ApprovalCardBody>;
 
+const HistoryItem = z.discriminatedUnion('k', [
+  z.strictObject({ k: z.literal('prompt'), text: z.string().max(8_000) }),
+  z.strictObject({ k: z.literal('reply'), text: z.string().max(8_000) }),
+  z.strictObject({
+    k: z.literal('tool'),
+    id: z.string().max(128),
+    name: z.string().max(128),
+    target: z.string().max(300).optional(),
+  }),
+  z.strictObject({ k: z.literal('result'), id: z.string().max(128), ok: z.boolean() }),
+  z.strictObject({ k: z.literal('tokens'), input: z.number().nonnegative(), output: z.number().nonnegative() }),
+  z.strictObject({
+    k: z.literal('todos'),
+    items: z
+      .array(z.strictObject({ text: z.string().max(100), status: z.enum(['pending', 'in_progress', 'completed']) }))
+      .max(30),
+  }),
+]);
+
+/**
+ * `history.chunk` (listener → its own device and the devices listed when it was sealed; spec 4.11.1, 4.12): items of
+ * a session's transcript (core/transcripts/history.ts). `reset`: the transcript was replaced or cut, earlier items of
+ * the session are superseded. A device paired later is not among the recipients and cannot open it.
+ */
+export const HistoryChunkBody = z.strictObject({
+  session: SessionName,
+  seq: z.number().int().nonnegative(),
+  reset: z.boolean(),
+  items: z.array(HistoryItem).max(40),
+  /** When the listener sealed it (epoch ms, the computer's clock). */
+  at: z.number(),
+});
+export type HistoryChunkBody = z.infer<typeof HistoryChunkBody>;
+
 /** The bodies a listener opens, by purpose. */
 export const INBOUND_BODIES = {
   'agent.command': CommandBody,

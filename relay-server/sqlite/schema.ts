@@ -60,6 +60,17 @@ CREATE TABLE IF NOT EXISTS devices (
   created_at INTEGER NOT NULL,
   UNIQUE (account_id, public_key)
 );
+CREATE TABLE IF NOT EXISTS history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  computer TEXT NOT NULL,
+  session TEXT NOT NULL,
+  envelope TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_session ON history(account_id, computer, session, id);
+CREATE INDEX IF NOT EXISTS history_account ON history(account_id, id);
 CREATE TABLE IF NOT EXISTS pairings (
   code_hash TEXT PRIMARY KEY,
   account_id TEXT NOT NULL REFERENCES accounts(id),

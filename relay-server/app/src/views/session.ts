@@ -13,6 +13,7 @@ import { approvalCard } from './approval.js';
 import { askingButton, sendControl } from './control.js';
 import { scheduleForm } from './schedules.js';
 import type { Screen } from './screen.js';
+import { timelineSection } from './timeline.js';
 
 const LOCAL_CODES: Record<string, string> = {
   never_sent:
@@ -215,6 +216,8 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const approval = viewOnly ? null : approvalCard(app, hookId, name);
   const controls = h('div', { class: 'session-controls', 'aria-label': 'Session control' });
   const controlStatus = h('p', { class: 'control-status', role: 'status' });
+  // what the agent did (spec 4.11.1, 4.12): its timeline, from the sealed history
+  const history = found0 && !found0.record.shell ? timelineSection(app, hookId, name, found0.record.meta?.agent) : null;
   let controlsFor: string | null = null;
   const el = h(
     'section',
@@ -223,6 +226,7 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     approval?.el,
     controls,
     controlStatus,
+    history?.el,
     list,
     compose
       ? compose.form
@@ -282,5 +286,14 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     }
   };
   update();
-  return { el, title: found0?.card.label ?? name, back: '#/', update, dispose: () => approval?.dispose() };
+  return {
+    el,
+    title: found0?.card.label ?? name,
+    back: '#/',
+    update,
+    dispose: () => {
+      approval?.dispose();
+      history?.dispose();
+    },
+  };
 }

@@ -1,0 +1,193 @@
+/**
+ * Session history (core/transcripts/history.ts): what of a real transcript becomes history items (never a tool's
+ * arguments or output), the timeline the app folds them into, the limits of the to-do list, a follower that goes on
+ * from where an earlier one stopped, and the relay's store of chunks: paging and the per-account limits.
+ */
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { followTranscript } from '../../../actors/transcripts/follow.js';
+import { findTranscript } from '../../../actors/transcripts/locate.js';
+import { HistoryChunkBody } from '../../../core/seal/bodies.js';
+import { claudeProjectDir } from '../../../core/sessions/control.js';
+import { chunked, historyItems, MAX_TODO_CHARS, MAX_TODOS, timeline } from '../../../core/transcripts/history.js';
+import { readLine, type TranscriptEvent } from '../../../core/transcripts/readers.js';
+import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
+
+const dirs: string[] = [];
+const temp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'svc-history-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const fixture = (agent: string) => readFileSync(join('test/fixtures/transcripts', agent, 'session.jsonl'), 'utf8');
+const eventsOf = (agent: string, text: string) => {
+  const seen = new Set<string>();
+  return text.split('\n').flatMap((l) => readLine(agent, l, seen).events);
+};
+
+describe('history items', () => {
+  it.each(['A1', 'A2', 'A3', 'A4'])('%s: prompts, replies and tools; no tool argument or output leaves', (agent) => {
+    const text = fixture(agent);
+    const items = historyItems(eventsOf(agent, text));
+    expect(items.filter((i) => i.k === 'prompt').map((i) => (i as { text: string }).text)).toEqual([
+      'hello there',
+      expect.stringMatching(/^run a command/),
+    ]);
+    expect(items.some((i) => i.k === 'reply')).toBe(true);
+    expect(items.some((i) => i.k === 'tool')).toBe(true);
+    const sent = JSON.stringify(items);
+    // the fixture's shell command and its file name are in the transcript, never in what is sent
+    expect(text).toContain('svc-approval-probe');
+    expect(sent).not.toContain('svc-approval-probe');
+    // every chunk is a body the seal accepts
+    for (const piece of chunked(items)) {
+      expect(() =>
+        HistoryChunkBody.parse({ session: 'svc-x', seq: 0, reset: false, items: piece, at: 1 }),
+      ).not.toThrow();
+    }
+  });
+
+  it('cuts the to-do list to 30 tasks of 100 characters, and long texts', () => {
+    const todos: TranscriptEvent = {
+      kind: 'todos',
+      items: Array.from({ length: 45 }, (_, i) => ({
+        text: `task ${i} ${'x'.repeat(200)}`,
+        status: 'pending' as const,
+      })),
+    };
+    const [item] = historyItems([todos, { kind: 'reply', text: 'y'.repeat(20_000) }, { kind: 'prompt', text: '  ' }]);
+    expect(item).toMatchObject({ k: 'todos' });
+    const list = (item as { items: { text: string }[] }).items;
+    expect(list).toHaveLength(MAX_TODOS);
+    expect(Math.max(...list.map((t) => t.text.length))).toBe(MAX_TODO_CHARS);
+    const all = historyItems([
+      { kind: 'reply', text: 'y'.repeat(20_000) },
+      { kind: 'prompt', text: '  ' },
+    ]);
+    expect(all).toHaveLength(1); // an empty prompt is nothing
+    expect((all[0] as { text: string }).text.length).toBe(8_000);
+  });
+
+  it('folds items into turns: each tool with its outcome, replies, tokens; the newest to-do list', () => {
+    const { turns, todos } = timeline([
+      { k: 'prompt', text: 'fix it' },
+      { k: 'tool', id: 't1', name: 'Edit', target: 'src/a.ts' },
+      { k: 'tool', id: 't2', name: 'Bash', target: 'npm' },
+      { k: 'result', id: 't1', ok: true },
+      { k: 'result', id: 't2', ok: false },
+      { k: 'tokens', input: 10, output: 5 },
+      { k: 'reply', text: 'done' },
+      { k: 'todos', items: [{ text: 'a', status: 'completed' }] },
+      { k: 'prompt', text: 'again' },
+      { k: 'tool', id: 't3', name: 'Read' },
+      { k: 'tokens', input: 3, output: 1 },
+    ]);
+    expect(turns).toEqual([
+      {
+        prompt: 'fix it',
+        steps: [
+          { kind: 'tool', name: 'Edit', target: 'src/a.ts', ok: true },
+          { kind: 'tool', name: 'Bash', target: 'npm', ok: false },
+          { kind: 'reply', text: 'done' },
+        ],
+        tokens: { input: 10, output: 5 },
+      },
+      { prompt: 'again', steps: [{ kind: 'tool', name: 'Read', ok: null }], tokens: { input: 3, output: 1 } },
+    ]);
+    expect(todos?.items).toEqual([{ text: 'a', status: 'completed' }]);
+  });
+});
+
+describe('following a transcript across a listener restart', () => {
+  it('goes on from the end of the last complete line, not from the start', () => {
+    const dir = temp();
+    const file = join(dir, 'session.jsonl');
+    const lines = fixture('A1').trim().split('\n');
+    writeFileSync(file, `${lines.slice(0, 8).join('\n')}\n${lines[8]!.slice(0, 20)}`);
+    const first = followTranscript('A1', () => file);
+    const before = first.poll().events;
+    const where = first.position()!;
+    expect(where.offset).toBe(Buffer.byteLength(`${lines.slice(0, 8).join('\n')}\n`));
+    // the listener stops; the agent writes on
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const second = followTranscript('A1', () => file, where);
+    const after = second.poll();
+    expect(after.reset).toBe(false);
+    expect([...before, ...after.events]).toEqual(eventsOf('A1', lines.join('\n')));
+    // a start position of a file that was cut meanwhile is read again from its start
+    writeFileSync(file, `${lines[0]}\n`);
+    const third = followTranscript('A1', () => file, { ...where, ino: statSync(file).ino });
+    expect(third.poll().events).toEqual([]);
+    appendFileSync(file, `${lines.slice(1).join('\n')}\n`);
+    expect(third.poll().events.length).toBeGreaterThan(0);
+  });
+
+  it('finds a Claude Code session’s transcript in its store, the newest since the session started', () => {
+    const home = temp();
+    const cwd = '/src/my app';
+    const store = join(home, '.claude', 'projects', claudeProjectDir(cwd));
+    expect(findTranscript('A1', cwd, 0, { HOME: home })).toBeNull();
+    mkdirSync(store, { recursive: true });
+    const old = join(store, '11111111-1111-1111-1111-111111111111.jsonl');
+    const now = join(store, '22222222-2222-2222-2222-222222222222.jsonl');
+    writeFileSync(old, '{}\n');
+    writeFileSync(now, '{}\n');
+    utimesSync(old, new Date(1_000_000), new Date(1_000_000));
+    expect(findTranscript('A1', cwd, 2_000_000, { HOME: home })).toBe(now);
+    expect(findTranscript('A1', cwd, Date.now() + 60_000, { HOME: home })).toBeNull();
+    expect(findTranscript('A5', cwd, 0, { HOME: home })).toBeNull();
+  });
+});
+
+describe('the relay’s store of history chunks', () => {
+  it('pages a session newest first, and keeps an account within its size and age', async () => {
+    const store = openSqliteStore(join(temp(), 'data'));
+    await store.createAccount('acc_1', 0);
+    await store.createAccount('acc_2', 0);
+    const limits = { maxBytes: 2_000, maxAgeMs: 1_000_000 };
+    const envelope = (n: number) => ({ v: 1, ct: `${'c'.repeat(90)}${n}` }); // ~110 bytes each
+    const add = (acc: string, session: string, n: number, at: number) =>
+      store.addHistoryChunk({ accountId: acc, computer: 'c_1', session, envelope: envelope(n) }, at, limits);
+    for (let n = 1; n <= 10; n++) await add('acc_1', 'svc-a', n, 1_000 + n);
+    await add('acc_2', 'svc-a', 99, 1_000);
+    const page = await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 4 });
+    expect(page.map((c) => c.envelope.ct)).toEqual([10, 9, 8, 7].map((n) => envelope(n).ct));
+    const older = await store.listHistory({
+      accountId: 'acc_1',
+      computer: 'c_1',
+      session: 'svc-a',
+      before: page[3]!.id,
+      limit: 100,
+    });
+    expect(older.map((c) => c.envelope.ct)).toEqual([6, 5, 4, 3, 2, 1].map((n) => envelope(n).ct));
+    // over 2 000 bytes: the oldest go first, only in that account
+    for (let n = 11; n <= 30; n++) await add('acc_1', 'svc-a', n, 2_000 + n);
+    const kept = await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 200 });
+    const bytes = kept.reduce((sum, c) => sum + JSON.stringify(c.envelope).length, 0);
+    expect(bytes).toBeLessThanOrEqual(2_000);
+    expect(kept[0]!.envelope.ct).toBe(envelope(30).ct);
+    expect(kept.some((c) => c.envelope.ct === envelope(1).ct)).toBe(false);
+    expect(await store.listHistory({ accountId: 'acc_2', computer: 'c_1', session: 'svc-a', limit: 10 })).toHaveLength(
+      1,
+    );
+    // older than the age limit: gone at the next insert
+    await add('acc_1', 'svc-b', 1, 2_000_000);
+    expect(await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 200 })).toEqual([]);
+    await store.close();
+  });
+});
