@@ -1,8 +1,8 @@
 /**
  * Session history and the live timeline, the listener's side (spec 4.11.1, 4.12; docs/files.md "History"): for each
  * running agent session whose agent files a transcript svc reads (Claude Code, Codex, Gemini CLI, pi), the
- * transcript is found in the agent's own store (actors/transcripts/locate.ts), followed as it grows (once a second:
- * the phone sees a step within about a second of the agent writing it), turned into history items
+ * transcript is found in the agent's own store (actors/transcripts/locate.ts), followed as it grows (four times a second:
+ * the phone sees a step within a second of the agent writing it), turned into history items
  * (core/transcripts/history.ts: prompts, replies, one line per tool, tokens, to-do list; never a tool's arguments or
  * output), and each new piece is sealed (`history.chunk`) for this computer and the devices listed now and sent to
  * the relay, which keeps it and hands it to the phones. Where each transcript was read to is kept in
@@ -39,6 +39,9 @@ export interface HistoryDeps {
   /** Whether chunks can go now (the relay link is up); while not, transcripts are not read on. */
   ready?: () => boolean;
 }
+
+/** How often transcripts are looked at: a step reaches the phone within about a second of being written. */
+export const POLL_MS = 250;
 
 const Positions = z.record(
   z.string(),
@@ -125,7 +128,7 @@ export function createHistory(deps: HistoryDeps) {
     dirty = true;
   };
 
-  const timer = setInterval(() => void tick(), deps.pollMs ?? 1_000);
+  const timer = setInterval(() => void tick(), deps.pollMs ?? POLL_MS);
   timer.unref();
 
   return {

@@ -216,8 +216,9 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const approval = viewOnly ? null : approvalCard(app, hookId, name);
   const controls = h('div', { class: 'session-controls', 'aria-label': 'Session control' });
   const controlStatus = h('p', { class: 'control-status', role: 'status' });
-  // what the agent did (spec 4.11.1, 4.12): its timeline, from the sealed history
-  const history = found0 && !found0.record.shell ? timelineSection(app, hookId, name, found0.record.meta?.agent) : null;
+  // what the agent did (spec 4.11.1, 4.12): its timeline, from the sealed history, once the session is known
+  const historyBox = h('div', {});
+  let history: ReturnType<typeof timelineSection> | null = null;
   let controlsFor: string | null = null;
   const el = h(
     'section',
@@ -226,7 +227,7 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     approval?.el,
     controls,
     controlStatus,
-    history?.el,
+    historyBox,
     list,
     compose
       ? compose.form
@@ -236,6 +237,10 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const update = () => {
     const found = findSession(app.computers, hookId, name);
     const card = found?.card;
+    if (!history && found && !found.record.shell) {
+      history = timelineSection(app, hookId, name, found.record.meta?.agent);
+      replace(historyBox, history.el);
+    }
     replace(
       head,
       h('h2', { class: 'session-title' }, card?.label ?? name),
