@@ -14,7 +14,9 @@ import { proxyLabel } from '../core/daemon/proxy.js';
 import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
 import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import { seal } from '../core/seal/seal.js';
 import { decideControl, pastRecord } from '../core/sessions/control.js';
+import { keysResultFrame } from '../core/sessions/routing.js';
 import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
@@ -38,6 +40,7 @@ import { createLogger } from './daemon/logger.js';
 import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
 import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
+import { createFileView } from './files/view.js';
 import { ensurePrivateDir } from './files.js';
 import { createListenerHooks } from './hooks/listenerHooks.js';
 import { createAskService, openAnswerLogic } from './mcp/asks.js';
@@ -48,6 +51,7 @@ import { scheduleAdapters } from './schedules/runs.js';
 import {
   capturePaneLogic,
   createDeviceDirectory,
+  cryptoKey,
   openSealedLogic,
   relayDeviceList,
   sealFrameLogic,
@@ -232,6 +236,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       `session history: off (${config.turnHistory.source === 'flag' ? '--no-turn-history' : 'turnHistory: false'})`,
     );
 
+  // spec 4.11.3: the phone browses a session's project and reads files and diffs, sealed both ways
+  const files = createFileView({
+    settingsPath: join(paths.dir, 'file-view.json'),
+    logPath: join(paths.stateDir, 'file-view.log'),
+  });
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -392,6 +402,28 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           root?.system
             .get('scheduler')
             ?.send({ type: 'TICK', sessions: Object.values(root.getSnapshot().context.sessions) });
+      },
+      viewFiles: (_, { session, request, ref }) => {
+        const record = root?.getSnapshot().context.sessions[session];
+        const what = `file view ${request.op}${'path' in request && request.path ? ` ${request.path}` : ''} in ${session}`;
+        void files
+          .answer(session, record, request, ref.deviceId)
+          .then(async (result) => {
+            // sealed for the device that asked only, with the key this computer pinned for it
+            const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
+            if (!me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
+            const envelope = await seal({
+              purpose: 'file',
+              from: { id: me.deviceId, privateKey: me.privateKey },
+              to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
+              plaintext: JSON.stringify({ session, seq: ref.seq, ...result }),
+            });
+            const to = { session, deviceId: ref.deviceId, connection: ref.connection };
+            const frame = keysResultFrame(to, result.refused ? 'refused' : 'typed', result.refused, ref.seq);
+            root?.system.get('relay')?.send({ type: 'SEND', frame: { ...frame, envelope } });
+            log.info(`${what}, asked by ${ref.deviceId}: ${result.refused ?? 'answered'}`);
+          })
+          .catch((err: Error) => log.warn(`${what}, asked by ${ref.deviceId}: not answered (${err.message})`));
       },
       sealCard: (_, { session, prompt }) => {
         asks

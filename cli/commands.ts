@@ -75,6 +75,10 @@ export const ROOT: CommandTable = {
       'List scheduled agent sessions, their next run and last result; add and rm change them',
       () => import('./commands/schedule.js'),
     ),
+    'file-view': entry(
+      'Turn file view from the phone off or on, and print the last 50 reads',
+      () => import('./commands/fileView.js'),
+    ),
     debug: entry(
       'Look inside the running listener: its actors, their states, what they do',
       () => import('./commands/debug/index.js'),

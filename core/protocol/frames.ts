@@ -142,6 +142,8 @@ const KeysResultFields = {
   seq: z.number().int().nonnegative().nullable(),
   state: z.enum(KEYS_STATES),
   code: z.string().max(64).optional(),
+  /** A file-view answer for the asking device (`file`, core/seal/bodies.ts FileResultBody). */
+  envelope: z.record(z.string(), z.unknown()).optional(),
 };
 
 const PaneFrameFields = {

@@ -111,6 +111,47 @@ export type SchedulesBody = z.infer<typeof SchedulesBody>;
  * screen carry the `fingerprint` of the prompt the sender saw (the Watch screen reads it from the pane it draws);
  * without it, or with another, they are refused `prompt_changed`.
  */
+/** A file-view request from the phone, in a `pane.keys` body (spec 4.11.3): list, read a file, or the diff. */
+export const FileRequest = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('list') }),
+  z.strictObject({ op: z.literal('read'), path: z.string().min(1).max(4096) }),
+  /** One file's uncommitted changes, or the project's when `path` is absent. */
+  z.strictObject({ op: z.literal('diff'), path: z.string().min(1).max(4096).optional() }),
+]);
+export type FileRequest = z.infer<typeof FileRequest>;
+
+/**
+ * `file` (listener → the device that asked; spec 4.11.3): a listing (`entries`), a file's text or a diff (`text`,
+ * secret-looking strings masked, `masked` of them), or why not (`refused`). A secret file is listed, never shown.
+ */
+export const FileResultBody = z.strictObject({
+  session: SessionName,
+  seq: z.number().int().nonnegative(),
+  op: z.enum(['list', 'read', 'diff']),
+  path: z.string().max(4096).optional(),
+  entries: z
+    .array(
+      z.strictObject({
+        path: z.string().max(4096),
+        size: z.number().nonnegative(),
+        secret: z.boolean().optional(),
+        changed: z.boolean().optional(),
+      }),
+    )
+    .max(5_000)
+    .optional(),
+  /** Paths not listed (over the listing's limit). */
+  more: z.number().int().nonnegative().optional(),
+  text: z.string().max(300_000).optional(),
+  masked: z.number().int().nonnegative().optional(),
+  truncated: z.boolean().optional(),
+  binary: z.boolean().optional(),
+  secret: z.boolean().optional(),
+  size: z.number().nonnegative().optional(),
+  refused: z.string().max(64).optional(),
+});
+export type FileResultBody = z.infer<typeof FileResultBody>;
+
 export const KeysBody = z
   .strictObject({
     session: SessionName,
@@ -123,6 +164,8 @@ export const KeysBody = z
     control: z.enum(CONTROL_ACTIONS).optional(),
     /** Schedules (spec 4.8.9): make one for the session named (an agent session this computer ran), or remove one. */
     schedule: ScheduleRequest.optional(),
+    /** File view (spec 4.11.3): answered with a sealed `file` result in `keys.result`, nothing typed. */
+    file: FileRequest.optional(),
   })
   .refine(
     (b) =>
@@ -131,8 +174,9 @@ export const KeysBody = z
         b.answer !== undefined,
         b.control !== undefined,
         b.schedule !== undefined,
+        b.file !== undefined,
       ].filter(Boolean).length === 1,
-    'keys or text, an answer, a control action or a schedule request',
+    'keys or text, an answer, a control action, a schedule or a file request',
   );
 export type KeysBody = z.infer<typeof KeysBody>;
 

@@ -18,7 +18,7 @@ import type {
   SessionRecord,
   WirePush,
 } from '../protocol/index.js';
-import type { InboundPurpose, ScheduleRequest } from '../seal/bodies.js';
+import type { FileRequest, InboundPurpose, ScheduleRequest } from '../seal/bodies.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';
@@ -221,6 +221,8 @@ export interface HeldKeys {
   control?: ControlAction;
   /** A schedule request (spec 4.8.9): carried out by the listener's IO, not typed. */
   schedule?: ScheduleRequest;
+  /** A file-view request (spec 4.11.3): answered by the listener's IO, not typed. */
+  file?: FileRequest;
 }
 
 export type OpenedKeysDecision =
@@ -233,7 +235,7 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule, file } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -246,6 +248,7 @@ export function decideOpenedKeys(
     ...(answer ? { answer } : {}),
     ...(control ? { control } : {}),
     ...(schedule ? { schedule } : {}),
+    ...(file ? { file } : {}),
   };
   return { kind: 'hold', keys: held };
 }

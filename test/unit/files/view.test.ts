@@ -1,0 +1,85 @@
+/** File view's rules (core/files/view.ts): which paths may be read, which files are secret, masking, the switch. */
+import { describe, expect, it } from 'vitest';
+import { maskSecrets } from '../../../actors/files/view.js';
+import {
+  changeFileView,
+  checkViewPath,
+  FILE_VIEW_ON,
+  fileViewOff,
+  isSecretFile,
+  maskRanges,
+} from '../../../core/files/view.js';
+
+describe('file view rules', () => {
+  it.each([
+    ['src/app.ts', true],
+    ['a', true],
+    ['dir with space/ü.md', true],
+    ['', false],
+    ['/etc/passwd', false],
+    ['../x', false],
+    ['src/../x', false],
+    ['./x', false],
+    ['a//b', false],
+    ['a\\b', false],
+    ['a\u0000b', false],
+    ['a\nb', false],
+    ['x'.repeat(4097), false],
+  ])('checkViewPath(%j) ok: %s', (path, ok) => {
+    expect(checkViewPath(path).ok).toBe(ok);
+  });
+
+  it.each([
+    ['.env', true],
+    ['config/.env.production', true],
+    ['server.pem', true],
+    ['certs/tls.KEY', true],
+    ['home/.ssh/id_rsa', true],
+    ['id_ed25519.pub', true],
+    ['.npmrc', true],
+    ['aws/credentials', true],
+    ['secrets.yaml', true],
+    ['prod.tfvars', true],
+    ['environment.ts', false],
+    ['keyboard.ts', false],
+    ['src/key.ts', false],
+    ['README.md', false],
+  ])('isSecretFile(%j): %s', (path, secret) => {
+    expect(isSecretFile(path)).toBe(secret);
+  });
+
+  it('masks ranges, keeping line breaks and the rest', () => {
+    expect(maskRanges('a SECRET b', [[2, 8]])).toBe('a •••••• b');
+    expect(maskRanges('k1\nk2 x', [[0, 5]])).toBe('••\n•• x');
+    expect(
+      maskRanges('abcdef', [
+        [1, 3],
+        [2, 5],
+      ]),
+    ).toBe('a••••f');
+    expect(maskRanges('x'.repeat(100), [[0, 100]])).toBe('•'.repeat(40));
+  });
+
+  it('masks what secretlint finds, best effort', async () => {
+    const token = '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';
+    const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';
+    const r = await maskSecrets(`const t = "${token}";\n${key}\nconst n = 1;\n`, 'a.ts');
+    expect(r.masked).toBe(2);
+    expect(r.text).not.toContain(token);
+    expect(r.text).not.toContain('MIIEpAIBAAKCAQEA');
+    expect(r.text).toContain('const n = 1;');
+    expect((await maskSecrets('nothing secret here', 'a.txt')).masked).toBe(0);
+  });
+
+  it('turns off per project or everywhere, and on again', () => {
+    const off = changeFileView(FILE_VIEW_ON, { kind: 'off', global: false, project: '/src/a' });
+    expect(fileViewOff(off, '/src/a')).toBe(true);
+    expect(fileViewOff(off, '/src/b')).toBe(false);
+    const all = changeFileView(off, { kind: 'off', global: true, project: '/x' });
+    expect(fileViewOff(all, '/src/b')).toBe(true);
+    const stillOff = changeFileView(all, { kind: 'on', global: false, project: '/src/b' });
+    expect(fileViewOff(stillOff, '/src/b')).toBe(true);
+    const on = changeFileView(all, { kind: 'on', global: true, project: '/x' });
+    expect(on).toEqual(FILE_VIEW_ON);
+  });
+});
