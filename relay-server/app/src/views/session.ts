@@ -11,6 +11,7 @@ import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { approvalCard } from './approval.js';
 import { askingButton, sendControl } from './control.js';
+import { filesSection } from './files.js';
 import { scheduleForm } from './schedules.js';
 import type { Screen } from './screen.js';
 import { timelineSection } from './timeline.js';
@@ -239,7 +240,8 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     const card = found?.card;
     if (!history && found && !found.record.shell) {
       history = timelineSection(app, hookId, name, found.record.meta?.agent);
-      replace(historyBox, history.el);
+      // the project's files (spec 4.11.3), for a running session
+      replace(historyBox, history.el, found.record.ended === undefined ? filesSection(app, hookId, name) : null);
     }
     replace(
       head,

@@ -1,0 +1,129 @@
+/**
+ * File view on a session's screen (spec 4.11.3): the project's files as git lists them, a file's text or the
+ * uncommitted changes, asked and answered sealed (`pane.keys` with `file`; the answer is sealed for this phone in
+ * its `keys.result`). Secret files are listed and never shown; secret-looking strings arrive masked.
+ */
+import type { RelayFrame } from '../../../../core/protocol/index.js';
+import { type FileRequest, FileResultBody, type KeysBody } from '../../../../core/seal/bodies.js';
+import { openFrom, sealFor } from '../crypto.js';
+import { nextSeq } from '../db.js';
+import { h, replace } from '../dom.js';
+import type { App } from '../state.js';
+
+const ANSWER_MS = 30_000;
+
+const REFUSED: Record<string, string> = {
+  file_view_off: 'File view is off for this project on the computer (svc file-view on).',
+  secret_file: 'A secret file: listed, never shown.',
+  outside_project: 'It leads outside the project: not shown.',
+  bad_path: 'Not a path inside the project.',
+  not_in_project: 'Not one of the project’s files (ignored, or gone).',
+  not_a_file: 'Not a file.',
+  session_not_found: 'The session is gone from the computer.',
+  read_failed: 'The computer could not read it.',
+};
+const refusal = (code: string) => REFUSED[code] ?? `Not shown (${code}).`;
+
+/** Sends a file request for session `name` and resolves with the opened answer, or a sentence on why there is none. */
+async function ask(app: App, hookId: string, name: string, file: FileRequest): Promise<FileResultBody | string> {
+  const key = app.keyFor(hookId);
+  const seq = await nextSeq('pane.keys');
+  const body: KeysBody = { session: name, seq, file };
+  const envelope = await sealFor(app.device, key, 'pane.keys', body);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      off();
+      resolve('No answer from the computer yet; try again in a moment.');
+    }, ANSWER_MS);
+    const off = app.onFrames((frame: RelayFrame) => {
+      if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
+      if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;
+      clearTimeout(timer);
+      off();
+      if (!frame.envelope || !key) return resolve(frame.code ? refusal(frame.code) : 'No answer.');
+      openFrom(app.device, key, 'file', frame.envelope)
+        .then((opened) => resolve(FileResultBody.parse(opened)))
+        .catch(() => resolve('The answer did not open on this phone.'));
+    });
+    if (!app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never })) {
+      clearTimeout(timer);
+      off();
+      resolve('Not sent: the relay cannot be reached.');
+    }
+  });
+}
+
+export function filesSection(app: App, hookId: string, name: string): HTMLElement {
+  const list = h('div', { class: 'file-list' });
+  const viewer = h('div', { class: 'file-viewer', 'aria-live': 'polite' });
+  const show = (title: string, r: FileResultBody | string) => {
+    if (typeof r === 'string') return replace(viewer, h('p', { class: 'muted' }, r));
+    replace(
+      viewer,
+      h('h4', {}, title),
+      r.refused ? h('p', { class: 'muted' }, refusal(r.refused)) : null,
+      r.binary ? h('p', { class: 'muted' }, `A binary file (${r.size ?? 0} bytes): not shown.`) : null,
+      r.masked ? h('p', { class: 'muted' }, `${r.masked} secret-looking string(s) masked.`) : null,
+      r.text !== undefined
+        ? h(
+            'pre',
+            { class: 'file-text', 'aria-label': title },
+            r.text || (r.op === 'diff' ? 'No uncommitted changes.' : ''),
+          )
+        : null,
+      r.truncated ? h('p', { class: 'muted' }, 'Cut at 256 KiB; the rest is on the computer.') : null,
+    );
+  };
+  const load = async () => {
+    replace(list, h('p', { class: 'muted' }, 'Asking the computer…'));
+    const r = await ask(app, hookId, name, { op: 'list' });
+    if (typeof r === 'string' || r.refused) {
+      replace(list, h('p', { class: 'muted' }, typeof r === 'string' ? r : refusal(r.refused!)));
+      return;
+    }
+    replace(
+      list,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary',
+          onclick: async () => show('Uncommitted changes', await ask(app, hookId, name, { op: 'diff' })),
+        },
+        'Changes',
+      ),
+      h(
+        'ul',
+        { class: 'files', 'aria-label': `Files of ${name}` },
+        (r.entries ?? []).map((e) =>
+          h(
+            'li',
+            {},
+            h(
+              'button',
+              {
+                type: 'button',
+                class: `file${e.secret ? ' secret' : ''}`,
+                onclick: async () => show(e.path, await ask(app, hookId, name, { op: 'read', path: e.path })),
+              },
+              e.secret ? '🔒 ' : '',
+              e.path,
+            ),
+            e.changed ? h('span', { class: 'tag' }, 'changed') : null,
+            e.secret ? h('span', { class: 'muted' }, ' secret, not shown') : null,
+          ),
+        ),
+      ),
+      r.more ? h('p', { class: 'muted' }, `and ${r.more} more`) : null,
+    );
+  };
+  const box = h('details', { class: 'files-box' }, h('summary', {}, 'Files'), list, viewer) as HTMLDetailsElement;
+  let loaded = false;
+  box.addEventListener('toggle', () => {
+    if (box.open && !loaded) {
+      loaded = true;
+      void load();
+    }
+  });
+  return box;
+}

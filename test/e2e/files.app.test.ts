@@ -1,0 +1,80 @@
+/**
+ * File view in the app (spec 4.11.3), in headless Chromium through the real relay and `svc listener` on a private
+ * tmux server: the session screen's Files list is the project as git lists it; a file opens with its planted token
+ * masked; a secret file says it is not shown; Changes shows the uncommitted diff, masked too.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
+import { startTestRelay, type TestRelay } from '../helpers/relay.js';
+import type { TmuxServer } from '../helpers/tmux.js';
+
+const SESSION = 'svc-files-app';
+const TOKEN = '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';
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd });
+
+let relay: TestRelay;
+let tmux: TmuxServer;
+let home: ReturnType<typeof tempHome>;
+let hookId: string;
+let listener: SpawnedSvc;
+let browser: TestBrowser;
+let page: Page;
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  let env: NodeJS.ProcessEnv;
+  ({ tmux, home, env, hookId } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'laptop' }));
+  const project = join(home.home, 'proj');
+  mkdirSync(project);
+  git(project, 'init', '-q', '-b', 'main');
+  writeFileSync(join(project, 'config.ts'), 'export const token = "";\n');
+  writeFileSync(join(project, 'server.pem'), '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n');
+  git(project, 'add', '.');
+  git(project, 'commit', '-qm', 'first');
+  writeFileSync(join(project, 'config.ts'), `export const token = "${TOKEN}";\n`);
+  await tmux.newSession(SESSION, ['cat'], {
+    cwd: project,
+    options: { '@svc-kind': 'agent', '@svc-agent': 'A1', '@svc-project': 'proj' },
+  });
+  listener = spawnSvc(['listener'], env);
+  await listener.waitForLine(/connected to ws:/);
+  ({ browser, page } = await pairedPhone(env));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await listener?.stop();
+  await tmux?.cleanup();
+  await relay?.close();
+  home?.cleanup();
+});
+
+describe('file view in the app', () => {
+  it('lists the project, opens a file masked, keeps a secret file closed, shows the changes', async () => {
+    await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${SESSION}`);
+    await page.getByText('Files', { exact: true }).click({ timeout: 30_000 });
+    const files = page.getByRole('list', { name: `Files of ${SESSION}` });
+    await files.getByRole('button', { name: 'config.ts' }).click({ timeout: 30_000 });
+    const text = page.getByLabel('config.ts');
+    await text.waitFor();
+    expect(await text.textContent()).toMatch(/^export const token = "•+";/);
+    await page.getByText('1 secret-looking string(s) masked.').waitFor();
+
+    await files.getByRole('button', { name: /server\.pem/ }).click();
+    await page.getByText('A secret file: listed, never shown.').waitFor();
+    expect(await page.getByText('BEGIN CERTIFICATE').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Changes', exact: true }).click();
+    const diff = page.getByLabel('Uncommitted changes');
+    await diff.waitFor();
+    expect(await diff.textContent()).toContain('+export const token = "•');
+    expect(await page.content()).not.toContain(TOKEN);
+  }, 90_000);
+});
