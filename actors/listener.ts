@@ -14,6 +14,7 @@ import { proxyLabel } from '../core/daemon/proxy.js';
 import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
 import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import type { TransferChunk } from '../core/seal/bodies.js';
 import { seal } from '../core/seal/seal.js';
 import { decideControl, pastRecord } from '../core/sessions/control.js';
 import { keysResultFrame } from '../core/sessions/routing.js';
@@ -40,7 +41,7 @@ import { createLogger } from './daemon/logger.js';
 import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
 import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
-import { createFileView } from './files/view.js';
+import { createFileView, type FileAnswer } from './files/view.js';
 import { ensurePrivateDir } from './files.js';
 import { createListenerHooks } from './hooks/listenerHooks.js';
 import { createAskService, openAnswerLogic } from './mcp/asks.js';
@@ -65,6 +66,8 @@ import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
 import { createHistory } from './transcripts/history.js';
+import { desktopNotice } from './transfer/notice.js';
+import { createReceiver } from './transfer/receive.js';
 import { createGit } from './worktrees/git.js';
 import {
   checkWorktreeActor,
@@ -242,6 +245,28 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     logPath: join(paths.stateDir, 'file-view.log'),
   });
 
+  // spec 4.11.4: files sent from the phone, received in sealed chunks, placed under ~/Downloads/Svc
+  const receiver = createReceiver({
+    incoming: join(paths.dir, 'incoming'),
+    downloads: join(opts.home ?? homedir(), 'Downloads', 'Svc'),
+    notice: desktopNotice(env),
+  });
+  const receive = (chunk: TransferChunk, device: string): FileAnswer => {
+    let a: ReturnType<typeof receiver.take>;
+    try {
+      a = receiver.take(device, chunk);
+    } catch (err) {
+      a = { ok: false, code: 'inject_failed', message: (err as Error).message };
+    }
+    if (!a.ok) log.warn(`file transfer ${chunk.id} from ${device}: refused ${a.code} (${a.message})`);
+    if (a.ok && a.savedAs) log.info(`file transfer ${chunk.id} from ${device}: saved as ${a.savedAs}`);
+    return {
+      op: 'transfer' as const,
+      received: a.received ?? 0,
+      ...(a.ok ? (a.savedAs ? { savedAs: a.savedAs } : {}) : { refused: a.code }),
+    };
+  };
+
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
@@ -405,9 +430,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       },
       viewFiles: (_, { session, request, ref }) => {
         const record = root?.getSnapshot().context.sessions[session];
-        const what = `file view ${request.op}${'path' in request && request.path ? ` ${request.path}` : ''} in ${session}`;
-        void files
-          .answer(session, record, request, ref.deviceId)
+        const what =
+          request.op === 'transfer'
+            ? `file transfer ${request.chunk.id} (${request.chunk.offset}/${request.chunk.size})`
+            : `file view ${request.op}${'path' in request && request.path ? ` ${request.path}` : ''} in ${session}`;
+        const answered =
+          request.op === 'transfer'
+            ? Promise.resolve(receive(request.chunk, ref.deviceId))
+            : files.answer(session, record, request, ref.deviceId);
+        void answered
           .then(async (result) => {
             // sealed for the device that asked only, with the key this computer pinned for it
             const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];

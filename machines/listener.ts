@@ -11,7 +11,7 @@ import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
-import type { FileRequest, ScheduleRequest } from '../core/seal/bodies.js';
+import type { FileRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
 import { describeSessions } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
@@ -268,8 +268,18 @@ export const listenerMachine = setup({
       _,
       _params: { session: string; request: ScheduleRequest; ref: SessionKeys['ref']; live: boolean },
     ) => {},
-    /** Answer a file-view request of the device of `ref` (actors/files/view.ts), sealed for that device. */
-    viewFiles: (_, _params: { session: string; request: FileRequest; ref: SessionKeys['ref'] }) => {},
+    /**
+     * Answer a file-view request, or take a chunk of a file sent to the computer, for the device of `ref`
+     * (actors/files/view.ts, actors/transfer/receive.ts); the answer is sealed for that device.
+     */
+    viewFiles: (
+      _,
+      _params: {
+        session: string;
+        request: FileRequest | { op: 'transfer'; chunk: TransferChunk };
+        ref: SessionKeys['ref'];
+      },
+    ) => {},
     /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
     sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
   },
@@ -585,11 +595,10 @@ export const listenerMachine = setup({
                 const control = held.kind === 'keys' ? held.event.keys.control : undefined;
                 const schedule = held.kind === 'keys' ? held.event.keys.schedule : undefined;
                 const file = held.kind === 'keys' ? held.event.keys.file : undefined;
-                if (held.kind === 'keys' && file) {
-                  enqueue({
-                    type: 'viewFiles',
-                    params: { session: held.session, request: file, ref: held.event.keys.ref },
-                  });
+                const transfer = held.kind === 'keys' ? held.event.keys.transfer : undefined;
+                if (held.kind === 'keys' && (file || transfer)) {
+                  const request = file ?? { op: 'transfer' as const, chunk: transfer! };
+                  enqueue({ type: 'viewFiles', params: { session: held.session, request, ref: held.event.keys.ref } });
                   continue;
                 }
                 if (held.kind === 'keys' && schedule) {

@@ -63,3 +63,53 @@ export function transferProblem(bytes: number): { code: 'too_large' | 'empty_bod
     return { code: 'too_large', message: `the file is ${bytes} bytes; at most ${MAX_TRANSFER_BYTES} can be sent` };
   return null;
 }
+
+/** Raw bytes of one chunk (base64 in its sealed body: well under the relay's 1 MiB frames). */
+export const TRANSFER_CHUNK_BYTES = 192 * 1024;
+
+/** Where a transfer stands on the computer: what was received of it so far. */
+export interface TransferState {
+  id: string;
+  /** The device sending it: another device cannot add to it. */
+  device: string;
+  name: string;
+  size: number;
+  sha256: string;
+  received: number;
+}
+
+export type ChunkDecision =
+  /** Start (a new transfer) or go on: append the chunk's bytes. */
+  | { kind: 'append'; start: boolean }
+  /** A chunk already received (sent again after a dropped connection): nothing to write, answer where it stands. */
+  | { kind: 'duplicate' }
+  /** No data: the sender asks where the transfer stands (to resume). */
+  | { kind: 'status' }
+  | { kind: 'refuse'; code: 'too_large' | 'empty_body' | 'bad_transfer'; message: string };
+
+/**
+ * What to do with one chunk (`offset`, `bytes` long; 0 bytes: a status question) of transfer `chunk.id` from
+ * `device`, given what the computer holds of it (`state`, null: nothing yet).
+ */
+export function decideChunk(
+  state: TransferState | null,
+  chunk: { id: string; size: number; sha256: string; offset: number; bytes: number },
+  device: string,
+): ChunkDecision {
+  const problem = transferProblem(chunk.size);
+  if (problem) return { kind: 'refuse', ...problem };
+  if (state && (state.device !== device || state.size !== chunk.size || state.sha256 !== chunk.sha256))
+    return { kind: 'refuse', code: 'bad_transfer', message: 'another transfer has this id' };
+  if (chunk.bytes === 0) return { kind: 'status' };
+  const received = state?.received ?? 0;
+  if (chunk.offset + chunk.bytes <= received) return { kind: 'duplicate' };
+  if (chunk.offset !== received)
+    return {
+      kind: 'refuse',
+      code: 'bad_transfer',
+      message: `expected the bytes from ${received}, got ${chunk.offset}`,
+    };
+  if (chunk.offset + chunk.bytes > chunk.size)
+    return { kind: 'refuse', code: 'bad_transfer', message: 'more bytes than the size it announced' };
+  return { kind: 'append', start: state === null };
+}

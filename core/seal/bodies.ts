@@ -127,8 +127,11 @@ export type FileRequest = z.infer<typeof FileRequest>;
 export const FileResultBody = z.strictObject({
   session: SessionName,
   seq: z.number().int().nonnegative(),
-  op: z.enum(['list', 'read', 'diff']),
+  op: z.enum(['list', 'read', 'diff', 'transfer']),
   path: z.string().max(4096).optional(),
+  /** A transfer: how many bytes the computer holds of it now, and the name it was saved as once complete. */
+  received: z.number().int().nonnegative().optional(),
+  savedAs: z.string().max(4096).optional(),
   entries: z
     .array(
       z.strictObject({
@@ -152,6 +155,25 @@ export const FileResultBody = z.strictObject({
 });
 export type FileResultBody = z.infer<typeof FileResultBody>;
 
+/**
+ * One chunk of a file sent to the computer (spec 4.11.4), in a `pane.keys` body: transfer `id` (the phone's), the
+ * file's name, size and SHA-256, and `data` (base64, at most TRANSFER_CHUNK_BYTES) from `offset`. Without `data` it
+ * asks where the transfer stands (to resume after a dropped connection).
+ */
+export const TransferChunk = z.strictObject({
+  id: z.string().regex(/^[0-9a-f]{16}$/),
+  name: z.string().min(1).max(1024),
+  size: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  offset: z.number().int().nonnegative(),
+  data: z
+    .string()
+    .max(270_000)
+    .regex(/^[A-Za-z0-9+/]*={0,2}$/)
+    .optional(),
+});
+export type TransferChunk = z.infer<typeof TransferChunk>;
+
 export const KeysBody = z
   .strictObject({
     session: SessionName,
@@ -166,6 +188,8 @@ export const KeysBody = z
     schedule: ScheduleRequest.optional(),
     /** File view (spec 4.11.3): answered with a sealed `file` result in `keys.result`, nothing typed. */
     file: FileRequest.optional(),
+    /** A chunk of a file sent to the computer (spec 4.11.4): answered with a sealed `file` result, nothing typed. */
+    transfer: TransferChunk.optional(),
   })
   .refine(
     (b) =>
@@ -175,6 +199,7 @@ export const KeysBody = z
         b.control !== undefined,
         b.schedule !== undefined,
         b.file !== undefined,
+        b.transfer !== undefined,
       ].filter(Boolean).length === 1,
     'keys or text, an answer, a control action, a schedule or a file request',
   );

@@ -18,7 +18,7 @@ import type {
   SessionRecord,
   WirePush,
 } from '../protocol/index.js';
-import type { FileRequest, InboundPurpose, ScheduleRequest } from '../seal/bodies.js';
+import type { FileRequest, InboundPurpose, ScheduleRequest, TransferChunk } from '../seal/bodies.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';
@@ -223,6 +223,8 @@ export interface HeldKeys {
   schedule?: ScheduleRequest;
   /** A file-view request (spec 4.11.3): answered by the listener's IO, not typed. */
   file?: FileRequest;
+  /** A chunk of a file sent to the computer (spec 4.11.4): saved by the listener's IO, not typed. */
+  transfer?: TransferChunk;
 }
 
 export type OpenedKeysDecision =
@@ -235,7 +237,7 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule, file } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule, file, transfer } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -249,6 +251,7 @@ export function decideOpenedKeys(
     ...(control ? { control } : {}),
     ...(schedule ? { schedule } : {}),
     ...(file ? { file } : {}),
+    ...(transfer ? { transfer } : {}),
   };
   return { kind: 'hold', keys: held };
 }

@@ -1,6 +1,7 @@
 /** File view's rules (core/files/view.ts): which paths may be read, which files are secret, masking, the switch. */
 import { describe, expect, it } from 'vitest';
 import { maskSecrets } from '../../../actors/files/view.js';
+import { decideChunk, MAX_TRANSFER_BYTES } from '../../../core/files/transfer.js';
 import {
   changeFileView,
   checkViewPath,
@@ -81,5 +82,38 @@ describe('file view rules', () => {
     expect(fileViewOff(stillOff, '/src/b')).toBe(true);
     const on = changeFileView(all, { kind: 'on', global: true, project: '/x' });
     expect(on).toEqual(FILE_VIEW_ON);
+  });
+});
+
+describe('a chunk of a file sent to the computer (decideChunk)', () => {
+  const sha = 'a'.repeat(64);
+  const state = { id: 'x', device: 'd_1', name: 'a.txt', size: 100, sha256: sha, received: 40 };
+  const chunk = (offset: number, bytes: number, more: Partial<{ size: number; sha256: string }> = {}) => ({
+    id: 'x',
+    size: 100,
+    sha256: sha,
+    offset,
+    bytes,
+    ...more,
+  });
+  it.each([
+    ['the first chunk starts it', null, chunk(0, 40), 'd_1', { kind: 'append', start: true }],
+    ['the next chunk goes on', state, chunk(40, 60), 'd_1', { kind: 'append', start: false }],
+    ['a chunk already in is a duplicate', state, chunk(0, 40), 'd_1', { kind: 'duplicate' }],
+    ['no data asks where it stands', state, chunk(0, 0), 'd_1', { kind: 'status' }],
+    ['a gap is refused', state, chunk(60, 10), 'd_1', { kind: 'refuse', code: 'bad_transfer' }],
+    ['past its size is refused', state, chunk(40, 61), 'd_1', { kind: 'refuse', code: 'bad_transfer' }],
+    ['another device cannot add to it', state, chunk(40, 10), 'd_2', { kind: 'refuse', code: 'bad_transfer' }],
+    ['another file under the same id', state, chunk(40, 10, { sha256: 'b'.repeat(64) }), 'd_1', { kind: 'refuse' }],
+    [
+      'over 100 MiB',
+      null,
+      chunk(0, 10, { size: MAX_TRANSFER_BYTES + 1 }),
+      'd_1',
+      { kind: 'refuse', code: 'too_large' },
+    ],
+    ['an empty file', null, chunk(0, 0, { size: 0 }), 'd_1', { kind: 'refuse', code: 'empty_body' }],
+  ] as const)('%s', (_what, s, c, device, decision) => {
+    expect(decideChunk(s, c, device)).toMatchObject(decision);
   });
 });
