@@ -4,7 +4,7 @@
  * masked; a secret file says it is not shown; Changes shows the uncommitted diff, masked too.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ afterAll(async () => {
   home?.cleanup();
 });
 
-describe('file view in the app', () => {
+describe.sequential('file view in the app', () => {
   it('lists the project, opens a file masked, keeps a secret file closed, shows the changes', async () => {
     await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${SESSION}`);
     await page.getByText('Files', { exact: true }).click({ timeout: 30_000 });
@@ -76,5 +76,23 @@ describe('file view in the app', () => {
     await diff.waitFor();
     expect(await diff.textContent()).toContain('+export const token = "•');
     expect(await page.content()).not.toContain(TOKEN);
+  }, 90_000);
+
+  it('sends a file to the computer: it lands in ~/Downloads/Svc under its name, a second one beside it', async () => {
+    const data = Buffer.from(`notes from the phone ${'x'.repeat(300_000)}\n`); // two chunks
+    const picker = page.getByLabel('Send a file to the computer');
+    await picker.setInputFiles({ name: 'phone notes.txt', mimeType: 'text/plain', buffer: data });
+    const saved = join(home.home, 'Downloads', 'Svc', 'phone notes.txt');
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Sent: saved on the computer as ${saved}.` })
+      .waitFor({ timeout: 30_000 });
+    expect(readFileSync(saved).equals(data)).toBe(true);
+    await picker.setInputFiles({ name: 'phone notes.txt', mimeType: 'text/plain', buffer: Buffer.from('again') });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /phone notes \(2\)\.txt/ })
+      .waitFor({ timeout: 30_000 });
+    expect(readFileSync(saved).equals(data)).toBe(true);
   }, 90_000);
 });

@@ -3,8 +3,10 @@
  * uncommitted changes, asked and answered sealed (`pane.keys` with `file`; the answer is sealed for this phone in
  * its `keys.result`). Secret files are listed and never shown; secret-looking strings arrive masked.
  */
+
+import { TRANSFER_CHUNK_BYTES } from '../../../../core/files/transfer.js';
 import type { RelayFrame } from '../../../../core/protocol/index.js';
-import { type FileRequest, FileResultBody, type KeysBody } from '../../../../core/seal/bodies.js';
+import { type FileRequest, FileResultBody, type KeysBody, type TransferChunk } from '../../../../core/seal/bodies.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -25,10 +27,15 @@ const REFUSED: Record<string, string> = {
 const refusal = (code: string) => REFUSED[code] ?? `Not shown (${code}).`;
 
 /** Sends a file request for session `name` and resolves with the opened answer, or a sentence on why there is none. */
-async function ask(app: App, hookId: string, name: string, file: FileRequest): Promise<FileResultBody | string> {
+async function ask(
+  app: App,
+  hookId: string,
+  name: string,
+  request: { file: FileRequest } | { transfer: TransferChunk },
+): Promise<FileResultBody | string> {
   const key = app.keyFor(hookId);
   const seq = await nextSeq('pane.keys');
-  const body: KeysBody = { session: name, seq, file };
+  const body: KeysBody = { session: name, seq, ...request };
   const envelope = await sealFor(app.device, key, 'pane.keys', body);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
@@ -51,6 +58,50 @@ async function ask(app: App, hookId: string, name: string, file: FileRequest): P
       resolve('Not sent: the relay cannot be reached.');
     }
   });
+}
+
+const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
+function base64(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+/**
+ * Sends `file` to the computer in sealed chunks, each answered before the next; after a lost answer (a dropped
+ * connection) it asks where the transfer stands and goes on from there. Resolves with a sentence.
+ */
+export async function sendFile(
+  app: App,
+  hookId: string,
+  name: string,
+  file: File,
+  progress: (sent: number) => void,
+): Promise<string> {
+  const data = new Uint8Array(await file.arrayBuffer());
+  const head = {
+    id: hex(crypto.getRandomValues(new Uint8Array(8)).buffer as ArrayBuffer),
+    name: file.name,
+    size: data.length,
+    sha256: hex(await crypto.subtle.digest('SHA-256', data)),
+  };
+  let at = 0;
+  for (let tries = 0; tries < 5; ) {
+    const piece = data.subarray(at, at + TRANSFER_CHUNK_BYTES);
+    const r = await ask(app, hookId, name, { transfer: { ...head, offset: at, data: base64(piece) } });
+    if (typeof r === 'string') {
+      tries++;
+      // where does it stand? (the chunk may have arrived and only its answer got lost)
+      const s = await ask(app, hookId, name, { transfer: { ...head, offset: 0 } });
+      if (typeof s !== 'string' && !s.refused) at = s.received ?? at;
+      continue;
+    }
+    if (r.refused) return r.refused === 'too_large' ? 'Not sent: at most 100 MiB.' : `Not sent (${r.refused}).`;
+    if (r.savedAs) return `Sent: saved on the computer as ${r.savedAs}.`;
+    at = r.received ?? at + piece.length;
+    progress(at);
+  }
+  return 'Not sent: the computer stopped answering. Try again; it goes on from what arrived.';
 }
 
 export function filesSection(app: App, hookId: string, name: string): HTMLElement {
@@ -76,7 +127,7 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
   };
   const load = async () => {
     replace(list, h('p', { class: 'muted' }, 'Asking the computer…'));
-    const r = await ask(app, hookId, name, { op: 'list' });
+    const r = await ask(app, hookId, name, { file: { op: 'list' } });
     if (typeof r === 'string' || r.refused) {
       replace(list, h('p', { class: 'muted' }, typeof r === 'string' ? r : refusal(r.refused!)));
       return;
@@ -88,7 +139,7 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
         {
           type: 'button',
           class: 'button secondary',
-          onclick: async () => show('Uncommitted changes', await ask(app, hookId, name, { op: 'diff' })),
+          onclick: async () => show('Uncommitted changes', await ask(app, hookId, name, { file: { op: 'diff' } })),
         },
         'Changes',
       ),
@@ -104,7 +155,7 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
               {
                 type: 'button',
                 class: `file${e.secret ? ' secret' : ''}`,
-                onclick: async () => show(e.path, await ask(app, hookId, name, { op: 'read', path: e.path })),
+                onclick: async () => show(e.path, await ask(app, hookId, name, { file: { op: 'read', path: e.path } })),
               },
               e.secret ? '🔒 ' : '',
               e.path,
@@ -117,7 +168,26 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
       r.more ? h('p', { class: 'muted' }, `and ${r.more} more`) : null,
     );
   };
-  const box = h('details', { class: 'files-box' }, h('summary', {}, 'Files'), list, viewer) as HTMLDetailsElement;
+  const sendStatus = h('p', { class: 'control-status', role: 'status' });
+  const picker = h('input', { type: 'file', 'aria-label': 'Send a file to the computer' }) as HTMLInputElement;
+  picker.onchange = async () => {
+    const chosen = picker.files?.[0];
+    if (!chosen) return;
+    sendStatus.textContent = `Sending ${chosen.name}…`;
+    sendStatus.textContent = await sendFile(app, hookId, name, chosen, (sent) => {
+      sendStatus.textContent = `Sending ${chosen.name}: ${Math.floor((100 * sent) / Math.max(1, chosen.size))}%`;
+    });
+    picker.value = '';
+  };
+  const box = h(
+    'details',
+    { class: 'files-box' },
+    h('summary', {}, 'Files'),
+    h('label', { class: 'send-file' }, 'Send a file to the computer (~/Downloads/Svc): ', picker),
+    sendStatus,
+    list,
+    viewer,
+  ) as HTMLDetailsElement;
   let loaded = false;
   box.addEventListener('toggle', () => {
     if (box.open && !loaded) {
