@@ -23,7 +23,7 @@ export const MAX_CHUNK_ITEMS = 40;
 export type HistoryItem =
   | { k: 'prompt'; text: string }
   | { k: 'reply'; text: string }
-  | { k: 'tool'; id: string; name: string; target?: string }
+  | { k: 'tool'; id: string; name: string; target?: string; lines?: number }
   | { k: 'result'; id: string; ok: boolean }
   | { k: 'tokens'; input: number; output: number }
   | { k: 'todos'; items: { text: string; status: 'pending' | 'in_progress' | 'completed' }[] };
@@ -45,6 +45,7 @@ export function historyItems(events: readonly TranscriptEvent[]): HistoryItem[] 
           id: e.id.slice(0, 128),
           name: clip(e.name, 128),
           ...(e.target ? { target: clip(e.target, MAX_TARGET_CHARS) } : {}),
+          ...(e.lines !== undefined ? { lines: e.lines } : {}),
         });
         break;
       case 'tool_result':
@@ -74,7 +75,10 @@ export function chunked<T>(items: readonly T[], size = MAX_CHUNK_ITEMS): T[][] {
 /** A timeline as the app draws it: one turn per prompt, each with its tools (and outcome), replies and tokens. */
 export interface TimelineTurn {
   prompt: string | null;
-  steps: ({ kind: 'tool'; name: string; target?: string; ok: boolean | null } | { kind: 'reply'; text: string })[];
+  steps: (
+    | { kind: 'tool'; name: string; target?: string; lines?: number; ok: boolean | null }
+    | { kind: 'reply'; text: string }
+  )[];
   tokens: { input: number; output: number };
 }
 
@@ -85,7 +89,7 @@ export function timeline(items: readonly HistoryItem[]): {
 } {
   const turns: TimelineTurn[] = [];
   let todos: (HistoryItem & { k: 'todos' }) | null = null;
-  const tools = new Map<string, { kind: 'tool'; name: string; target?: string; ok: boolean | null }>();
+  const tools = new Map<string, TimelineTurn['steps'][number] & { kind: 'tool' }>();
   const current = () => {
     if (turns.length === 0) turns.push({ prompt: null, steps: [], tokens: { input: 0, output: 0 } });
     return turns[turns.length - 1]!;

@@ -15,7 +15,8 @@ export type TodoStatus = 'pending' | 'in_progress' | 'completed';
 export type TranscriptEvent =
   | { kind: 'prompt'; text: string; at?: string }
   | { kind: 'reply'; text: string; at?: string }
-  | { kind: 'tool'; id: string; name: string; target?: string; at?: string }
+  /** `lines`: how many lines an edit or a write changes (a number only: never the text). */
+  | { kind: 'tool'; id: string; name: string; target?: string; lines?: number; at?: string }
   | { kind: 'tool_result'; id: string; ok: boolean }
   | { kind: 'tokens'; input: number; output: number }
   | { kind: 'todos'; items: { text: string; status: TodoStatus }[] };
@@ -30,6 +31,31 @@ type Json = Record<string, unknown>;
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+const lineCount = (text: string) => (text === '' ? 0 : text.replace(/\n$/, '').split('\n').length);
+
+/**
+ * How many lines an edit or write tool changes, from its arguments (which never leave): the larger side of a
+ * replacement, a written file's lines, or the `+`/`-` lines of a patch. Undefined for other tools.
+ */
+function changedLines(args: Json): number | undefined {
+  const before = str(args.old_string) ?? str(args.oldText) ?? str(args.old_str);
+  const after = str(args.new_string) ?? str(args.newText) ?? str(args.new_str);
+  if (before !== undefined || after !== undefined) return Math.max(lineCount(before ?? ''), lineCount(after ?? ''));
+  if (Array.isArray(args.edits)) return args.edits.filter(isObj).reduce((n, e) => n + (changedLines(e) ?? 0), 0);
+  const content = str(args.content) ?? str(args.file_text);
+  if (content !== undefined) return lineCount(content);
+  const patch = str(args.patch) ?? (str(args.input)?.startsWith('*** Begin Patch') ? str(args.input) : undefined);
+  if (patch !== undefined) return patch.split('\n').filter((l) => /^[+-]/.test(l) && !/^(\+\+\+|---)/.test(l)).length;
+  return undefined;
+}
+
+/** A tool call's target and changed line count, for the history (core/transcripts/history.ts). */
+function toolFacts(args: unknown): { target?: string; lines?: number } {
+  const target = toolTarget(args);
+  const lines = isObj(args) ? changedLines(args) : undefined;
+  return { ...(target ? { target } : {}), ...(lines !== undefined ? { lines } : {}) };
+}
 
 /** File tools name a path; shell tools a program; anything else names nothing. */
 function toolTarget(args: unknown): string | undefined {
@@ -80,12 +106,12 @@ function claudeCode(o: Json): LineReading {
         events.push({ kind: 'reply', text: part.text, ...(at ? { at } : {}) });
       else if (part.type === 'tool_use') {
         const name = String(part.name ?? '');
-        const target = toolTarget(part.input);
+        const facts = toolFacts(part.input);
         events.push({
           kind: 'tool',
           id: String(part.id ?? ''),
           name,
-          ...(target ? { target } : {}),
+          ...facts,
           ...(at ? { at } : {}),
         });
         if (name === 'TodoWrite' && isObj(part.input) && Array.isArray(part.input.todos))
@@ -142,13 +168,13 @@ function codex(o: Json): LineReading {
         }
       }
       const name = String(p.name ?? 'shell');
-      const target = toolTarget(args);
+      const facts = toolFacts(args);
       const events: TranscriptEvent[] = [
         {
           kind: 'tool',
           id: String(p.call_id ?? p.id ?? ''),
           name,
-          ...(target ? { target } : {}),
+          ...facts,
           ...(at ? { at } : {}),
         },
       ];
@@ -201,12 +227,12 @@ function pi(o: Json): LineReading {
       if (c.type === 'text' && typeof c.text === 'string' && c.text.trim())
         events.push({ kind: 'reply', text: c.text, ...(at ? { at } : {}) });
       else if (c.type === 'toolCall') {
-        const target = toolTarget(c.arguments);
+        const facts = toolFacts(c.arguments);
         events.push({
           kind: 'tool',
           id: String(c.id ?? ''),
           name: String(c.name ?? ''),
-          ...(target ? { target } : {}),
+          ...facts,
           ...(at ? { at } : {}),
         });
       }
@@ -250,12 +276,12 @@ function geminiCli(o: Json, seen: Set<string>): LineReading {
       events.push({ kind: 'reply', text: o.content, ...(at ? { at } : {}) });
     for (const call of Array.isArray(o.toolCalls) ? o.toolCalls.filter(isObj) : []) {
       if (!once(`${id}:tool:${String(call.id)}`)) continue;
-      const target = toolTarget(call.args);
+      const facts = toolFacts(call.args);
       events.push({
         kind: 'tool',
         id: String(call.id ?? ''),
         name: String(call.name ?? ''),
-        ...(target ? { target } : {}),
+        ...facts,
         ...(at ? { at } : {}),
       });
     }

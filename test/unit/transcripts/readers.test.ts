@@ -114,17 +114,28 @@ describe('readers on lines that are not what they expect', () => {
     expect(codex.events.at(-1)).toEqual({ kind: 'todos', items: [{ text: 'read', status: 'completed' }] });
   });
 
-  it('file tools name the file', () => {
-    const r = readLine(
-      'A1',
-      JSON.stringify({
-        type: 'assistant',
-        message: {
-          content: [{ type: 'tool_use', id: 'e', name: 'Edit', input: { file_path: '/w/a.ts', old_string: 'x' } }],
-        },
-      }),
-    );
-    expect(r.events).toEqual([{ kind: 'tool', id: 'e', name: 'Edit', target: '/w/a.ts' }]);
+  it('file tools name the file, and how many lines they change (never the text)', () => {
+    const tool = (input: Record<string, unknown>) =>
+      readLine(
+        'A1',
+        JSON.stringify({
+          type: 'assistant',
+          message: { content: [{ type: 'tool_use', id: 'e', name: 'Edit', input }] },
+        }),
+      ).events;
+    expect(tool({ file_path: '/w/a.ts', old_string: 'x' })).toEqual([
+      { kind: 'tool', id: 'e', name: 'Edit', target: '/w/a.ts', lines: 1 },
+    ]);
+    expect(tool({ file_path: '/w/a.ts', old_string: 'a\nb', new_string: 'a\nb\nc\n' })[0]).toMatchObject({ lines: 3 });
+    expect(tool({ file_path: '/w/a.ts', content: 'one\ntwo\n' })[0]).toMatchObject({ lines: 2 });
+    expect(
+      tool({ file_path: '/w/a.ts', edits: [{ old_string: 'a', new_string: 'b\nc' }, { old_string: 'd' }] })[0],
+    ).toMatchObject({
+      lines: 3,
+    });
+    const patch = '*** Begin Patch\n*** Update File: a.ts\n@@\n-old\n+new\n+more\n*** End Patch';
+    expect(tool({ input: patch })[0]).toMatchObject({ lines: 3 });
+    expect(tool({ command: 'ls -la' })[0]).not.toHaveProperty('lines');
   });
 
   it('completeLines keeps a last line without its newline for later', () => {

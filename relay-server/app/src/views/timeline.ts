@@ -90,6 +90,9 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
                           s.ok === null ? '… ' : s.ok ? '✓ ' : '✗ ',
                           h('span', { class: 'tool-name' }, s.name),
                           s.target ? h('span', { class: 'tool-target' }, ` ${s.target}`) : null,
+                          s.lines !== undefined
+                            ? h('span', { class: 'muted' }, ` · ${s.lines} line${s.lines === 1 ? '' : 's'}`)
+                            : null,
                         )
                       : h(
                           'li',
