@@ -13,11 +13,11 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import { activePane } from '../../core/sessions/inventory.js';
-import { chunked, type HistoryItem, historyItems } from '../../core/transcripts/history.js';
-import { TRANSCRIPT_AGENTS } from '../../core/transcripts/readers.js';
+import { chunked, type HistoryItem, historyItems, TIMELINE_AGENTS } from '../../core/transcripts/history.js';
 import { writeFileAtomic } from '../files.js';
 import { type FollowPosition, followTranscript } from './follow.js';
 import { findTranscript } from './locate.js';
+import { followOpencode } from './opencodeDb.js';
 
 export interface HistoryChunkOut {
   session: string;
@@ -51,7 +51,7 @@ const Positions = z.record(
 interface Followed {
   agent: string;
   cwd: string;
-  follower: ReturnType<typeof followTranscript>;
+  follower: Pick<ReturnType<typeof followTranscript>, 'poll' | 'position'>;
   seq: number;
   /** The transcript found last (logged once when it is found or changes). */
   path: string | null;
@@ -138,7 +138,7 @@ export function createHistory(deps: HistoryDeps) {
       for (const record of live) {
         const agent = record.meta?.agent;
         const cwd = activePane(record)?.path;
-        if (record.parent || record.meta?.kind !== 'agent' || !agent || !TRANSCRIPT_AGENTS.has(agent) || !cwd) continue;
+        if (record.parent || record.meta?.kind !== 'agent' || !agent || !TIMELINE_AGENTS.has(agent) || !cwd) continue;
         names.add(record.name);
         const known = followed.get(record.name);
         if (known && known.agent === agent && known.cwd === cwd) continue;
@@ -150,7 +150,10 @@ export function createHistory(deps: HistoryDeps) {
           cwd,
           seq: 0,
           path: null,
-          follower: followTranscript(agent, () => findTranscript(agent, cwd, since, env), start),
+          follower:
+            agent === 'A5'
+              ? followOpencode(cwd, since, env, start)
+              : followTranscript(agent, () => findTranscript(agent, cwd, since, env), start),
         });
       }
       for (const name of [...followed.keys()]) {

@@ -9,7 +9,10 @@
  * tasks of 100 characters). Never a tool's arguments, output or a file's contents: the readers do not keep them and
  * nothing here adds them.
  */
-import type { TranscriptEvent } from './readers.js';
+import { TRANSCRIPT_AGENTS, type TranscriptEvent } from './readers.js';
+
+/** Agents with a timeline and history (spec 4.12's table): the transcript readers', and A5 opencode from its database. */
+export const TIMELINE_AGENTS: ReadonlySet<string> = new Set([...TRANSCRIPT_AGENTS, 'A5']);
 
 /** Spec 4.12 / 8: the to-do list sent. */
 export const MAX_TODOS = 30;

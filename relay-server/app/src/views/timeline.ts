@@ -8,8 +8,7 @@
 import type { RelayFrame } from '../../../../core/protocol/index.js';
 import { HistoryPage } from '../../../../core/relay/history.js';
 import { HistoryChunkBody } from '../../../../core/seal/bodies.js';
-import { type HistoryItem, timeline } from '../../../../core/transcripts/history.js';
-import { TRANSCRIPT_AGENTS } from '../../../../core/transcripts/readers.js';
+import { type HistoryItem, TIMELINE_AGENTS, timeline } from '../../../../core/transcripts/history.js';
 import { request } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';
@@ -19,7 +18,7 @@ const REPLY_SHOWN = 600;
 
 export function timelineSection(app: App, hookId: string, name: string, agent: string | undefined) {
   const el = h('section', { class: 'timeline', 'aria-label': 'Timeline' });
-  const supported = agent !== undefined && TRANSCRIPT_AGENTS.has(agent);
+  const supported = agent !== undefined && TIMELINE_AGENTS.has(agent);
   /** Opened chunks by relay id. */
   const chunks = new Map<number, { seq: number; reset: boolean; items: HistoryItem[] }>();
   let sealedBefore = 0;

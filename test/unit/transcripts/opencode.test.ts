@@ -1,0 +1,98 @@
+/**
+ * A5 opencode's history from its SQLite database (core/transcripts/opencode.ts, actors/transcripts/opencodeDb.ts),
+ * against the database opencode 1.18.33 itself wrote (test/fixtures/transcripts/A5/session.db): the same events as
+ * the transcript readers give, every part of a kind the reader knows, parts that change in place given once, a
+ * restart going on from where it stopped, and no tool argument or output in what is sent.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { followOpencode, opencodeDbPath } from '../../../actors/transcripts/opencodeDb.js';
+import { historyItems } from '../../../core/transcripts/history.js';
+
+const FIXTURE = 'test/fixtures/transcripts/A5';
+const meta = JSON.parse(readFileSync(join(FIXTURE, 'meta.json'), 'utf8')) as { proj: string; version: string };
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A HOME whose opencode database is the fixture's. */
+function home(): { env: { HOME: string }; db: string } {
+  const h = mkdtempSync(join(tmpdir(), 'svc-opencode-'));
+  dirs.push(h);
+  const env = { HOME: h };
+  const db = opencodeDbPath(env);
+  mkdirSync(join(db, '..'), { recursive: true });
+  copyFileSync(join(FIXTURE, 'session.db'), db);
+  return { env, db };
+}
+
+describe('opencode’s database', () => {
+  it(`reads opencode ${meta.version}'s own session: prompts, replies, the tool and its outcome, tokens`, () => {
+    const { env } = home();
+    const follower = followOpencode(meta.proj, 0, env);
+    const { events, unknown, reset } = follower.poll();
+    expect(unknown).toBe(0);
+    expect(reset).toBe(false);
+    expect(events.filter((e) => e.kind === 'prompt').map((e) => (e as { text: string }).text)).toEqual([
+      'hello there',
+      'run a command, svc-approve',
+    ]);
+    expect(events).toContainEqual({ kind: 'reply', text: 'Hello from the fake model. Nothing to do.' });
+    expect(events).toContainEqual({ kind: 'reply', text: 'Done.' });
+    expect(events).toContainEqual(expect.objectContaining({ kind: 'tool', name: 'bash', target: 'touch' }));
+    expect(events).toContainEqual(expect.objectContaining({ kind: 'tool_result', ok: true }));
+    expect(events.filter((e) => e.kind === 'tokens').length).toBeGreaterThan(0);
+    expect(JSON.stringify(historyItems(events))).not.toContain('svc-approval-probe');
+    // nothing new: nothing given twice
+    expect(follower.poll().events).toEqual([]);
+    // another folder has no session
+    expect(followOpencode('/elsewhere', 0, env).poll().events).toEqual([]);
+  });
+
+  it('gives a part that grows once it is whole, and goes on after a restart from where it stopped', () => {
+    const { env, db } = home();
+    const follower = followOpencode(meta.proj, 0, env);
+    follower.poll();
+    const where = follower.position()!;
+    const w = new Database(db);
+    const session = (w.prepare('SELECT id FROM session').get() as { id: string }).id;
+    const message = (
+      w
+        .prepare("SELECT id FROM message WHERE json_extract(data, '$.role') = 'assistant' ORDER BY time_created DESC")
+        .get() as {
+        id: string;
+      }
+    ).id;
+    const now = Date.now();
+    const part = (data: object) =>
+      w
+        .prepare(
+          'INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run('prt_new', message, session, now, now, JSON.stringify(data));
+    part({ type: 'text', text: 'Still writ' });
+    expect(follower.poll().events).toEqual([]); // streaming: not whole yet
+    w.prepare('UPDATE part SET data = ?, time_updated = ? WHERE id = ?').run(
+      JSON.stringify({ type: 'text', text: 'Still writing, now done.', time: { start: now, end: now + 5 } }),
+      now + 5,
+      'prt_new',
+    );
+    expect(follower.poll().events).toEqual([{ kind: 'reply', text: 'Still writing, now done.' }]);
+    w.prepare(
+      'INSERT INTO todo (session_id, content, status, priority, position, time_created, time_updated) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(session, 'write the tests', 'in_progress', 'high', 0, now, now);
+    expect(follower.poll().events).toEqual([
+      { kind: 'todos', items: [{ text: 'write the tests', status: 'in_progress' }] },
+    ]);
+    w.close();
+    // a listener that restarts from the earlier position gives only what came after it
+    const again = followOpencode(meta.proj, 0, env, where);
+    const events = again.poll().events;
+    expect(events).toContainEqual({ kind: 'reply', text: 'Still writing, now done.' });
+    expect(events.filter((e) => e.kind === 'prompt')).toEqual([]);
+  });
+});
