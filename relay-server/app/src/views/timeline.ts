@@ -23,6 +23,8 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
   const chunks = new Map<number, { seq: number; reset: boolean; items: HistoryItem[] }>();
   let sealedBefore = 0;
   let problem: string | null = null;
+  /** The oldest chunk loaded, when the relay has older ones (a page at a time). */
+  let older: number | null = null;
 
   const open = async (id: number, envelope: unknown) => {
     if (chunks.has(id)) return;
@@ -109,14 +111,18 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
       sealedBefore > 0
         ? h('p', { class: 'muted' }, `${sealedBefore} earlier part(s) were sealed before this phone was paired.`)
         : null,
+      older !== null
+        ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(older!) }, 'Show earlier')
+        : null,
     );
   };
 
-  const load = async () => {
+  const load = async (before?: number) => {
     try {
-      const q = `computer=${encodeURIComponent(hookId)}&session=${encodeURIComponent(name)}&limit=200`;
+      const q = `computer=${encodeURIComponent(hookId)}&session=${encodeURIComponent(name)}&limit=200${before ? `&before=${before}` : ''}`;
       const page = await request(HistoryPage, 'GET', `/history?${q}`, { token: app.device.token });
       for (const c of page.chunks) await open(c.id, c.envelope);
+      older = page.more ? (page.chunks.at(-1)?.id ?? null) : null;
       problem = null;
     } catch (error) {
       problem = `Could not load the history: ${(error as Error).message}`;
