@@ -6,12 +6,25 @@
  * Then the README's order: `svc up` in one terminal, `svc cc --detach` and the rest in another.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HistoryChunkBody } from '../../core/seal/bodies.js';
+import { claudeProjectDir } from '../../core/sessions/control.js';
 import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
+import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
 import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
 
@@ -177,6 +190,8 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
   }
 
   const serving = async (url: string) => (await fetch(`${url}/healthz`)).status === 200;
+  /** Whether `svc up`'s relay database (under ~/.svc/relay) holds `text` in the clear. */
+  const relayHolds = (text: string) => databaseHolds(join(home, '.svc', 'relay'), text);
 
   it('finds the listener inside svc up: one listener, the relay still serving at the end', async () => {
     const { url, key, pid } = await startUp();
@@ -250,6 +265,40 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect((await svc(['schedule'])).stdout).toMatch(/^no schedules/);
     // a session the schedule started keeps running
     expect(await runTmux(defaultSocket(), ['has-session', '-t', `=${session}`])).toBe('');
+  });
+
+  it('svc up, then svc cc: what the agent writes to its transcript reaches a paired phone, sealed', async () => {
+    const { url, key } = await startUp();
+    const phone = await registerTestDevice({ url, apiKey: key }, 'app', 'phone');
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    await inFront('svc-proj', 'claude');
+    // what Claude Code 2.1.197 writes to its store under HOME for this folder (the fake agent writes none itself)
+    const store = join(home, '.claude', 'projects', claudeProjectDir(proj));
+    mkdirSync(store, { recursive: true });
+    copyFileSync(
+      'test/fixtures/transcripts/A1/session.jsonl',
+      join(store, '9f7cad6b-8561-4da3-baa0-ecdb6906eb73.jsonl'),
+    );
+    const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+    const me = await computerDevice({ url, apiKey: key }, hookId);
+    const page = await waitFor(
+      async () => {
+        const r = await api(url, 'GET', `/history?computer=${hookId}&session=svc-proj`, { key });
+        return r.json.chunks?.length > 0 ? r.json : null;
+      },
+      { timeoutMs: 20_000, what: 'the session history on the relay' },
+    );
+    const items = (
+      await Promise.all(
+        page.chunks.map(async (c: { envelope: unknown }) =>
+          HistoryChunkBody.parse(await phone.open('history.chunk', c.envelope, me.publicKey)),
+        ),
+      )
+    ).flatMap((b) => b.items);
+    expect(items).toContainEqual({ k: 'prompt', text: 'hello there' });
+    expect(items).toContainEqual(expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch' }));
+    expect(existsSync(join(home, '.svc', 'relay', 'relay.db'))).toBe(true);
+    expect(relayHolds('hello there')).toBe(false);
   });
 
   it('takes over from a background listener an earlier svc cc started for another relay', async () => {
