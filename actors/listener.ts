@@ -13,11 +13,8 @@ import { svcPaths } from '../core/daemon/paths.js';
 import { proxyLabel } from '../core/daemon/proxy.js';
 import { VERSION } from '../core/daemon/version.js';
 import { sessionEvents } from '../core/notify/events.js';
-import type { AgentState, RefusalCode, SessionRecord } from '../core/protocol/index.js';
-import type { TransferChunk } from '../core/seal/bodies.js';
-import { seal } from '../core/seal/seal.js';
-import { decideControl, pastRecord } from '../core/sessions/control.js';
-import { keysResultFrame } from '../core/sessions/routing.js';
+import type { AgentState, SessionRecord } from '../core/protocol/index.js';
+import { pastRecord } from '../core/sessions/control.js';
 import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
@@ -41,7 +38,6 @@ import { createLogger } from './daemon/logger.js';
 import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
 import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
-import { createFileView, type FileAnswer } from './files/view.js';
 import { ensurePrivateDir } from './files.js';
 import { createListenerHooks } from './hooks/listenerHooks.js';
 import { createAskService, openAnswerLogic } from './mcp/asks.js';
@@ -52,7 +48,6 @@ import { scheduleAdapters } from './schedules/runs.js';
 import {
   capturePaneLogic,
   createDeviceDirectory,
-  cryptoKey,
   openSealedLogic,
   relayDeviceList,
   sealFrameLogic,
@@ -62,12 +57,11 @@ import { readInventory } from './sessions/inventoryReading.js';
 import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
 import { writeMarker } from './sessions/marker.js';
 import { createPastSessions } from './sessions/pastSessions.js';
+import { createPhoneRequests } from './sessions/phoneRequests.js';
 import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
 import { createHistory } from './transcripts/history.js';
-import { desktopNotice } from './transfer/notice.js';
-import { createReceiver } from './transfer/receive.js';
 import { createGit } from './worktrees/git.js';
 import {
   checkWorktreeActor,
@@ -239,33 +233,19 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       `session history: off (${config.turnHistory.source === 'flag' ? '--no-turn-history' : 'turnHistory: false'})`,
     );
 
-  // spec 4.11.3: the phone browses a session's project and reads files and diffs, sealed both ways
-  const files = createFileView({
-    settingsPath: join(paths.dir, 'file-view.json'),
-    logPath: join(paths.stateDir, 'file-view.log'),
+  // what the phone asks beyond typing: past sessions, schedules, files (actors/sessions/phoneRequests.ts)
+  const requests = createPhoneRequests({
+    paths,
+    home: opts.home,
+    env,
+    log,
+    me,
+    tmux,
+    past,
+    tellPast,
+    schedules,
+    root: () => root,
   });
-
-  // spec 4.11.4: files sent from the phone, received in sealed chunks, placed under ~/Downloads/Svc
-  const receiver = createReceiver({
-    incoming: join(paths.dir, 'incoming'),
-    downloads: join(opts.home ?? homedir(), 'Downloads', 'Svc'),
-    notice: desktopNotice(env),
-  });
-  const receive = (chunk: TransferChunk, device: string): FileAnswer => {
-    let a: ReturnType<typeof receiver.take>;
-    try {
-      a = receiver.take(device, chunk);
-    } catch (err) {
-      a = { ok: false, code: 'inject_failed', message: (err as Error).message };
-    }
-    if (!a.ok) log.warn(`file transfer ${chunk.id} from ${device}: refused ${a.code} (${a.message})`);
-    if (a.ok && a.savedAs) log.info(`file transfer ${chunk.id} from ${device}: saved as ${a.savedAs}`);
-    return {
-      op: 'transfer' as const,
-      received: a.received ?? 0,
-      ...(a.ok ? (a.savedAs ? { savedAs: a.savedAs } : {}) : { refused: a.code }),
-    };
-  };
 
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
@@ -377,85 +357,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       announceAsk: (_, params) => asks.announce(params.id),
       settleAsk: (_, params) => asks.settle(params.output),
       notifyAcked: (_, params) => asks.acked(params.id),
-      controlPast: (_, { session, action, ref, live }) => {
-        const answer = (state: 'typed' | 'refused', code?: RefusalCode, message?: string) =>
-          root?.send({
-            type: 'SESSION.KEYS_RESULT',
-            session,
-            ref,
-            state,
-            ...(code ? { code } : {}),
-            ...(message ? { message } : {}),
-          } as never);
-        const record = live ? root?.getSnapshot().context.sessions[session] : undefined;
-        const d = decideControl(action, session, record, past.find(session));
-        if (d.kind === 'refuse') return answer('refused', d.code);
-        if (d.kind === 'forget') {
-          past.forget(d.name);
-          log.info(`${session}: forgotten (past sessions), asked by ${ref.deviceId}`);
-          answer('typed');
-          return tellPast();
-        }
-        if (d.kind !== 'resume') return answer('refused', 'session_not_found');
-        void past.resume(d.past, tmux).then((outcome) => {
-          if (!outcome.ok) {
-            log.warn(`${session}: not resumed (${outcome.code}): ${outcome.message}`);
-            return answer('refused', outcome.code, outcome.message);
-          }
-          log.info(`${session}: resumed as ${outcome.name}, asked by ${ref.deviceId}`);
-          answer('typed');
-          tellPast();
-        });
-      },
-      controlSchedule: (_, { session, request, ref, live }) => {
-        const record = live ? root?.getSnapshot().context.sessions[session] : undefined;
-        const outcome = schedules.fromPhone(session, request, record, past.find(session));
-        const what = request.action === 'add' ? `schedule for ${session}` : `removing schedule ${request.id}`;
-        if (!outcome.ok) {
-          log.warn(`${what}, asked by ${ref.deviceId}: refused ${outcome.code} (${outcome.message})`);
-        } else
-          log.info(`${what}, asked by ${ref.deviceId}: ${request.action === 'add' ? `made ${outcome.id}` : 'done'}`);
-        root?.send({
-          type: 'SESSION.KEYS_RESULT',
-          session,
-          ref,
-          state: outcome.ok ? 'typed' : 'refused',
-          ...(outcome.ok ? {} : { code: outcome.code, message: outcome.message }),
-        } as never);
-        // the list the phones see is sealed again at once, not at the next tick
-        if (outcome.ok)
-          root?.system
-            .get('scheduler')
-            ?.send({ type: 'TICK', sessions: Object.values(root.getSnapshot().context.sessions) });
-      },
-      viewFiles: (_, { session, request, ref }) => {
-        const record = root?.getSnapshot().context.sessions[session];
-        const what =
-          request.op === 'transfer'
-            ? `file transfer ${request.chunk.id} (${request.chunk.offset}/${request.chunk.size})`
-            : `file view ${request.op}${'path' in request && request.path ? ` ${request.path}` : ''} in ${session}`;
-        const answered =
-          request.op === 'transfer'
-            ? Promise.resolve(receive(request.chunk, ref.deviceId))
-            : files.answer(session, record, request, ref.deviceId);
-        void answered
-          .then(async (result) => {
-            // sealed for the device that asked only, with the key this computer pinned for it
-            const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
-            if (!me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
-            const envelope = await seal({
-              purpose: 'file',
-              from: { id: me.deviceId, privateKey: me.privateKey },
-              to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
-              plaintext: JSON.stringify({ session, seq: ref.seq, ...result }),
-            });
-            const to = { session, deviceId: ref.deviceId, connection: ref.connection };
-            const frame = keysResultFrame(to, result.refused ? 'refused' : 'typed', result.refused, ref.seq);
-            root?.system.get('relay')?.send({ type: 'SEND', frame: { ...frame, envelope } });
-            log.info(`${what}, asked by ${ref.deviceId}: ${result.refused ?? 'answered'}`);
-          })
-          .catch((err: Error) => log.warn(`${what}, asked by ${ref.deviceId}: not answered (${err.message})`));
-      },
+      controlPast: (_, { session, action, ref, live }) => requests.controlPast(session, action, ref, live),
+      controlSchedule: (_, { session, request, ref, live }) => requests.controlSchedule(session, request, ref, live),
+      viewFiles: (_, { session, request, ref }) => requests.viewFiles(session, request, ref),
       sealCard: (_, { session, prompt }) => {
         asks
           .card(session, prompt)

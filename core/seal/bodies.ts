@@ -254,6 +254,7 @@ const HistoryItem = z.discriminatedUnion('k', [
     id: z.string().max(128),
     name: z.string().max(128),
     target: z.string().max(300).optional(),
+    lines: z.number().int().nonnegative().optional(),
   }),
   z.strictObject({ k: z.literal('result'), id: z.string().max(128), ok: z.boolean() }),
   z.strictObject({ k: z.literal('tokens'), input: z.number().nonnegative(), output: z.number().nonnegative() }),

@@ -59,7 +59,7 @@ describe.sequential('schedules in the app', () => {
   it('schedules an agent session from its screen; the listener takes the folder and program from the session', async () => {
     await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${SESSION}`);
     await page.getByText('Schedule this agent…').click();
-    await page.getByLabel('Time').fill('06:45');
+    await page.getByLabel('Time', { exact: true }).fill('06:45');
     await page.getByLabel('Days').selectOption('weekdays');
     await page.getByLabel('At most').selectOption('1h');
     await page.getByLabel('Prompt').fill(PROMPT);

@@ -93,7 +93,10 @@ describe.skipIf(!agentInstalled(CLAUDE_CODE))('the live timeline of a real Claud
 
     const toolWritten = await writtenAt('"name":"Read"');
     const tool = page.getByRole('list', { name: 'Turns' }).locator('.step.tool', { hasText: 'Read' });
-    await tool.waitFor({ timeout: 30_000 });
+    await tool.waitFor({ timeout: 30_000 }).catch(async (e) => {
+      const shown = await page.getByRole('region', { name: 'Timeline' }).textContent();
+      throw new Error(`${(e as Error).message}\n--- timeline ---\n${shown}\n--- listener ---\n${listener.output()}`);
+    });
     const shownAfter = Date.now() - toolWritten;
     process.stderr.write(`timeline: the Read tool on the phone ${shownAfter} ms after Claude Code wrote it\n`);
     expect(shownAfter, 'ms from the transcript to the phone').toBeLessThan(1_000);

@@ -62,6 +62,12 @@ describe('history items', () => {
     }
   });
 
+  it('an edit carries how many lines it changes, and the seal takes it', () => {
+    const items = historyItems([{ kind: 'tool', id: 't', name: 'Edit', target: '/w/a.ts', lines: 3 }]);
+    expect(items).toEqual([{ k: 'tool', id: 't', name: 'Edit', target: '/w/a.ts', lines: 3 }]);
+    expect(() => HistoryChunkBody.parse({ session: 'svc-x', seq: 0, reset: false, items, at: 1 })).not.toThrow();
+  });
+
   it('cuts the to-do list to 30 tasks of 100 characters, and long texts', () => {
     const todos: TranscriptEvent = {
       kind: 'todos',

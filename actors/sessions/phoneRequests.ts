@@ -1,0 +1,165 @@
+/**
+ * What the phone asks of the computer beyond typing, carried out for the root machine's actions (machines/listener.ts
+ * `controlPast`, `controlSchedule`, `viewFiles`): resuming or forgetting a past session, making or removing a
+ * schedule, reading the project's files, receiving a file. Each answer goes back to the device that asked, as a
+ * `keys.result` (through SESSION.KEYS_RESULT, or sealed for that device when it carries content).
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { AnyActorRef } from 'xstate';
+import type { SvcPaths } from '../../core/daemon/paths.js';
+import type { RefusalCode, SessionRecord } from '../../core/protocol/index.js';
+import type { FileRequest, ScheduleRequest, TransferChunk } from '../../core/seal/bodies.js';
+import { seal } from '../../core/seal/seal.js';
+import { decideControl } from '../../core/sessions/control.js';
+import { keysResultFrame } from '../../core/sessions/routing.js';
+import type { SessionKeys } from '../../machines/session.js';
+import type { Logger } from '../daemon/logger.js';
+import type { DeviceIdentity } from '../devices/deviceKey.js';
+import { readPinsSafely } from '../devices/pins.js';
+import { createFileView, type FileAnswer } from '../files/view.js';
+import type { scheduleAdapters } from '../schedules/runs.js';
+import { cryptoKey } from '../seal/e2ee.js';
+import type { Tmux } from '../tmux/tmux.js';
+import { desktopNotice } from '../transfer/notice.js';
+import { createReceiver } from '../transfer/receive.js';
+import type { createPastSessions } from './pastSessions.js';
+
+type Ref = SessionKeys['ref'];
+
+export interface PhoneRequestDeps {
+  paths: SvcPaths;
+  home?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
+  me: DeviceIdentity | null;
+  tmux: Tmux;
+  past: ReturnType<typeof createPastSessions>;
+  /** Tell the root the past sessions changed. */
+  tellPast: () => void;
+  schedules: ReturnType<typeof scheduleAdapters>;
+  /** The root: its sessions, its events, its children (set once it runs). */
+  root: () => {
+    send(event: never): void;
+    system: { get(id: string): AnyActorRef | undefined };
+    getSnapshot(): { context: { sessions: Record<string, SessionRecord> } };
+  } | null;
+}
+
+export function createPhoneRequests(deps: PhoneRequestDeps) {
+  const { log, paths } = deps;
+  const answerKeys = (session: string, ref: Ref, state: 'typed' | 'refused', code?: RefusalCode, message?: string) =>
+    deps.root()?.send({
+      type: 'SESSION.KEYS_RESULT',
+      session,
+      ref,
+      state,
+      ...(code ? { code } : {}),
+      ...(message ? { message } : {}),
+    } as never);
+  const live = (session: string) => deps.root()?.getSnapshot().context.sessions[session];
+
+  // spec 4.11.3: the phone browses a session's project and reads files and diffs, sealed both ways
+  const files = createFileView({
+    settingsPath: join(paths.dir, 'file-view.json'),
+    logPath: join(paths.stateDir, 'file-view.log'),
+  });
+  // spec 4.11.4: files sent from the phone, received in sealed chunks, placed under ~/Downloads/Svc
+  const receiver = createReceiver({
+    incoming: join(paths.dir, 'incoming'),
+    downloads: join(deps.home ?? homedir(), 'Downloads', 'Svc'),
+    notice: desktopNotice(deps.env),
+  });
+  const receive = (chunk: TransferChunk, device: string): FileAnswer => {
+    let a: ReturnType<typeof receiver.take>;
+    try {
+      a = receiver.take(device, chunk);
+    } catch (err) {
+      a = { ok: false, code: 'inject_failed', message: (err as Error).message };
+    }
+    if (!a.ok) log.warn(`file transfer ${chunk.id} from ${device}: refused ${a.code} (${a.message})`);
+    if (a.ok && a.savedAs) log.info(`file transfer ${chunk.id} from ${device}: saved as ${a.savedAs}`);
+    return {
+      op: 'transfer',
+      received: a.received ?? 0,
+      ...(a.ok ? (a.savedAs ? { savedAs: a.savedAs } : {}) : { refused: a.code }),
+    };
+  };
+
+  return {
+    /** Resume or forget a past session (core/sessions/control.ts). */
+    controlPast(session: string, action: 'resume' | 'forget', ref: Ref, isLive: boolean): void {
+      const d = decideControl(action, session, isLive ? live(session) : undefined, deps.past.find(session));
+      if (d.kind === 'refuse') return answerKeys(session, ref, 'refused', d.code);
+      if (d.kind === 'forget') {
+        deps.past.forget(d.name);
+        log.info(`${session}: forgotten (past sessions), asked by ${ref.deviceId}`);
+        answerKeys(session, ref, 'typed');
+        return deps.tellPast();
+      }
+      if (d.kind !== 'resume') return answerKeys(session, ref, 'refused', 'session_not_found');
+      void deps.past.resume(d.past, deps.tmux).then((outcome) => {
+        if (!outcome.ok) {
+          log.warn(`${session}: not resumed (${outcome.code}): ${outcome.message}`);
+          return answerKeys(session, ref, 'refused', outcome.code, outcome.message);
+        }
+        log.info(`${session}: resumed as ${outcome.name}, asked by ${ref.deviceId}`);
+        answerKeys(session, ref, 'typed');
+        deps.tellPast();
+      });
+    },
+
+    /** Make or remove a schedule (spec 4.8.9; actors/schedules/runs.ts). */
+    controlSchedule(session: string, request: ScheduleRequest, ref: Ref, isLive: boolean): void {
+      const outcome = deps.schedules.fromPhone(
+        session,
+        request,
+        isLive ? live(session) : undefined,
+        deps.past.find(session),
+      );
+      const what = request.action === 'add' ? `schedule for ${session}` : `removing schedule ${request.id}`;
+      if (!outcome.ok) log.warn(`${what}, asked by ${ref.deviceId}: refused ${outcome.code} (${outcome.message})`);
+      else log.info(`${what}, asked by ${ref.deviceId}: ${request.action === 'add' ? `made ${outcome.id}` : 'done'}`);
+      if (outcome.ok) answerKeys(session, ref, 'typed');
+      else answerKeys(session, ref, 'refused', outcome.code, outcome.message);
+      // the list the phones see is sealed again at once, not at the next tick
+      const root = deps.root();
+      if (outcome.ok && root)
+        root.system
+          .get('scheduler')
+          ?.send({ type: 'TICK', sessions: Object.values(root.getSnapshot().context.sessions) });
+    },
+
+    /** Answer a file-view request or take a chunk of a file, sealed for the device that asked only. */
+    viewFiles(session: string, request: FileRequest | { op: 'transfer'; chunk: TransferChunk }, ref: Ref): void {
+      const what =
+        request.op === 'transfer'
+          ? `file transfer ${request.chunk.id} (${request.chunk.offset}/${request.chunk.size})`
+          : `file view ${request.op}${'path' in request && request.path ? ` ${request.path}` : ''} in ${session}`;
+      const answered =
+        request.op === 'transfer'
+          ? Promise.resolve(receive(request.chunk, ref.deviceId))
+          : files.answer(session, live(session), request, ref.deviceId);
+      void answered
+        .then(async (result) => {
+          // with the key this computer pinned for that device
+          const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
+          if (!deps.me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
+          const envelope = await seal({
+            purpose: 'file',
+            from: { id: deps.me.deviceId, privateKey: deps.me.privateKey },
+            to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
+            plaintext: JSON.stringify({ session, seq: ref.seq, ...result }),
+          });
+          const to = { session, deviceId: ref.deviceId, connection: ref.connection };
+          const frame = keysResultFrame(to, result.refused ? 'refused' : 'typed', result.refused, ref.seq);
+          deps
+            .root()
+            ?.system.get('relay')
+            ?.send({ type: 'SEND', frame: { ...frame, envelope } });
+          log.info(`${what}, asked by ${ref.deviceId}: ${result.refused ?? 'answered'}`);
+        })
+        .catch((err: Error) => log.warn(`${what}, asked by ${ref.deviceId}: not answered (${err.message})`));
+    },
+  };
+}
