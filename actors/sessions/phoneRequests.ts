@@ -88,7 +88,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
 
   return {
     /** Resume or forget a past session (core/sessions/control.ts). */
-    controlPast(session: string, action: 'resume' | 'forget', ref: Ref, isLive: boolean): void {
+    controlPast(session: string, action: 'resume' | 'forget', ref: Ref, isLive: boolean) {
       const d = decideControl(action, session, isLive ? live(session) : undefined, deps.past.find(session));
       if (d.kind === 'refuse') return answerKeys(session, ref, 'refused', d.code);
       if (d.kind === 'forget') {
