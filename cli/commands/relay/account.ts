@@ -1,19 +1,19 @@
 /** `svc relay account create`: a new account and its first API key (both scopes), shown once. */
 import { defineCommand } from 'citty';
 import { createAccount } from '../../../relay-server/accounts.js';
-import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
 import { fail } from '../../output.js';
-import { dataArg, defaultRelayDataDir } from './_shared.js';
+import { dataArg, openRelayStore, storeArg } from './_shared.js';
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an account and print its API key (shown only this once)' },
   args: {
     data: dataArg,
+    store: storeArg,
     json: { type: 'boolean', description: 'Print {"accountId","apiKey"} as JSON' },
   },
   async run({ args }) {
     try {
-      const store = openSqliteStore(args.data ?? defaultRelayDataDir());
+      const store = await openRelayStore(args);
       try {
         const account = await createAccount(store);
         if (args.json) {

@@ -2,14 +2,14 @@
 import { defineCommand } from 'citty';
 import { createApiKey } from '../../../relay-server/accounts.js';
 import { parseScopeList } from '../../../relay-server/auth.js';
-import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
 import { fail } from '../../output.js';
-import { dataArg, defaultRelayDataDir } from './_shared.js';
+import { dataArg, openRelayStore, storeArg } from './_shared.js';
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create an API key for an account and print it (shown only this once)' },
   args: {
     data: dataArg,
+    store: storeArg,
     account: { type: 'string', description: 'Account id (acc_…)', valueHint: 'ID' },
     scopes: {
       type: 'string',
@@ -22,7 +22,7 @@ const create = defineCommand({
     try {
       if (!args.account) throw new Error('--account ID is required');
       const scopes = parseScopeList(args.scopes);
-      const store = openSqliteStore(args.data ?? defaultRelayDataDir());
+      const store = await openRelayStore(args);
       try {
         const key = await createApiKey(store, args.account, scopes);
         if (args.json) process.stdout.write(`${JSON.stringify(key)}\n`);

@@ -2,7 +2,7 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
-import { dataArg, defaultRelayDataDir } from './_shared.js';
+import { dataArg, defaultRelayDataDir, openRelayStore, storeArg } from './_shared.js';
 
 function parsePort(text: string): number {
   const port = Number(text);
@@ -22,6 +22,7 @@ export default defineCommand({
     host: { type: 'string', description: 'Address to listen on', default: '127.0.0.1' },
     port: { type: 'string', description: `Port (0 picks a free one)`, default: String(DEFAULT_PORT) },
     data: dataArg,
+    store: storeArg,
     'replay-window': {
       type: 'string',
       description: 'Seconds a missed push may still be replayed to a listener',
@@ -31,7 +32,14 @@ export default defineCommand({
   },
   async run({ args }) {
     try {
+      const store =
+        args.store || process.env.SVC_RELAY_STORE
+          ? await openRelayStore(args, (err) =>
+              process.stderr.write(`relay: Postgres connection lost: ${err.message}\n`),
+            )
+          : undefined;
       const relay = await startRelay({
+        ...(store ? { store } : {}),
         host: args.host,
         port: parsePort(args.port),
         dataDir: args.data ?? defaultRelayDataDir(),
@@ -40,7 +48,10 @@ export default defineCommand({
       const stop = () => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
-        relay.close().catch(fail);
+        relay
+          .close()
+          .then(() => store?.close())
+          .catch(fail);
       };
       // Handlers first: whoever reads the ready line may signal at once.
       process.on('SIGINT', stop);

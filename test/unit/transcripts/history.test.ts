@@ -22,7 +22,6 @@ import { HistoryChunkBody } from '../../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../../core/sessions/control.js';
 import { chunked, historyItems, MAX_TODO_CHARS, MAX_TODOS, timeline } from '../../../core/transcripts/history.js';
 import { readLine, type TranscriptEvent } from '../../../core/transcripts/readers.js';
-import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
 
 const dirs: string[] = [];
 const temp = () => {
@@ -157,43 +156,5 @@ describe('following a transcript across a listener restart', () => {
     expect(findTranscript('A1', cwd, 2_000_000, { HOME: home })).toBe(now);
     expect(findTranscript('A1', cwd, Date.now() + 60_000, { HOME: home })).toBeNull();
     expect(findTranscript('A5', cwd, 0, { HOME: home })).toBeNull();
-  });
-});
-
-describe('the relay’s store of history chunks', () => {
-  it('pages a session newest first, and keeps an account within its size and age', async () => {
-    const store = openSqliteStore(join(temp(), 'data'));
-    await store.createAccount('acc_1', 0);
-    await store.createAccount('acc_2', 0);
-    const limits = { maxBytes: 2_000, maxAgeMs: 1_000_000 };
-    const envelope = (n: number) => ({ v: 1, ct: `${'c'.repeat(90)}${n}` }); // ~110 bytes each
-    const add = (acc: string, session: string, n: number, at: number) =>
-      store.addHistoryChunk({ accountId: acc, computer: 'c_1', session, envelope: envelope(n) }, at, limits);
-    for (let n = 1; n <= 10; n++) await add('acc_1', 'svc-a', n, 1_000 + n);
-    await add('acc_2', 'svc-a', 99, 1_000);
-    const page = await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 4 });
-    expect(page.map((c) => c.envelope.ct)).toEqual([10, 9, 8, 7].map((n) => envelope(n).ct));
-    const older = await store.listHistory({
-      accountId: 'acc_1',
-      computer: 'c_1',
-      session: 'svc-a',
-      before: page[3]!.id,
-      limit: 100,
-    });
-    expect(older.map((c) => c.envelope.ct)).toEqual([6, 5, 4, 3, 2, 1].map((n) => envelope(n).ct));
-    // over 2 000 bytes: the oldest go first, only in that account
-    for (let n = 11; n <= 30; n++) await add('acc_1', 'svc-a', n, 2_000 + n);
-    const kept = await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 200 });
-    const bytes = kept.reduce((sum, c) => sum + JSON.stringify(c.envelope).length, 0);
-    expect(bytes).toBeLessThanOrEqual(2_000);
-    expect(kept[0]!.envelope.ct).toBe(envelope(30).ct);
-    expect(kept.some((c) => c.envelope.ct === envelope(1).ct)).toBe(false);
-    expect(await store.listHistory({ accountId: 'acc_2', computer: 'c_1', session: 'svc-a', limit: 10 })).toHaveLength(
-      1,
-    );
-    // older than the age limit: gone at the next insert
-    await add('acc_1', 'svc-b', 1, 2_000_000);
-    expect(await store.listHistory({ accountId: 'acc_1', computer: 'c_1', session: 'svc-a', limit: 200 })).toEqual([]);
-    await store.close();
   });
 });
