@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startRedis } from '../helpers/redis.js';
 import { api, TestSocket, waitFor } from '../helpers/relay.js';
 
 let pgServer: TestPostgres;
@@ -32,8 +33,9 @@ afterAll(async () => {
 
 const env = () => svcEnv(home);
 
-async function relay(name: string): Promise<{ proc: SpawnedSvc; url: string; wsUrl: string }> {
-  const proc = spawnSvc(['relay', 'serve', '--port', '0', '--store', store, '--data', join(home, name)], env());
+async function relay(name: string, bus?: string): Promise<{ proc: SpawnedSvc; url: string; wsUrl: string }> {
+  const args = ['relay', 'serve', '--port', '0', '--store', store, '--data', join(home, name)];
+  const proc = spawnSvc(bus ? [...args, '--bus', bus] : args, env());
   relays.push(proc);
   const line = await proc.waitForLine(/relay listening on http:\/\/127\.0\.0\.1:\d+/, 30_000);
   const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
@@ -89,5 +91,36 @@ describe('two relays on one Postgres', () => {
     for (let i = 0; i < 19; i++) replayed.push((await onB.next('push.new')).push.id);
     expect(replayed).toEqual(ids.filter((id) => id !== first.push.id));
     await onB.close();
+  }, 90_000);
+
+  it('with a Redis bus, a push sent to one reaches a listener on the other at once, and its result the sender', async () => {
+    const redis = await startRedis();
+    try {
+      const { apiKey: key } = JSON.parse(
+        (await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env())).stdout,
+      );
+      const [a, b] = await Promise.all([relay('bus-a', redis.url), relay('bus-b', redis.url)]);
+      const hookId = (await api(a.url, 'POST', '/computers', { key, body: { name: 'desk' } })).json.hookId as string;
+      const listener = await TestSocket.open(a.wsUrl, key);
+      await listener.subscribeListener(hookId, 0);
+      const app = await TestSocket.open(b.wsUrl, key);
+      app.send({ type: 'subscribe', role: 'app' });
+      await app.next('subscribed');
+      const sent = await api(b.url, 'POST', '/pushes/send', {
+        key,
+        body: { type: 'agent.command', agentSessionName: 'svc-proj', body: 'over the bus' },
+      });
+      // live, not by a replay: the listener never reconnected
+      const got = await listener.next('push.new', (f) => f.push.id === sent.json.id, 10_000);
+      expect(got.push).toMatchObject({ body: 'over the bus' });
+      expect(got.push.replay).not.toBe(true);
+      listener.send({ type: 'push.result', id: sent.json.id, state: 'injected' });
+      await app.next('push.status', (f) => f.id === sent.json.id && f.state === 'injected', 10_000);
+      await listener.close();
+      await app.close();
+      for (const r of [a, b]) await r.proc.stop();
+    } finally {
+      await redis.stop();
+    }
   }, 90_000);
 });

@@ -2,6 +2,7 @@
 import { homedir } from 'node:os';
 import { svcPaths } from '../../../core/daemon/paths.js';
 import { openPostgresStore } from '../../../relay-server/postgresStore.js';
+import { RedisBus } from '../../../relay-server/redisBus.js';
 import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
 import type { Store } from '../../../relay-server/store.js';
 
@@ -32,4 +33,21 @@ export async function openRelayStore(
   if (!/^postgres(ql)?:\/\//.test(url))
     throw new Error(`--store ${url.split('@').pop()}: a postgres:// URL (or leave it out for SQLite)`);
   return openPostgresStore(url, onIdleError);
+}
+
+export const busArg = {
+  type: 'string',
+  description: 'redis://… so several relays (on one --store) hand each other their events; default: in-process',
+  valueHint: 'URL',
+} as const;
+
+/** `--bus` (else `SVC_RELAY_BUS`): a Redis bus, or undefined for the in-process one. */
+export async function openRelayBus(
+  args: { bus?: string | undefined },
+  onError: (err: unknown) => void,
+): Promise<RedisBus | undefined> {
+  const url = args.bus ?? process.env.SVC_RELAY_BUS;
+  if (url === undefined || url === '') return undefined;
+  if (!/^rediss?:\/\//.test(url)) throw new Error(`--bus ${url.split('@').pop()}: a redis:// URL (or leave it out)`);
+  return RedisBus.open(url, onError);
 }

@@ -2,7 +2,7 @@
 import { defineCommand } from 'citty';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
-import { dataArg, defaultRelayDataDir, openRelayStore, storeArg } from './_shared.js';
+import { busArg, dataArg, defaultRelayDataDir, openRelayBus, openRelayStore, storeArg } from './_shared.js';
 
 function parsePort(text: string): number {
   const port = Number(text);
@@ -23,6 +23,7 @@ export default defineCommand({
     port: { type: 'string', description: `Port (0 picks a free one)`, default: String(DEFAULT_PORT) },
     data: dataArg,
     store: storeArg,
+    bus: busArg,
     'replay-window': {
       type: 'string',
       description: 'Seconds a missed push may still be replayed to a listener',
@@ -38,8 +39,12 @@ export default defineCommand({
               process.stderr.write(`relay: Postgres connection lost: ${err.message}\n`),
             )
           : undefined;
+      const bus = await openRelayBus(args, (err) =>
+        process.stderr.write(`relay: Redis: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
       const relay = await startRelay({
         ...(store ? { store } : {}),
+        ...(bus ? { bus } : {}),
         host: args.host,
         port: parsePort(args.port),
         dataDir: args.data ?? defaultRelayDataDir(),
@@ -50,7 +55,7 @@ export default defineCommand({
         process.off('SIGTERM', stop);
         relay
           .close()
-          .then(() => store?.close())
+          .then(() => Promise.all([store?.close(), bus?.close()]))
           .catch(fail);
       };
       // Handlers first: whoever reads the ready line may signal at once.

@@ -1,0 +1,84 @@
+/**
+ * The bus on Redis (issue 15; docs/relay-scale.md): what one relay instance publishes for an account reaches the
+ * connections of every instance. Events are the same plain JSON as the in-process bus carries, published on
+ * `svc:bus:<accountId>`. Each instance subscribes to the pattern `svc:bus:*` once, when it opens, and hands an
+ * event to its own handlers of that account: no per-account subscription to wait for, so an event published just
+ * after a connection subscribed is never missed. `publish` resolves once Redis has the event; delivery, here too,
+ * follows from Redis, in publish order per connection.
+ */
+import { Redis } from 'ioredis';
+import type { Bus, BusEvent, BusHandler } from './bus.js';
+
+const PREFIX = 'svc:bus:';
+
+export class RedisBus implements Bus {
+  private readonly handlers = new Map<string, Set<BusHandler>>();
+
+  private constructor(
+    private readonly pub: Redis,
+    private readonly sub: Redis,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    sub.on('pmessage', (_pattern: string, channel: string, message: string) => {
+      const set = this.handlers.get(channel.slice(PREFIX.length));
+      if (!set) return;
+      let event: BusEvent;
+      try {
+        event = JSON.parse(message) as BusEvent;
+      } catch (error) {
+        this.onError(error);
+        return;
+      }
+      for (const handler of [...set]) {
+        try {
+          handler(event);
+        } catch (error) {
+          this.onError(error);
+        }
+      }
+    });
+  }
+
+  /** Connects to `url` (redis://…) and subscribes; rejects when Redis cannot be reached. */
+  static async open(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisBus> {
+    const options = { lazyConnect: true, maxRetriesPerRequest: 3, enableOfflineQueue: true } as const;
+    const pub = new Redis(url, options);
+    const sub = new Redis(url, options);
+    pub.on('error', onError);
+    sub.on('error', onError);
+    try {
+      await pub.connect();
+      await sub.connect();
+      await sub.psubscribe(`${PREFIX}*`);
+    } catch (error) {
+      pub.disconnect();
+      sub.disconnect();
+      throw error;
+    }
+    return new RedisBus(pub, sub, onError);
+  }
+
+  async publish(accountId: string, event: BusEvent): Promise<void> {
+    await this.pub.publish(`${PREFIX}${accountId}`, JSON.stringify(event));
+  }
+
+  subscribe(accountId: string, handler: BusHandler): () => void {
+    let set = this.handlers.get(accountId);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(accountId, set);
+    }
+    set.add(handler);
+    return () => {
+      const current = this.handlers.get(accountId);
+      if (!current) return;
+      current.delete(handler);
+      if (current.size === 0) this.handlers.delete(accountId);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+    await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
+  }
+}
