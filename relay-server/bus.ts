@@ -29,7 +29,9 @@ export type BusEvent =
   /** A history chunk a listener sent, stored: for the account's apps (the live timeline). */
   | { kind: 'history.toApps'; frame: Extract<RelayFrame, { type: 'history.chunk' }> }
   /** A device was removed with its tokens: connections opened with one of them are closed (4401). */
-  | { kind: 'device.removed'; deviceId: string };
+  | { kind: 'device.removed'; deviceId: string }
+  /** An instance's heartbeat: these listeners are connected to it (for the other instances' presence). */
+  | { kind: 'listener.present'; hookIds: string[] };
 
 export type BusHandler = (event: BusEvent) => void;
 
@@ -38,7 +40,15 @@ export interface Bus {
   /** Returns the function that unsubscribes. */
   subscribe(accountId: string, handler: BusHandler): () => void;
   close(): Promise<void>;
+  /**
+   * A bus shared by several relay instances says whether a listener is connected to another instance (it heard
+   * that instance say so recently); absent on a bus of one process.
+   */
+  onlineElsewhere?(hookId: string): boolean;
 }
+
+/** How often an instance on a shared bus says which listeners it holds; one not heard of for 3 beats is gone. */
+export const PRESENCE_BEAT_MS = 15_000;
 
 /** Delivers synchronously to the handlers of this process; a throwing handler does not stop the others. */
 export class InProcessBus implements Bus {

@@ -9,7 +9,7 @@ import { CLOSE, computerAway, type HttpErrorCode, MAX_WS_FRAME_BYTES } from '../
 import { type BucketConfig, takeToken } from '../core/tokenBucket.js';
 import { AskBook } from './asks/book.js';
 import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';
-import type { Bus, BusEvent } from './bus.js';
+import { type Bus, type BusEvent, PRESENCE_BEAT_MS } from './bus.js';
 import { Connection, watchKey } from './connection.js';
 import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
@@ -90,9 +90,13 @@ export class Hub implements Presence {
   private readonly frameContext: FrameContext;
   private readonly asks = new AskBook();
   private closing: Promise<void> | null = null;
+  /** The presence heartbeat, on a bus shared with other instances only. */
+  private readonly beats: NodeJS.Timeout | null;
 
   constructor(opts: HubOptions) {
     this.opts = opts;
+    this.beats = opts.bus.onlineElsewhere ? setInterval(() => this.beat(), PRESENCE_BEAT_MS) : null;
+    this.beats?.unref();
     this.frameContext = {
       store: opts.store,
       bus: opts.bus,
@@ -120,8 +124,20 @@ export class Hub implements Presence {
     return false;
   }
 
+  /** Connected here, or (on a bus shared by several instances) to another instance that said so recently. */
   isOnline(hookId: string): boolean {
-    return this.listeners.get(hookId)?.phase === 'subscribed';
+    return this.listeners.get(hookId)?.phase === 'subscribed' || this.opts.bus.onlineElsewhere?.(hookId) === true;
+  }
+
+  /** On a shared bus: says which listeners this instance holds, per account, so the others know they are online. */
+  private beat(): void {
+    for (const [accountId, group] of this.accounts) {
+      const hookIds = [...group.connections]
+        .filter((c) => c.role === 'listener' && c.phase === 'subscribed' && c.hookId)
+        .map((c) => c.hookId as string);
+      if (hookIds.length > 0)
+        void this.opts.bus.publish(accountId, { kind: 'listener.present', hookIds }).catch(() => {});
+    }
   }
 
   /** The server's `upgrade` listener. */
@@ -393,6 +409,7 @@ export class Hub implements Presence {
   }
 
   private async shutdown(): Promise<void> {
+    if (this.beats) clearInterval(this.beats);
     const sockets = [...this.wss.clients];
     const closed = sockets.map(
       (ws) =>

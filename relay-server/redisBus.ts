@@ -7,12 +7,14 @@
  * follows from Redis, in publish order per connection.
  */
 import { Redis } from 'ioredis';
-import type { Bus, BusEvent, BusHandler } from './bus.js';
+import { type Bus, type BusEvent, type BusHandler, PRESENCE_BEAT_MS } from './bus.js';
 
 const PREFIX = 'svc:bus:';
 
 export class RedisBus implements Bus {
   private readonly handlers = new Map<string, Set<BusHandler>>();
+  /** Listeners some instance said it holds, and when it last said so (epoch ms). */
+  private readonly present = new Map<string, number>();
 
   private constructor(
     private readonly pub: Redis,
@@ -20,8 +22,6 @@ export class RedisBus implements Bus {
     private readonly onError: (error: unknown) => void,
   ) {
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => {
-      const set = this.handlers.get(channel.slice(PREFIX.length));
-      if (!set) return;
       let event: BusEvent;
       try {
         event = JSON.parse(message) as BusEvent;
@@ -29,6 +29,12 @@ export class RedisBus implements Bus {
         this.onError(error);
         return;
       }
+      // presence is heard for every account (the pattern brings them all), handlers here or not
+      if (event.kind === 'listener.subscribed') this.present.set(event.hookId, Date.now());
+      else if (event.kind === 'listener.present') for (const id of event.hookIds) this.present.set(id, Date.now());
+      else if (event.kind === 'listener.offline') this.present.delete(event.hookId);
+      const set = this.handlers.get(channel.slice(PREFIX.length));
+      if (!set) return;
       for (const handler of [...set]) {
         try {
           handler(event);
@@ -56,6 +62,11 @@ export class RedisBus implements Bus {
       throw error;
     }
     return new RedisBus(pub, sub, onError);
+  }
+
+  onlineElsewhere(hookId: string): boolean {
+    const at = this.present.get(hookId);
+    return at !== undefined && Date.now() - at < 3 * PRESENCE_BEAT_MS;
   }
 
   async publish(accountId: string, event: BusEvent): Promise<void> {

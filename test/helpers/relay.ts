@@ -312,3 +312,16 @@ export class TestSocket {
     return this.closed;
   }
 }
+
+/** Any well-formed envelope (purpose `pane.watch`): the relay routes it without opening it. */
+export async function someEnvelope() {
+  const { seal } = await import('../../core/seal/seal.js');
+  const { exportPublicKey, generateDeviceKeys, importPublicKey } = await import('../../core/seal/keys.js');
+  const keys = await generateDeviceKeys(false);
+  return seal({
+    purpose: 'pane.watch',
+    from: { id: 'd_0000000000000001', privateKey: keys.privateKey },
+    to: [{ id: 'c_0000000000000002', publicKey: await importPublicKey(await exportPublicKey(keys.publicKey)) }],
+    plaintext: '{}',
+  });
+}

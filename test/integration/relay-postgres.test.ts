@@ -1,7 +1,7 @@
 /**
- * Two real `svc relay serve --store postgres://…` processes on one real Postgres (issue 15, part 1 as far as it is
- * built: the shared store; the Redis bus is not built yet, so a push reaches a listener on the other instance by its
- * replay, not live). Accounts made with `svc relay account create --store`, pushes numbered once across instances
+ * Two real `svc relay serve --store postgres://…` processes on one real Postgres, then with `--bus redis://…` on one
+ * real Redis (issue 15, part 1 as far as it is built). Without the bus a push reaches a listener on the other
+ * instance by its replay; with it, live, and so do its result and a live pane's request and answer. Accounts made with `svc relay account create --store`, pushes numbered once across instances
  * (none twice, none lost, a clientId deduplicated across them), a listener that reconnects to the other instance
  * gets its replay, and an instance killed with SIGKILL leaves the other serving everything it stored.
  */
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
-import { api, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, someEnvelope, TestSocket, waitFor } from '../helpers/relay.js';
 
 let pgServer: TestPostgres;
 let store: string;
@@ -93,7 +93,7 @@ describe('two relays on one Postgres', () => {
     await onB.close();
   }, 90_000);
 
-  it('with a Redis bus, a push sent to one reaches a listener on the other at once, and its result the sender', async () => {
+  it('with a Redis bus: a push, its result and a live pane cross instances; a listener gone is offline on both', async () => {
     const redis = await startRedis();
     try {
       const { apiKey: key } = JSON.parse(
@@ -116,7 +116,29 @@ describe('two relays on one Postgres', () => {
       expect(got.push.replay).not.toBe(true);
       listener.send({ type: 'push.result', id: sent.json.id, state: 'injected' });
       await app.next('push.status', (f) => f.id === sent.json.id && f.state === 'injected', 10_000);
+
+      // B knows A holds the listener: the app's live pane request goes there, and the answer comes back
+      const envelope = await someEnvelope();
+      app.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+      const asked = await listener.next('pane.watch', undefined, 10_000);
+      listener.send({
+        type: 'pane.status',
+        session: 'svc-proj',
+        deviceId: null,
+        connection: asked.connection,
+        state: 'streaming',
+      });
+      await app.next('pane.status', (f) => f.state === 'streaming', 10_000);
+      // the listener leaves A: B says computer_offline to a new request at once
       await listener.close();
+      await waitFor(
+        async () => {
+          app.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
+          const answer = await app.next('pane.status', (f) => f.state === 'stopped', 2_000).catch(() => null);
+          return answer?.code === 'computer_offline';
+        },
+        { timeoutMs: 15_000, what: 'computer_offline from B once the listener left A' },
+      );
       await app.close();
       for (const r of [a, b]) await r.proc.stop();
     } finally {

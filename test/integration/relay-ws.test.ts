@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSE, MAX_WS_FRAME_BYTES, type SessionRecord } from '../../core/protocol/index.js';
-import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, someEnvelope, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 
 let relay: TestRelay;
 const sockets: TestSocket[] = [];
@@ -387,18 +387,6 @@ describe('heartbeat', () => {
 });
 
 describe('a computer going away while its panes are watched', () => {
-  /** Any well-formed envelope: the relay routes it without opening it. */
-  async function someEnvelope() {
-    const { seal } = await import('../../core/seal/seal.js');
-    const { exportPublicKey, generateDeviceKeys, importPublicKey } = await import('../../core/seal/keys.js');
-    const keys = await generateDeviceKeys(false);
-    return seal({
-      purpose: 'pane.watch',
-      from: { id: 'd_0000000000000001', privateKey: keys.privateKey },
-      to: [{ id: 'c_0000000000000002', publicKey: await importPublicKey(await exportPublicKey(keys.publicKey)) }],
-      plaintext: '{}',
-    });
-  }
   async function app(): Promise<TestSocket> {
     const socket = await open();
     socket.send({ type: 'subscribe', role: 'app' });
