@@ -45,6 +45,12 @@ export interface Bus {
    * that instance say so recently); absent on a bus of one process.
    */
   onlineElsewhere?(hookId: string): boolean;
+  /**
+   * A bus shared by several instances hands `handler` every event of every account, whether this instance has a
+   * connection of that account or not (what an instance must remember for a connection that comes later: the asks
+   * waiting). Absent on a bus of one process, where nothing is published for an account nobody here is connected to.
+   */
+  tap?(handler: (accountId: string, event: BusEvent) => void): () => void;
 }
 
 /** How often an instance on a shared bus says which listeners it holds; one not heard of for 3 beats is gone. */

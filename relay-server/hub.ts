@@ -92,11 +92,20 @@ export class Hub implements Presence {
   private closing: Promise<void> | null = null;
   /** The presence heartbeat, on a bus shared with other instances only. */
   private readonly beats: NodeJS.Timeout | null;
+  /** Stops the shared bus's tap (asks of every account), when there is one. */
+  private readonly untap: (() => void) | null;
 
   constructor(opts: HubOptions) {
     this.opts = opts;
     this.beats = opts.bus.onlineElsewhere ? setInterval(() => this.beat(), PRESENCE_BEAT_MS) : null;
     this.beats?.unref();
+    // on a shared bus every instance keeps the asks of every account, for an app that connects to it later
+    this.untap =
+      opts.bus.tap?.((accountId, event) => {
+        if (event.kind !== 'ask.toApps') return;
+        const { frame } = event;
+        if (frame.type === 'ask.new' || frame.type === 'ask.closed') this.asks.apply(accountId, frame, opts.now());
+      }) ?? null;
     this.frameContext = {
       store: opts.store,
       bus: opts.bus,
@@ -318,7 +327,9 @@ export class Hub implements Presence {
       }
       case 'ask.toApps': {
         const { frame } = event;
-        if (frame.type === 'ask.new' || frame.type === 'ask.closed') this.asks.apply(accountId, frame, this.opts.now());
+        // (on a shared bus the tap keeps the book, for every account)
+        if (!this.untap && (frame.type === 'ask.new' || frame.type === 'ask.closed'))
+          this.asks.apply(accountId, frame, this.opts.now());
         for (const conn of this.apps(group)) {
           if (frame.type === 'ask.result') {
             const mine = frame.deviceId !== null ? conn.deviceId === frame.deviceId : conn.id === frame.connection;
@@ -410,6 +421,7 @@ export class Hub implements Presence {
 
   private async shutdown(): Promise<void> {
     if (this.beats) clearInterval(this.beats);
+    this.untap?.();
     const sockets = [...this.wss.clients];
     const closed = sockets.map(
       (ws) =>

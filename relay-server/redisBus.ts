@@ -13,6 +13,7 @@ const PREFIX = 'svc:bus:';
 
 export class RedisBus implements Bus {
   private readonly handlers = new Map<string, Set<BusHandler>>();
+  private readonly taps = new Set<(accountId: string, event: BusEvent) => void>();
   /** Listeners some instance said it holds, and when it last said so (epoch ms). */
   private readonly present = new Map<string, number>();
 
@@ -33,7 +34,15 @@ export class RedisBus implements Bus {
       if (event.kind === 'listener.subscribed') this.present.set(event.hookId, Date.now());
       else if (event.kind === 'listener.present') for (const id of event.hookIds) this.present.set(id, Date.now());
       else if (event.kind === 'listener.offline') this.present.delete(event.hookId);
-      const set = this.handlers.get(channel.slice(PREFIX.length));
+      const accountId = channel.slice(PREFIX.length);
+      for (const tap of this.taps) {
+        try {
+          tap(accountId, event);
+        } catch (error) {
+          this.onError(error);
+        }
+      }
+      const set = this.handlers.get(accountId);
       if (!set) return;
       for (const handler of [...set]) {
         try {
@@ -67,6 +76,11 @@ export class RedisBus implements Bus {
   onlineElsewhere(hookId: string): boolean {
     const at = this.present.get(hookId);
     return at !== undefined && Date.now() - at < 3 * PRESENCE_BEAT_MS;
+  }
+
+  tap(handler: (accountId: string, event: BusEvent) => void): () => void {
+    this.taps.add(handler);
+    return () => this.taps.delete(handler);
   }
 
   async publish(accountId: string, event: BusEvent): Promise<void> {

@@ -103,6 +103,21 @@ describe('two relays on one Postgres', () => {
       const hookId = (await api(a.url, 'POST', '/computers', { key, body: { name: 'desk' } })).json.hookId as string;
       const listener = await TestSocket.open(a.wsUrl, key);
       await listener.subscribeListener(hookId, 0);
+      const envelope = await someEnvelope();
+      // an ask announced on A while B has no connection of the account: an app that connects to B later gets it
+      const ask = { id: 'a_0123456789abcdef', session: 'svc-proj', deadline: Date.now() + 60_000, leftMs: 60_000 };
+      listener.send({ type: 'ask.new', ...ask, envelope });
+      await waitFor(
+        async () => {
+          const late = await TestSocket.open(b.wsUrl, key);
+          late.send({ type: 'subscribe', role: 'app' });
+          await late.next('subscribed');
+          const got = await late.next('ask.new', (f) => f.id === ask.id, 1_000).catch(() => null);
+          await late.close();
+          return got !== null;
+        },
+        { timeoutMs: 15_000, what: 'the ask on B for an app that came later' },
+      );
       const app = await TestSocket.open(b.wsUrl, key);
       app.send({ type: 'subscribe', role: 'app' });
       await app.next('subscribed');
@@ -118,7 +133,6 @@ describe('two relays on one Postgres', () => {
       await app.next('push.status', (f) => f.id === sent.json.id && f.state === 'injected', 10_000);
 
       // B knows A holds the listener: the app's live pane request goes there, and the answer comes back
-      const envelope = await someEnvelope();
       app.send({ type: 'pane.watch', computer: hookId, session: 'svc-proj', envelope });
       const asked = await listener.next('pane.watch', undefined, 10_000);
       listener.send({
