@@ -56,16 +56,14 @@ export interface Bus {
 /** How often an instance on a shared bus says which listeners it holds; one not heard of for 3 beats is gone. */
 export const PRESENCE_BEAT_MS = 15_000;
 
-/** Delivers synchronously to the handlers of this process; a throwing handler does not stop the others. */
-export class InProcessBus implements Bus {
+/** The handlers of this process, by account: what every bus hands an event to. */
+export class AccountHandlers {
   private readonly handlers = new Map<string, Set<BusHandler>>();
-  private readonly onHandlerError: (error: unknown) => void;
 
-  constructor(onHandlerError: (error: unknown) => void = () => {}) {
-    this.onHandlerError = onHandlerError;
-  }
+  constructor(private readonly onHandlerError: (error: unknown) => void) {}
 
-  async publish(accountId: string, event: BusEvent): Promise<void> {
+  /** Hands `event` to each handler of `accountId`; a throwing handler does not stop the others. */
+  deliver(accountId: string, event: BusEvent): void {
     const set = this.handlers.get(accountId);
     if (!set) return;
     for (const handler of [...set]) {
@@ -77,7 +75,7 @@ export class InProcessBus implements Bus {
     }
   }
 
-  subscribe(accountId: string, handler: BusHandler): () => void {
+  add(accountId: string, handler: BusHandler): () => void {
     let set = this.handlers.get(accountId);
     if (!set) {
       set = new Set();
@@ -90,6 +88,27 @@ export class InProcessBus implements Bus {
       current.delete(handler);
       if (current.size === 0) this.handlers.delete(accountId);
     };
+  }
+
+  clear(): void {
+    this.handlers.clear();
+  }
+}
+
+/** Delivers synchronously to the handlers of this process; a throwing handler does not stop the others. */
+export class InProcessBus implements Bus {
+  private readonly handlers: AccountHandlers;
+
+  constructor(onHandlerError: (error: unknown) => void = () => {}) {
+    this.handlers = new AccountHandlers(onHandlerError);
+  }
+
+  async publish(accountId: string, event: BusEvent): Promise<void> {
+    this.handlers.deliver(accountId, event);
+  }
+
+  subscribe(accountId: string, handler: BusHandler): () => void {
+    return this.handlers.add(accountId, handler);
   }
 
   async close(): Promise<void> {

@@ -7,12 +7,12 @@
  * follows from Redis, in publish order per connection.
  */
 import { Redis } from 'ioredis';
-import { type Bus, type BusEvent, type BusHandler, PRESENCE_BEAT_MS } from './bus.js';
+import { AccountHandlers, type Bus, type BusEvent, type BusHandler, PRESENCE_BEAT_MS } from './bus.js';
 
 const PREFIX = 'svc:bus:';
 
 export class RedisBus implements Bus {
-  private readonly handlers = new Map<string, Set<BusHandler>>();
+  private readonly handlers: AccountHandlers;
   private readonly taps = new Set<(accountId: string, event: BusEvent) => void>();
   /** Listeners some instance said it holds, and when it last said so (epoch ms). */
   private readonly present = new Map<string, number>();
@@ -22,6 +22,7 @@ export class RedisBus implements Bus {
     private readonly sub: Redis,
     private readonly onError: (error: unknown) => void,
   ) {
+    this.handlers = new AccountHandlers(onError);
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => {
       let event: BusEvent;
       try {
@@ -42,15 +43,7 @@ export class RedisBus implements Bus {
           this.onError(error);
         }
       }
-      const set = this.handlers.get(accountId);
-      if (!set) return;
-      for (const handler of [...set]) {
-        try {
-          handler(event);
-        } catch (error) {
-          this.onError(error);
-        }
-      }
+      this.handlers.deliver(accountId, event);
     });
   }
 
@@ -88,18 +81,7 @@ export class RedisBus implements Bus {
   }
 
   subscribe(accountId: string, handler: BusHandler): () => void {
-    let set = this.handlers.get(accountId);
-    if (!set) {
-      set = new Set();
-      this.handlers.set(accountId, set);
-    }
-    set.add(handler);
-    return () => {
-      const current = this.handlers.get(accountId);
-      if (!current) return;
-      current.delete(handler);
-      if (current.size === 0) this.handlers.delete(accountId);
-    };
+    return this.handlers.add(accountId, handler);
   }
 
   async close(): Promise<void> {

@@ -1,18 +1,7 @@
 /** A real Redis for tests (Debian's `redis-server`, installed by .ci/run): on a free loopback port, nothing saved. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './ports.js';
 
 export interface TestRedis {
   url: string;

@@ -19,7 +19,8 @@ export interface StoreHarness {
   cleanup?(): Promise<void>;
 }
 
-const push = (accountId: string, extra: Partial<NewPush> = {}): NewPush => ({
+/** A push as the relay stores one, for tests of any store. */
+export const push = (accountId: string, extra: Partial<NewPush> = {}): NewPush => ({
   accountId,
   type: 'agent.command',
   agentSessionName: 'svc-proj',

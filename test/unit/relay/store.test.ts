@@ -10,8 +10,7 @@ import { createAccount } from '../../../relay-server/accounts.js';
 import { hashApiKey } from '../../../relay-server/auth.js';
 import { keptCounts, openDatabase } from '../../../relay-server/sqlite/db.js';
 import { openSqliteStore, type SqliteStore } from '../../../relay-server/sqliteStore.js';
-import type { NewPush } from '../../../relay-server/store.js';
-import { storeContract } from '../../helpers/storeContract.js';
+import { push, storeContract } from '../../helpers/storeContract.js';
 
 let root: string;
 let dataDir: string;
@@ -25,17 +24,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await store?.close().catch(() => {});
   await rm(root, { recursive: true, force: true });
-});
-
-const push = (accountId: string, extra: Partial<NewPush> = {}): NewPush => ({
-  accountId,
-  type: 'agent.command',
-  agentSessionName: 'svc-proj',
-  body: 'secret text',
-  targetComputer: null,
-  clientId: null,
-  now: 1_000,
-  ...extra,
 });
 
 storeContract({

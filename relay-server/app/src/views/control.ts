@@ -27,6 +27,42 @@ export function sendControl(app: App, hookId: string, name: string, action: Cont
   return sendRequest(app, hookId, name, { control: action }, DONE_TEXT[action]);
 }
 
+/** The relay's answer to a sealed request (its `keys.result`), or a sentence on why there is none. */
+export type KeysAnswer = { frame: Extract<RelayFrame, { type: 'keys.result' }> } | { problem: string };
+
+/**
+ * Seals `fields` about session `name` in a `pane.keys` body (a control action, a schedule, a file request, a chunk
+ * of a file), sends it, and resolves with the `keys.result` that answers it.
+ */
+export async function keysRequest(
+  app: App,
+  hookId: string,
+  name: string,
+  fields: Omit<KeysBody, 'session' | 'seq'>,
+): Promise<KeysAnswer> {
+  const seq = await nextSeq('pane.keys');
+  const body: KeysBody = { session: name, seq, ...fields };
+  const envelope = await sealFor(app.device, app.keyFor(hookId), 'pane.keys', body);
+  return new Promise<KeysAnswer>((resolve) => {
+    const timer = setTimeout(() => {
+      off();
+      resolve({ problem: 'No answer from the computer yet; look again in a moment.' });
+    }, ANSWER_MS);
+    const off = app.onFrames((frame: RelayFrame) => {
+      if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
+      if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;
+      clearTimeout(timer);
+      off();
+      resolve({ frame });
+    });
+    if (!app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never })) {
+      clearTimeout(timer);
+      off();
+      resolve({ problem: 'Not sent: the relay cannot be reached.' });
+    }
+  });
+}
+
 /**
  * Sends a sealed request about session `name` (a control action or a schedule request) and resolves with `done`, or
  * the sentence of the refusal, or why nothing is known yet.
@@ -38,27 +74,9 @@ export async function sendRequest(
   fields: Pick<KeysBody, 'control' | 'schedule'>,
   done: string,
 ): Promise<string> {
-  const seq = await nextSeq('pane.keys');
-  const body: KeysBody = { session: name, seq, ...fields };
-  const envelope = await sealFor(app.device, app.keyFor(hookId), 'pane.keys', body);
-  return new Promise<string>((resolve) => {
-    const timer = setTimeout(() => {
-      off();
-      resolve('No answer from the computer yet; look again in a moment.');
-    }, ANSWER_MS);
-    const off = app.onFrames((frame: RelayFrame) => {
-      if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
-      if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;
-      clearTimeout(timer);
-      off();
-      resolve(frame.state === 'typed' ? done : refusalText(frame.code));
-    });
-    if (!app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never })) {
-      clearTimeout(timer);
-      off();
-      resolve('Not sent: the relay cannot be reached.');
-    }
-  });
+  const answer = await keysRequest(app, hookId, name, fields);
+  if ('problem' in answer) return answer.problem;
+  return answer.frame.state === 'typed' ? done : refusalText(answer.frame.code);
 }
 
 /**

@@ -5,14 +5,11 @@
  */
 
 import { TRANSFER_CHUNK_BYTES } from '../../../../core/files/transfer.js';
-import type { RelayFrame } from '../../../../core/protocol/index.js';
-import { type FileRequest, FileResultBody, type KeysBody, type TransferChunk } from '../../../../core/seal/bodies.js';
-import { openFrom, sealFor } from '../crypto.js';
-import { nextSeq } from '../db.js';
+import { type FileRequest, FileResultBody, type TransferChunk } from '../../../../core/seal/bodies.js';
+import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
-
-const ANSWER_MS = 30_000;
+import { keysRequest } from './control.js';
 
 const REFUSED: Record<string, string> = {
   file_view_off: 'File view is off for this project on the computer (svc file-view on).',
@@ -33,31 +30,15 @@ async function ask(
   name: string,
   request: { file: FileRequest } | { transfer: TransferChunk },
 ): Promise<FileResultBody | string> {
+  const answer = await keysRequest(app, hookId, name, request);
+  if ('problem' in answer) return answer.problem;
   const key = app.keyFor(hookId);
-  const seq = await nextSeq('pane.keys');
-  const body: KeysBody = { session: name, seq, ...request };
-  const envelope = await sealFor(app.device, key, 'pane.keys', body);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      off();
-      resolve('No answer from the computer yet; try again in a moment.');
-    }, ANSWER_MS);
-    const off = app.onFrames((frame: RelayFrame) => {
-      if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
-      if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;
-      clearTimeout(timer);
-      off();
-      if (!frame.envelope || !key) return resolve(frame.code ? refusal(frame.code) : 'No answer.');
-      openFrom(app.device, key, 'file', frame.envelope)
-        .then((opened) => resolve(FileResultBody.parse(opened)))
-        .catch(() => resolve('The answer did not open on this phone.'));
-    });
-    if (!app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never })) {
-      clearTimeout(timer);
-      off();
-      resolve('Not sent: the relay cannot be reached.');
-    }
-  });
+  if (!answer.frame.envelope || !key) return answer.frame.code ? refusal(answer.frame.code) : 'No answer.';
+  try {
+    return FileResultBody.parse(await openFrom(app.device, key, 'file', answer.frame.envelope));
+  } catch {
+    return 'The answer did not open on this phone.';
+  }
 }
 
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
