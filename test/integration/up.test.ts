@@ -85,6 +85,8 @@ describe('svc up', () => {
     await first.proc.stop('SIGINT');
     up = spawnSvc(['up', '--port', port], env);
     await up.waitForLine(/connected to ws:/);
+    // the listener's first lines and `svc up`'s own summary come from two writers: wait for the summary too
+    await up.waitForLine(/svc is up/);
     expect(up.output()).toMatch(/svc is up\n/);
     expect(JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey).toBe(key);
   });
