@@ -6,6 +6,7 @@
  * Then the README's order: `svc up` in one terminal, `svc cc --detach` and the rest in another.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -20,12 +21,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HistoryChunkBody } from '../../core/seal/bodies.js';
+import { TRANSFER_CHUNK_BYTES } from '../../core/files/transfer.js';
+import { FileResultBody, HistoryChunkBody } from '../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay } from '../helpers/relay.js';
+import { api, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
 import { fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
 
 const UID = process.getuid?.() ?? 0;
@@ -299,6 +301,74 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect(items).toContainEqual(expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch' }));
     expect(existsSync(join(home, '.svc', 'relay', 'relay.db'))).toBe(true);
     expect(relayHolds('hello there')).toBe(false);
+  });
+
+  it('svc up, then svc cc: a paired phone lists and reads the project and sends a file to ~/Downloads/Svc', async () => {
+    const { url, key } = await startUp();
+    const phone = await registerTestDevice({ url, apiKey: key }, 'app', 'phone');
+    writeFileSync(join(proj, 'notes.md'), 'planted-in-notes\n'); // untracked, not ignored: listed too
+    writeFileSync(join(proj, '.env'), 'TOKEN=never-shown\n');
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    await inFront('svc-proj', 'claude');
+    const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+    const me = await computerDevice({ url, apiKey: key }, hookId);
+    // the phone offers a session once the relay lists it
+    await waitFor(
+      async () => {
+        const { json } = await api(url, 'GET', '/computers', { key });
+        const sessions = json.computers?.find((c: { hookId: string }) => c.hookId === hookId)?.sessions ?? [];
+        return sessions.some((s: { name: string }) => s.name === 'svc-proj') || null;
+      },
+      { timeoutMs: 20_000, what: 'svc-proj listed by the relay' },
+    );
+    const sock = await TestSocket.open(`${url.replace(/^http/, 'ws')}/ws`, key);
+    try {
+      sock.send({ type: 'subscribe', role: 'app', deviceId: phone.deviceId });
+      await sock.next('subscribed');
+      let seq = 0;
+      /** One sealed request in pane.keys, as the app sends it, and its sealed answer opened. */
+      const request = async (body: Record<string, unknown>) => {
+        const n = ++seq;
+        const envelope = await phone.seal('pane.keys', me, { session: 'svc-proj', seq: n, ...body });
+        sock.send({ type: 'pane.keys', computer: hookId, session: 'svc-proj', envelope });
+        const result = await sock.next('keys.result', (f) => f.session === 'svc-proj' && f.seq === n, 20_000);
+        expect(result.envelope, `an answer to ${JSON.stringify(body).slice(0, 80)}`).toBeDefined();
+        return FileResultBody.parse(await phone.open('file', result.envelope, me.publicKey));
+      };
+
+      const list = await request({ file: { op: 'list' } });
+      expect(list.entries!.map((e) => e.path)).toEqual(expect.arrayContaining(['README', 'notes.md', '.env']));
+      expect(list.entries!.find((e) => e.path === '.env')).toMatchObject({ secret: true });
+      expect(await request({ file: { op: 'read', path: 'notes.md' } })).toMatchObject({ text: 'planted-in-notes\n' });
+      const secret = await request({ file: { op: 'read', path: '.env' } });
+      expect(secret.refused).toBeDefined();
+      expect(JSON.stringify(secret)).not.toContain('never-shown');
+      expect((await request({ file: { op: 'read', path: '../home/.svc/config.json' } })).refused).toBeDefined();
+
+      const data = randomBytes(300 * 1024); // two chunks
+      const sha256 = createHash('sha256').update(data).digest('hex');
+      const id = randomBytes(8).toString('hex');
+      let last: FileResultBody | null = null;
+      for (let offset = 0; offset < data.length; offset += TRANSFER_CHUNK_BYTES) {
+        const bytes = data.subarray(offset, offset + TRANSFER_CHUNK_BYTES);
+        const transfer = { id, name: 'photo.jpg', size: data.length, sha256, offset, data: bytes.toString('base64') };
+        last = await request({ transfer });
+      }
+      const downloads = join(home, 'Downloads', 'Svc');
+      expect(last).toMatchObject({ savedAs: join(downloads, 'photo.jpg') });
+      expect(readFileSync(join(downloads, 'photo.jpg')).equals(data)).toBe(true);
+
+      const log = await svc(['file-view', 'log']);
+      expect(log.code).toBe(0);
+      expect(log.stdout).toMatch(/notes\.md/);
+      expect(relayHolds('planted-in-notes')).toBe(false);
+
+      // turned off for this project from the terminal: the next request is refused
+      expect(await svc(['file-view', 'off'])).toMatchObject({ code: 0 });
+      expect(await request({ file: { op: 'read', path: 'notes.md' } })).toMatchObject({ refused: 'file_view_off' });
+    } finally {
+      await sock.close();
+    }
   });
 
   it('takes over from a background listener an earlier svc cc started for another relay', async () => {
