@@ -151,7 +151,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   }
   for (const w of config.warnings) log.warn(w);
 
-  const tmux = createTmux({ socketPath });
+  // One long-lived control-mode client carries the tmux calls (no process per push); plain calls when it is not up.
+  const tmux = createTmux({
+    socketPath,
+    persistent: process.env.SVC_TMUX_PERSISTENT !== '0',
+    onControl: (event, detail) =>
+      event === 'attached'
+        ? log.info(`tmux control client attached (${detail})`)
+        : log.info(`tmux control client gone: ${detail}; plain tmux calls until it is back`),
+  });
   const host = hostname();
   const ledgerPath = paths.ledger(hookId);
   const ledger = loadLedger(ledgerPath, log.warn);
@@ -429,6 +437,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   }).finally(() => {
     actor.stop();
     control.close();
+    tmux.close();
     awake.stop();
     history?.stop();
     removePidFile(paths.pid);

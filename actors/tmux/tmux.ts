@@ -28,7 +28,7 @@ import {
   chain,
   classifyTmuxError,
   formatLiteral,
-  inventoryFormat,
+  inventoryCommands,
   lastScreenLines,
   leaveModeCommands,
   newSessionFormat,
@@ -44,6 +44,7 @@ import {
   sizedScreenCommands,
   TmuxError,
 } from '../../core/tmux/tmux.js';
+import { type ControlClient, ControlLost, startControlClient } from './control.js';
 
 // Part of this adapter's interface: its calls take these targets and fail with these errors.
 export { type PaneTarget, TmuxError, type TmuxErrorCode } from '../../core/tmux/tmux.js';
@@ -108,6 +109,8 @@ export interface Tmux {
   killSession(name: string): Promise<void>;
   /** Ends the server; no server is not an error. */
   killServer(): Promise<void>;
+  /** Ends the persistent client, if any (the listener's at its end). */
+  close?(): void;
   /**
    * `attach-session -t =name` with this process's terminal (stdio inherited; needs a TTY); resolves with tmux's
    * exit code when the client detaches or the session ends.
@@ -116,6 +119,13 @@ export interface Tmux {
 }
 
 export interface CreateTmuxOptions {
+  /**
+   * Send the calls that need no stdin and no changed environment through one long-lived control-mode client
+   * (actors/tmux/control.ts) instead of a process each; plain calls whenever it is not attached. The listener's.
+   */
+  persistent?: boolean;
+  /** Told when the persistent client attaches or goes away (one line each). */
+  onControl?: (event: 'attached' | 'lost', detail: string) => void;
   socketPath: string;
   /** The tmux program; give an absolute path when PATH may not reach it (launchd, systemd). */
   bin?: string;
@@ -170,9 +180,68 @@ function resolveOnPath(bin: string, pathVar: string | undefined): string {
   return bin;
 }
 
-export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socketPath: string } {
+/** After a persistent client could not attach (no server, no session), the next try is no sooner than this. */
+const CONTROL_RETRY_MS = 5_000;
+
+export function createTmux(
+  options: CreateTmuxOptions,
+): Tmux & { readonly socketPath: string; readonly controlPid: () => number | undefined; close(): void } {
   const { socketPath, bin = 'tmux', configFile, timeoutMs = 10_000 } = options;
   const baseEnv = options.env ?? process.env;
+
+  // The persistent client: the one attached (`control`), one attaching (`starting`), or the time of the next try.
+  let control: ControlClient | null = null;
+  let starting: Promise<ControlClient | null> | null = null;
+  let retryAt = 0;
+  let closedForGood = false;
+
+  function controlClient(): ControlClient | null | Promise<ControlClient | null> {
+    if (!options.persistent || closedForGood) return null;
+    if (control) return control;
+    if (starting) return starting;
+    if (Date.now() < retryAt) return null;
+    starting = (async () => {
+      const client = startControlClient({ bin, socketPath, env: baseEnv, timeoutMs });
+      const attachTimer = setTimeout(() => client.close(), timeoutMs);
+      try {
+        await client.ready;
+        if (closedForGood) throw new Error('closed');
+        control = client;
+        options.onControl?.('attached', `pid ${client.pid}`);
+        client.closed.then((reason) => {
+          if (control === client) control = null;
+          if (!closedForGood) options.onControl?.('lost', reason);
+        });
+        return client;
+      } catch {
+        client.close();
+        retryAt = Date.now() + CONTROL_RETRY_MS;
+        return null;
+      } finally {
+        clearTimeout(attachTimer);
+        starting = null;
+      }
+    })();
+    return starting;
+  }
+
+  /**
+   * One tmux call of `commands` (chained with `;`): through the persistent client when it is attached, else a
+   * process. A read that the client lost on the way is asked again as a process; a call that changes something
+   * (typing, killing) is not, since it may have run: it fails.
+   */
+  async function call(commands: readonly (readonly string[])[], changes: boolean): Promise<string> {
+    const client = await controlClient();
+    if (client) {
+      try {
+        return await client.run(commands);
+      } catch (e) {
+        if (!(e instanceof ControlLost)) throw e;
+        if (changes && e.written) throw new TmuxError('failed', e.message);
+      }
+    }
+    return run(chain(commands));
+  }
 
   function run(
     args: readonly string[],
@@ -216,9 +285,8 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
 
     async listSessions() {
       const nonce = randomBytes(8).toString('hex');
-      const { format } = inventoryFormat(nonce);
       try {
-        return parseInventory(await run(chain([['list-panes', '-a', '-F', format]])), nonce);
+        return parseInventory(await call(inventoryCommands(nonce), false), nonce);
       } catch (e) {
         // no server, or a server with no session at all ("no current target")
         if (e instanceof TmuxError && (e.code === 'no_server' || e.code === 'no_session')) return [];
@@ -228,7 +296,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
 
     async hasSession(name) {
       try {
-        await run(chain([['has-session', '-t', sessionTargetArg(name)]]));
+        await call([['has-session', '-t', sessionTargetArg(name)]], false);
         return true;
       } catch (e) {
         if (e instanceof TmuxError && (e.code === 'no_session' || e.code === 'no_server')) return false;
@@ -237,12 +305,12 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     },
 
     async capture(target, lines) {
-      const out = await run(chain([['capture-pane', '-p', '-t', paneTargetArg(target)]]));
+      const out = await call([['capture-pane', '-p', '-t', paneTargetArg(target)]], false);
       return lastScreenLines(out, lines);
     },
 
     async captureScreen(target) {
-      return parseSizedScreen(await run(chain(sizedScreenCommands(paneTargetArg(target)))));
+      return parseSizedScreen(await call(sizedScreenCommands(paneTargetArg(target)), false));
     },
 
     async captureMany(paneIds, lines) {
@@ -251,7 +319,7 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       const nonce = randomBytes(6).toString('hex');
       let out: string;
       try {
-        out = await run(chain(screensCommands(ids, nonce)));
+        out = await call(screensCommands(ids, nonce), false);
       } catch (e) {
         // A pane that went away between the inventory and this call stops tmux's command list: ask one by one.
         if (!(e instanceof TmuxError) || e.code === 'no_server') throw e;
@@ -268,13 +336,13 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       const commands: string[][] = [...leaveModeCommands(t, opts), ['send-keys', '-t', t, '-l', '--', text]];
       if (opts.enter) commands.push(['send-keys', '-t', t, 'Enter']);
       if (opts.keys && opts.keys.length > 0) commands.push(['send-keys', '-t', t, '--', ...opts.keys]);
-      await run(chain(commands));
+      await call(commands, true);
     },
 
     async sendKeys(target, keys, opts = {}) {
       if (keys.length === 0) return;
       const t = paneTargetArg(target);
-      await run(chain([...leaveModeCommands(t, opts), ['send-keys', '-t', t, '--', ...keys]]));
+      await call([...leaveModeCommands(t, opts), ['send-keys', '-t', t, '--', ...keys]], true);
     },
 
     async paste(target, text, opts) {
@@ -282,6 +350,22 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
       bufferCounter += 1;
       const buffer = `svc-${process.pid}-${bufferCounter}-${randomBytes(4).toString('hex')}`;
       const pasteCmd = ['paste-buffer', '-d', ...(opts.bracketed ? ['-p'] : []), ...(opts.raw ? ['-r'] : [])];
+      // Through the persistent client the text goes as an argument of `set-buffer` (a control-mode line has no
+      // length limit; tmux takes no empty buffer, and an empty paste types nothing)
+      if (text !== '' && (await controlClient())) {
+        await call(
+          [
+            ['set-buffer', '-b', buffer, '--', text],
+            ...leaveModeCommands(t, opts),
+            [...pasteCmd, '-b', buffer, '-t', t],
+          ],
+          true,
+        ).catch(async (e) => {
+          await call([['delete-buffer', '-b', buffer]], true).catch(() => {});
+          throw e;
+        });
+        return;
+      }
       try {
         await run(
           chain([
@@ -326,8 +410,16 @@ export function createTmux(options: CreateTmuxOptions): Tmux & { readonly socket
     },
 
     async killSession(name) {
-      await run(chain([['kill-session', '-t', sessionTargetArg(name)]]));
+      await call([['kill-session', '-t', sessionTargetArg(name)]], true);
     },
+
+    close() {
+      closedForGood = true;
+      control?.close();
+      control = null;
+    },
+
+    controlPid: () => control?.pid,
 
     async killServer() {
       try {

@@ -140,11 +140,50 @@ const toInt = (s: string): number => {
   return Number.isFinite(n) ? n : 0;
 };
 
-/** Group `list-panes -a` output into session records. Lines that do not parse are skipped. */
+const clientMark = (nonce: string) => `<svc-client:${nonce}>`;
+
+/**
+ * The inventory's one call: every pane (`list-panes -a`), then every client (`list-clients`), so that "attached"
+ * can leave out a client that shows nothing to anyone (`personClient`).
+ */
+export function inventoryCommands(nonce: string): string[][] {
+  const { format, fieldMark } = inventoryFormat(nonce);
+  const clients = `${clientMark(nonce)}#{client_session}${fieldMark}#{client_control_mode}${fieldMark}#{client_flags}`;
+  return [
+    ['list-panes', '-a', '-F', format],
+    ['list-clients', '-F', clients],
+  ];
+}
+
+/**
+ * Whether a client may show a session to a person: every client but one in control mode that asked for no pane
+ * output (`-f no-output`), such as the listener's own persistent client. A control-mode client that gets output
+ * (iTerm2's `tmux -CC`) is a person's.
+ */
+export function personClient(controlMode: string, flags: string): boolean {
+  return !(controlMode === '1' && flags.split(',').includes('no-output'));
+}
+
+/**
+ * Group the inventory's output (`inventoryCommands`) into session records. Lines that do not parse are skipped.
+ * Without client records (older output), a session is attached as `session_attached` says.
+ */
 export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
   const { recordMark, fieldMark } = inventoryFormat(nonce);
+  const marker = clientMark(nonce);
+  const at = stdout.indexOf(marker);
+  const panesOut = at < 0 ? stdout : stdout.slice(0, at);
+  const clientsOut = at < 0 ? null : stdout.slice(at);
+  let watched: Set<string> | null = null;
+  if (clientsOut !== null) {
+    watched = new Set();
+    for (const chunk of clientsOut.split(marker).slice(1)) {
+      const [session, controlMode, flags] = chunk.replace(/\n$/, '').split(fieldMark);
+      if (session !== undefined && flags !== undefined && personClient(controlMode ?? '', flags)) watched.add(session);
+    }
+  }
   const sessions = new Map<string, SessionRecord>();
-  for (const chunk of stdout.split(recordMark).slice(1)) {
+  for (const chunk of panesOut.split(recordMark).slice(1)) {
     const record = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
     const f = record.split(fieldMark);
     if (f.length !== PANE_FIELDS.length + 1) continue;
@@ -165,7 +204,7 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
     if (!session) {
       session = {
         name,
-        attached: toInt(attached) > 0,
+        attached: watched ? watched.has(name) : toInt(attached) > 0,
         createdAt: toInt(created),
         activityAt: toInt(activity),
         panes: [],

@@ -56,7 +56,7 @@ export function runTmux(socketPath: string, args: readonly string[], input?: str
  * stays up with no sessions. `dir` (the temp dir) is removed by `cleanup`.
  * `socketPath` may be given to place the server elsewhere (it is still killed by `cleanup`).
  */
-export async function startTmuxServer(opts: { socketPath?: string } = {}): Promise<TmuxServer> {
+export async function startTmuxServer(opts: { socketPath?: string; persistent?: boolean } = {}): Promise<TmuxServer> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-tmux-'));
   const socketPath = opts.socketPath ?? join(dir, 'sock');
   await runTmux(socketPath, [
@@ -72,7 +72,7 @@ export async function startTmuxServer(opts: { socketPath?: string } = {}): Promi
     'default-size',
     `${SCREEN_WIDTH}x${SCREEN_HEIGHT}`,
   ]);
-  const tmux = createTmux({ socketPath, bin: TMUX_BIN, configFile: '/dev/null' });
+  const tmux = createTmux({ socketPath, bin: TMUX_BIN, configFile: '/dev/null', persistent: opts.persistent });
   return {
     dir,
     socketPath,
@@ -82,6 +82,7 @@ export async function startTmuxServer(opts: { socketPath?: string } = {}): Promi
     capture: (target, lines = SCREEN_HEIGHT) => tmux.capture(target, lines),
     listSessions: () => tmux.listSessions(),
     async cleanup() {
+      tmux.close();
       await tmux.killServer().catch(() => {});
       // programs in the panes may still write (the fake agent logs its exit) while this runs: retry
       await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });

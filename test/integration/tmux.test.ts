@@ -42,10 +42,14 @@ describe('the adapter reads what the wrapper sets', () => {
   });
 });
 
-describe('tmux adapter on a private server', () => {
+// Every case twice: a process per call, and through the listener's persistent control-mode client
+describe.each([
+  { mode: 'a process per call', persistent: false },
+  { mode: 'the persistent client', persistent: true },
+])('tmux adapter on a private server, $mode', ({ persistent }) => {
   let server: TmuxServer;
   beforeEach(async () => {
-    server = await startTmuxServer();
+    server = await startTmuxServer({ persistent });
   });
   afterEach(async () => {
     await server.cleanup();

@@ -8,6 +8,7 @@ import {
   chain,
   classifyTmuxError,
   formatLiteral,
+  inventoryCommands,
   inventoryFormat,
   lastScreenLines,
   leaveModeCommands,
@@ -88,6 +89,36 @@ describe('argument and output helpers', () => {
       },
     ]);
     for (const s of sessions) expect(SessionRecord.safeParse(s).success).toBe(true);
+  });
+
+  it('parseInventory counts as attached only the clients that may show the session to a person', () => {
+    const nonce = 'k9';
+    const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
+    const pane = (name: string, attached: string, id: string) =>
+      `${R}${[name, attached, '1', '2', id, 'claude', '', '/p', '', '', '', '', '', '', '0', '0', '0', '1'].join(F)}\n`;
+    const client = (session: string, control: string, flags: string) =>
+      `<svc-client:${nonce}>${[session, control, flags].join(F)}\n`;
+    const panes =
+      pane('mine', '1', '%1') + pane('term', '1', '%2') + pane('iterm', '1', '%3') + pane('none', '0', '%4');
+    const clients =
+      client('mine', '1', 'attached,focused,control-mode,ignore-size,no-output,UTF-8') + // the listener's own
+      client('term', '0', 'attached,focused,UTF-8') +
+      client('iterm', '1', 'attached,control-mode,UTF-8'); // tmux -CC: a person watches through it
+    const attached = (out: string) => Object.fromEntries(parseInventory(out, nonce).map((s) => [s.name, s.attached]));
+    expect(attached(panes + clients)).toEqual({ mine: false, term: true, iterm: true, none: false });
+    // no client list (an older call): session_attached as tmux counts it
+    expect(attached(panes)).toEqual({ mine: true, term: true, iterm: true, none: false });
+    // a session name that holds the client mark's look-alike is still one session
+    expect(parseInventory(pane('<svc-client:x>', '0', '%5') + clients, nonce).map((s) => s.name)).toEqual([
+      '<svc-client:x>',
+    ]);
+  });
+
+  it('inventoryCommands asks for panes, then clients, in one call', () => {
+    expect(inventoryCommands('n1').map((c) => c.slice(0, 2))).toEqual([
+      ['list-panes', '-a'],
+      ['list-clients', '-F'],
+    ]);
   });
 
   it('parseInventory clips fields to the wire limits', () => {
