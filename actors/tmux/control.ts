@@ -89,7 +89,10 @@ export function startControlClient(options: ControlClientOptions): ControlClient
   }
 
   function onEvent(event: ControlEvent): void {
-    if (event.kind === 'exit') return end(event.reason || 'exited');
+    if (event.kind === 'exit') {
+      end(event.reason || 'exited');
+      return;
+    }
     if (event.kind === 'notification') {
       if (event.name === 'session-changed' && !attached) {
         attached = true;
@@ -99,7 +102,10 @@ export function startControlClient(options: ControlClientOptions): ControlClient
     }
     if (!event.block.fromClient) return; // the attach itself, hooks
     const head = queue[0];
-    if (!head) return end('a reply nobody asked for');
+    if (!head) {
+      end('a reply nobody asked for');
+      return;
+    }
     const step = head.reader.push(event.block);
     if (step.kind === 'more') return;
     queue.shift();
