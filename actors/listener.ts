@@ -53,7 +53,7 @@ import {
   sealFrameLogic,
   typeKeysLogic,
 } from './seal/e2ee.js';
-import { readInventory } from './sessions/inventoryReading.js';
+import { readInventory, SCREEN_LINES } from './sessions/inventoryReading.js';
 import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
 import { writeMarker } from './sessions/marker.js';
 import { createPastSessions } from './sessions/pastSessions.js';
@@ -307,6 +307,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
           listSessions: fromPromise<InventoryReading>(() => readInventory(tmux, host)),
+          // A look between ticks costs no process only through the persistent client: without it, the poll alone.
+          watchScreens: fromPromise<Record<string, string> | null, { panes: string[] }>(({ input }) =>
+            tmux.controlPid() === undefined ? Promise.resolve(null) : tmux.captureMany(input.panes, SCREEN_LINES),
+          ),
         },
         actions: { log: logAction },
       }),

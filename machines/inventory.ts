@@ -2,13 +2,20 @@
  * The session inventory: one tmux query per `inventoryPoll` tick (5 s) whatever the number of sessions (spec 1.4).
  * Every snapshot goes to the listener (which spawns and stops session actors); a report for the relay is asked
  * for only when something changed, when the link comes back, or as a heartbeat every 2 minutes.
+ *
+ * Between ticks, every `screenWatch` (250 ms) it looks at the agents' screens alone (`watchScreens`: one call
+ * through the persistent tmux client, nothing when that client is not up) and takes a full reading at once when a
+ * screen changed or a state waits for confirmation (`readingDue`): a state reaches the phone within about a
+ * second of the screen showing it. At most one reading per look whatever the panes print; the poll stays the
+ * safety net. A reading taken for a look reports a change of state, sessions or panes at once, and leaves what
+ * only animates (titles, activity times) to the poll.
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
-import type { DebounceState } from '../core/agents/screens.js';
+import { type DebounceState, readingDue } from '../core/agents/screens.js';
 import type { SessionRecord } from '../core/protocol/index.js';
-import { inventoryChanged } from '../core/sessions/inventory.js';
-import { applyScreens, describeInventory, missingAgent } from '../core/sessions/view.js';
+import { inventoryChanged, inventoryChangedMuch } from '../core/sessions/inventory.js';
+import { agentPanes, applyScreens, describeInventory, missingAgent } from '../core/sessions/view.js';
 import type { LogParams } from './log.js';
 
 /** What one tick read from tmux: the sessions, and the screens of the agent panes worth reading. */
@@ -44,10 +51,15 @@ export interface InventoryContext {
   asked: number;
   answering: number;
   failures: number;
+  /** The agent panes the last reading found, which the screen watch looks at. */
+  watched: { session: string; pane: string }[];
+  /** The running query was started by the screen watch (`LOOK`). */
+  looking: boolean;
 }
 
 export type InventoryEvent =
   | { type: 'REFRESH' } // look now (a push named a session we have not seen yet)
+  | { type: 'LOOK' } // internal: the screen watch saw a change; unlike REFRESH it answers no request
   | { type: 'FORCE_REPORT' } // the relay link came back: it must hear the inventory again
   | { type: 'REPORTED' }; // internal: a report went out, so the heartbeat counts from now
 
@@ -66,6 +78,8 @@ export type InventoryOutEvent =
       /** What each of those prompts asks (core/agents/approvals.ts). */
       approvals: Record<string, ApprovalPrompt>;
       unreadable: string[];
+      /** Taken for the screen watch between ticks (the scheduler waits for the next tick). */
+      looked: boolean;
     }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
@@ -73,15 +87,19 @@ export const inventoryMachine = setup({
   types: { context: {} as InventoryContext, events: {} as InventoryEvent, input: {} as InventoryInput },
   actors: {
     listSessions: fromPromise<InventoryReading>(async () => ({ sessions: [], screens: {}, takenAt: 0 })),
+    /** The agent panes' screens by pane id, or null when no cheap look is possible (then only the poll reads). */
+    watchScreens: fromPromise<Record<string, string> | null, { panes: string[] }>(async () => null),
   },
   actions: {
     log: (_, _params: LogParams) => {},
   },
   guards: {
     queryAgain: ({ context }) => context.again,
+    watching: ({ context }) => context.watched.length > 0,
   },
   delays: {
     inventoryPoll: 5_000,
+    screenWatch: 250,
     heartbeat: 120_000,
   },
 }).createMachine({
@@ -99,6 +117,8 @@ export const inventoryMachine = setup({
     asked: 0,
     answering: 0,
     failures: 0,
+    watched: [],
+    looking: false,
   }),
   states: {
     poll: {
@@ -116,7 +136,7 @@ export const inventoryMachine = setup({
                 const described = describeInventory(event.output.sessions, context.hostname);
                 const read = applyScreens(described, screens, context.debounce, takenAt);
                 const sessions = read.sessions;
-                enqueue.assign({ debounce: read.debounce });
+                enqueue.assign({ debounce: read.debounce, watched: agentPanes(described) });
                 const missing: string[] = [];
                 for (const record of event.output.sessions) {
                   const line = missingAgent(record);
@@ -139,8 +159,9 @@ export const inventoryMachine = setup({
                   approvalOnScreen: read.approvalOnScreen,
                   approvals: read.approvals,
                   unreadable: read.unreadable,
+                  looked: context.looking,
                 });
-                const changed = inventoryChanged(context.reported, sessions);
+                const changed = (context.looking ? inventoryChangedMuch : inventoryChanged)(context.reported, sessions);
                 if (changed || context.owed) {
                   const seq = context.seq + 1;
                   enqueue.sendParent({
@@ -168,13 +189,49 @@ export const inventoryMachine = setup({
           },
         },
         waiting: {
-          always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false }) },
-          after: { inventoryPoll: 'querying' },
-          on: { REFRESH: { target: 'querying', actions: assign({ asked: ({ context }) => context.asked + 1 }) } },
+          always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false, looking: false }) },
+          after: { inventoryPoll: { target: 'querying', actions: assign({ looking: false }) } },
+          on: {
+            REFRESH: {
+              target: 'querying',
+              actions: assign({ asked: ({ context }) => context.asked + 1, looking: false }),
+            },
+            LOOK: { target: 'querying', actions: assign({ looking: true }) },
+          },
         },
       },
       on: {
-        FORCE_REPORT: { actions: assign({ owed: 'connect' }), target: '.querying' },
+        FORCE_REPORT: { actions: assign({ owed: 'connect', looking: false }), target: '.querying' },
+      },
+    },
+    watch: {
+      description:
+        'Every screenWatch, a look at the agent panes alone; a screen that changed (or a state to confirm) asks ' +
+        'for a full reading now. A look while a reading runs changes nothing: the next look sees what is left.',
+      initial: 'resting',
+      states: {
+        resting: {
+          after: {
+            screenWatch: [
+              { guard: 'watching', target: 'looking' },
+              { target: 'resting', reenter: true },
+            ],
+          },
+        },
+        looking: {
+          invoke: {
+            src: 'watchScreens',
+            input: ({ context }) => ({ panes: context.watched.map((w) => w.pane) }),
+            onDone: {
+              target: 'resting',
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                if (event.output && readingDue(context.watched, event.output, context.debounce))
+                  enqueue.raise({ type: 'LOOK' });
+              }),
+            },
+            onError: { target: 'resting' },
+          },
+        },
       },
     },
     heartbeat: {

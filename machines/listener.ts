@@ -125,6 +125,8 @@ export type ListenerEvent =
       approvalOnScreen: string[];
       approvals?: Record<string, ApprovalPrompt>;
       unreadable?: string[];
+      /** Taken for the screen watch between ticks (machines/inventory.ts). */
+      looked?: boolean;
     }
   | { type: 'HOLD'; held: HeldInput }
   /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
@@ -584,7 +586,9 @@ export const listenerMachine = setup({
               }
               enqueue.assign({ sessions: next, cards });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
-              enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
+              // schedules are decided at the inventory's ticks and pushes' readings, not at every screen change
+              if (!event.looked)
+                enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
             enqueueActions(({ context, event, enqueue }) => {
               if (context.held.length === 0) return;

@@ -46,9 +46,12 @@ export interface Screen {
 
 export const DEFAULT_LINES = 12;
 /** A rule claiming idle is believed only after the screen has not changed for this long. */
-export const IDLE_QUIET_MS = 1500;
-/** A new state is accepted once read on this many polls in a row. */
-export const CONFIRM_POLLS = 2;
+export const IDLE_QUIET_MS = 1000;
+/**
+ * A new state is accepted once every reading for this long has shown it (and at least two readings did): a
+ * redraw that shows something else for a moment is never reported, a real change is within about a second.
+ */
+export const CONFIRM_MS = 250;
 
 /** Outranking order: the first state any rule claims wins. */
 const PRECEDENCE: readonly RuleState[] = ['awaiting_approval', 'working', 'idle'];
@@ -260,32 +263,55 @@ export function screenHash(text: string): string {
 export interface DebounceState {
   /** The accepted state: what the phone is shown. */
   state: AgentState;
-  /** A different state read on the last poll(s), not yet accepted. */
+  /** A different state read on the last reading(s), not yet accepted. */
   candidate: AgentState | null;
-  /** How many polls in a row have read `candidate`. */
+  /** How many readings in a row have read `candidate`, and when the first of them was taken (ms). */
   count: number;
+  since: number;
   /** Hash of the last screen seen, and when it last changed (ms). */
   screenHash: string | null;
   changedAt: number;
 }
 
 export function initialDebounce(now: number): DebounceState {
-  return { state: 'unknown', candidate: null, count: 0, screenHash: null, changedAt: now };
+  return { state: 'unknown', candidate: null, count: 0, since: now, screenHash: null, changedAt: now };
 }
 
 /**
- * One poll: the state read from the screen (`reading`), at `now` (ms), with the hash of the screen
- * (`screenHash()` of the captured text). A state different from the accepted one is accepted once read on
- * `CONFIRM_POLLS` polls in a row — and `idle` only once the screen has not changed for `IDLE_QUIET_MS`.
- * `frozen` keeps the accepted state and forgets any candidate.
+ * One reading: the state read from the screen (`reading`), at `now` (ms), with the hash of the screen
+ * (`screenHash()` of the captured text). A state different from the accepted one is accepted once every reading
+ * for `CONFIRM_MS` showed it (two at least) — and `idle` only once the screen has not changed for `IDLE_QUIET_MS`.
+ * In time, not in readings: the same rule holds for readings 5 s apart (the poll) and 250 ms apart (a screen that
+ * changed, `screenWatch`). `frozen` keeps the accepted state and forgets any candidate.
  */
 export function nextAgentState(prev: DebounceState, reading: ScreenReading, now: number, hash: string): DebounceState {
   const changed = hash !== prev.screenHash;
   const base = { screenHash: hash, changedAt: changed ? now : prev.changedAt };
-  if (reading === 'frozen' || reading === prev.state) return { ...base, state: prev.state, candidate: null, count: 0 };
-  const count = prev.candidate === reading ? prev.count + 1 : 1;
+  if (reading === 'frozen' || reading === prev.state)
+    return { ...base, state: prev.state, candidate: null, count: 0, since: now };
+  const again = prev.candidate === reading;
+  const count = again ? prev.count + 1 : 1;
+  const since = again ? prev.since : now;
   const quiet = !changed && now - base.changedAt >= IDLE_QUIET_MS;
-  if (count >= CONFIRM_POLLS && (reading !== 'idle' || quiet))
-    return { ...base, state: reading, candidate: null, count: 0 };
-  return { ...base, state: prev.state, candidate: reading, count };
+  if (count >= 2 && now - since >= CONFIRM_MS && (reading !== 'idle' || quiet))
+    return { ...base, state: reading, candidate: null, count: 0, since: now };
+  return { ...base, state: prev.state, candidate: reading, count, since };
+}
+
+/**
+ * Whether a quick look at the agents' screens (`screenWatch`) calls for a full reading: a screen that is not the
+ * one the last reading saw, or a state waiting to be confirmed (its time may have come). `watched` pairs each
+ * session with its agent pane; `screens` is what the look saw, by pane id.
+ */
+export function readingDue(
+  watched: readonly { session: string; pane: string }[],
+  screens: Readonly<Record<string, string>>,
+  debounce: Readonly<Record<string, DebounceState>>,
+): boolean {
+  return watched.some(({ session, pane }) => {
+    const d = debounce[session];
+    const text = screens[pane];
+    if (!d || text === undefined) return false;
+    return d.candidate !== null || screenHash(text) !== d.screenHash;
+  });
 }

@@ -13,6 +13,16 @@ export function inventoryChanged(prev: readonly SessionRecord[] | null, next: re
   return prev === null || inventoryKey(prev) !== inventoryKey(next);
 }
 
+/**
+ * The same comparison without what changes all the time while an agent works (the pane titles a spinner animates,
+ * the activity time): what a reading taken because a screen changed reports at once. The rest waits for the poll.
+ */
+export function inventoryChangedMuch(prev: readonly SessionRecord[] | null, next: readonly SessionRecord[]): boolean {
+  const plain = (sessions: readonly SessionRecord[]) =>
+    sessions.map((s) => ({ ...s, activityAt: 0, panes: s.panes.map(({ title: _t, ...p }) => p) }));
+  return prev === null || inventoryKey(plain(prev)) !== inventoryKey(plain(next));
+}
+
 export function activePane(session: SessionRecord) {
   return session.panes.find((p) => p.active) ?? session.panes[0];
 }

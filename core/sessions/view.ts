@@ -120,16 +120,21 @@ function subagents(parent: SessionRecord, hostname: string): SessionRecord[] {
 /** The pane an inventory record's agent runs in (a subagent record has just its own pane). */
 const agentPane = (record: SessionRecord): PaneInfo | undefined => mainPane(record);
 
-/** Panes worth reading: those whose agent has trusted screen rules (others stay `unknown` without a look). */
-export function panesToRead(described: readonly SessionRecord[]): string[] {
-  const ids: string[] = [];
+/** Agent panes worth reading, with their session: those whose agent has trusted screen rules. */
+export function agentPanes(described: readonly SessionRecord[]): { session: string; pane: string }[] {
+  const found: { session: string; pane: string }[] = [];
   for (const record of described) {
     if (!record.agent || record.shell) continue;
     const agent = record.parent ? agentForPane(agentPane(record)!) : sessionAgent(record);
     const pane = agentPane(record);
-    if (agent && pane && SCREEN_RULES[agent.id]?.trusted) ids.push(pane.id);
+    if (agent && pane && SCREEN_RULES[agent.id]?.trusted) found.push({ session: record.name, pane: pane.id });
   }
-  return ids;
+  return found;
+}
+
+/** Panes worth reading (others stay `unknown` without a look). */
+export function panesToRead(described: readonly SessionRecord[]): string[] {
+  return agentPanes(described).map((p) => p.pane);
 }
 
 /**

@@ -5,12 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { AGENTS, agentById } from '../../../core/agents/registry.js';
 import {
   type AgentState,
-  CONFIRM_POLLS,
+  CONFIRM_MS,
   type DebounceState,
   IDLE_QUIET_MS,
   initialDebounce,
   lastLines,
   nextAgentState,
+  readingDue,
   readScreen,
   SCREEN_RULES,
   type ScreenReading,
@@ -186,8 +187,8 @@ describe('nextAgentState (debounce)', () => {
   };
 
   it('constants', () => {
-    expect(CONFIRM_POLLS).toBe(2);
-    expect(IDLE_QUIET_MS).toBe(1500);
+    expect(CONFIRM_MS).toBe(250);
+    expect(IDLE_QUIET_MS).toBe(1000);
   });
 
   it.each<[string, Poll[], AgentState[]]>([
@@ -220,14 +221,46 @@ describe('nextAgentState (debounce)', () => {
       ['unknown', 'unknown', 'unknown', 'unknown'],
     ],
     [
-      'idle waits for the screen to stay the same 1.5 s',
+      'idle waits for the screen to stay the same 1 s',
       [
         [0, 'idle', 'a'],
         [500, 'idle', 'a'],
+        [750, 'idle', 'a'],
         [1000, 'idle', 'a'],
-        [1500, 'idle', 'a'],
       ],
       ['unknown', 'unknown', 'unknown', 'idle'],
+    ],
+    [
+      'readings 250 ms apart: a change is accepted 250 ms after it is first read',
+      [
+        [0, 'idle', 'a'],
+        [1000, 'idle', 'a'],
+        [1250, 'working', 'b'],
+        [1500, 'working', 'c'],
+      ],
+      ['unknown', 'idle', 'idle', 'working'],
+    ],
+    [
+      'two readings close together are not enough: the state must hold for 250 ms',
+      [
+        [0, 'working', 'a'],
+        [5, 'working', 'a'],
+        [100, 'working', 'b'],
+        [260, 'working', 'c'],
+      ],
+      ['unknown', 'unknown', 'unknown', 'working'],
+    ],
+    [
+      'a redraw that shows idle for a moment between fast readings never flips working',
+      [
+        [0, 'working', 'a'],
+        [250, 'working', 'b'],
+        [500, 'idle', 'c'],
+        [750, 'working', 'd'],
+        [1000, 'idle', 'e'],
+        [1250, 'working', 'f'],
+      ],
+      ['unknown', 'working', 'working', 'working', 'working', 'working'],
     ],
     [
       'idle while the screen still changes (a reply streaming) is not accepted',
@@ -240,21 +273,21 @@ describe('nextAgentState (debounce)', () => {
       ['unknown', 'unknown', 'unknown', 'idle'],
     ],
     [
-      'working → idle after quiet',
+      'working → idle after 1 s quiet',
       [
         [0, 'working', 'a'],
         [1000, 'working', 'b'],
         [2000, 'idle', 'c'],
+        [2500, 'idle', 'c'],
         [3000, 'idle', 'c'],
-        [4000, 'idle', 'c'],
       ],
       ['unknown', 'working', 'working', 'working', 'idle'],
     ],
     [
-      'approval is accepted on two polls even while the screen changes',
+      'approval is accepted on two readings 250 ms apart even while the screen changes',
       [
         [0, 'awaiting_approval', 'a'],
-        [100, 'awaiting_approval', 'b'],
+        [250, 'awaiting_approval', 'b'],
       ],
       ['unknown', 'awaiting_approval'],
     ],
@@ -281,6 +314,28 @@ describe('nextAgentState (debounce)', () => {
     ],
   ])('%s', (_name, polls, want) => {
     expect(run(polls)).toEqual(want);
+  });
+
+  it('readingDue: a screen the last reading did not see, or a state still to confirm', () => {
+    const watched = [
+      { session: 's1', pane: '%1' },
+      { session: 's2', pane: '%2' },
+    ];
+    const settled = nextAgentState(
+      nextAgentState(initialDebounce(0), 'working', 0, screenHash('busy')),
+      'working',
+      300,
+      screenHash('busy'),
+    );
+    expect(settled.candidate).toBeNull();
+    const pending = nextAgentState(settled, 'idle', 400, screenHash('done'));
+    expect(pending.candidate).toBe('idle');
+    expect(readingDue(watched, { '%1': 'busy', '%2': 'busy' }, { s1: settled, s2: settled })).toBe(false);
+    expect(readingDue(watched, { '%1': 'busy', '%2': 'busy!' }, { s1: settled, s2: settled })).toBe(true);
+    expect(readingDue(watched, { '%1': 'busy', '%2': 'done' }, { s1: settled, s2: pending })).toBe(true);
+    // a pane the look could not read, or a session no reading has judged yet: left to the next full reading
+    expect(readingDue(watched, { '%1': 'busy' }, { s1: settled, s2: settled })).toBe(false);
+    expect(readingDue(watched, { '%1': 'x', '%2': 'y' }, {})).toBe(false);
   });
 
   it('is pure: the previous state is not changed', () => {
