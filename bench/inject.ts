@@ -41,10 +41,10 @@ import { openSqliteStore } from '../relay-server/sqliteStore.js';
 // ---------------------------------------------------------------------------
 // Where things are (this file runs as dist/bench/inject.js)
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SVC_BIN = join(ROOT, 'bin', 'svc.js');
-const FAKE_AGENT = join(ROOT, 'test', 'fakes', 'fake-agent.mjs');
-const TMUX = 'tmux';
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SVC_BIN = join(ROOT, 'bin', 'svc.js');
+export const FAKE_AGENT = join(ROOT, 'test', 'fakes', 'fake-agent.mjs');
+export const TMUX = 'tmux';
 
 /** The relay's per-key HTTP bucket for this benchmark: 200 back-to-back POSTs would hit the default 30/s. */
 const BENCH_HTTP_BUCKET: BucketConfig = { capacity: 100_000, refillPerSecond: 100_000 };
@@ -165,11 +165,11 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
 // ---------------------------------------------------------------------------
 // Small helpers
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const now = () => performance.now();
-const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const now = () => performance.now();
+export const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
-function execText(
+export function execText(
   file: string,
   args: readonly string[],
   opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
@@ -196,7 +196,7 @@ function execText(
 }
 
 /** Poll until `check` gives something truthy; throw after `timeoutMs`. */
-async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000, intervalMs = 50) {
+export async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000, intervalMs = 50) {
   const deadline = now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -243,11 +243,11 @@ export function stats(values: readonly number[]): Stats | null {
 const cleanups: { what: string; fn: () => Promise<unknown> | unknown }[] = [];
 let cleaning: Promise<void> | null = null;
 
-function onCleanup(what: string, fn: () => Promise<unknown> | unknown) {
+export function onCleanup(what: string, fn: () => Promise<unknown> | unknown) {
   cleanups.push({ what, fn });
 }
 
-function cleanupAll(): Promise<void> {
+export function cleanupAll(): Promise<void> {
   cleaning ??= (async () => {
     while (cleanups.length > 0) {
       const { what, fn } = cleanups.pop()!;
@@ -281,7 +281,7 @@ interface Poller {
   ): Promise<{ at: number; polls: number } | null>;
 }
 
-type Capture = (target: string) => Promise<string>;
+export type Capture = (target: string) => Promise<string>;
 
 /** `capture-pane -p` by a new tmux client per call (execFile): a fork of this process, which holds the relay. */
 function execCapture(socketPath: string): Capture {
@@ -294,7 +294,7 @@ function execCapture(socketPath: string): Capture {
  * process per poll. It attaches to a session of its own, which nothing is sent to. Replies are the blocks between
  * `%begin <time> <n> 1` and `%end`/`%error` with the same numbers; notifications outside blocks are skipped.
  */
-async function controlCapture(
+export async function controlCapture(
   socketPath: string,
   session: string,
 ): Promise<{ capture: Capture; close(): Promise<void> }> {
@@ -382,7 +382,7 @@ function makePoller(capture: Capture, pollIntervalMs: number): Poller {
 // ---------------------------------------------------------------------------
 // /proc readings of the listener
 
-interface ProcSample {
+export interface ProcSample {
   at: number;
   rssKiB: number;
   hwmKiB: number;
@@ -391,7 +391,7 @@ interface ProcSample {
   childTicks: number;
 }
 
-function clockTicks(): number {
+export function clockTicks(): number {
   try {
     const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
     return Number.isInteger(n) && n > 0 ? n : 100;
@@ -400,7 +400,7 @@ function clockTicks(): number {
   }
 }
 
-function procSample(pid: number): ProcSample {
+export function procSample(pid: number): ProcSample {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? NaN);
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -422,7 +422,7 @@ function procSample(pid: number): ProcSample {
 // ---------------------------------------------------------------------------
 // The listener process
 
-interface ListenerProc {
+export interface ListenerProc {
   child: ChildProcessWithoutNullStreams;
   pid: number;
   output(): string;
@@ -432,7 +432,7 @@ interface ListenerProc {
   stop(): Promise<void>;
 }
 
-function startListenerProc(env: NodeJS.ProcessEnv): ListenerProc {
+export function startListenerProc(env: NodeJS.ProcessEnv): ListenerProc {
   const child = spawn(process.execPath, [SVC_BIN, 'listener'], { env, stdio: 'pipe' });
   const lines: string[] = [];
   const typedAt = new Map<number, number>();
@@ -872,7 +872,7 @@ async function referenceCosts(dir: string) {
   return { atomicWriteFsyncMs: stats(writes), spawnFromBenchMs: stats(spawns) };
 }
 
-const loadAverage = () => loadavg().map((x) => Math.round(x * 100) / 100);
+export const loadAverage = () => loadavg().map((x) => Math.round(x * 100) / 100);
 
 async function main(opts: Options): Promise<number> {
   if (!existsSync(SVC_BIN) || !existsSync(join(ROOT, 'dist', 'cli', 'main.js')))

@@ -2,8 +2,8 @@
  * Reading an agent's state from its pane, as data: per agent, ordered rules matched against the last non-blank
  * lines of `tmux capture-pane -p` (and the pane title, `#{pane_title}`, which several agents keep in step with
  * their state). Practice from `research/agent-screens.md`: read only the bottom of the pane; an approval cue
- * outranks a busy cue, which outranks an idle cue; a new state counts only once seen on two polls in a row; idle
- * only once the screen has stopped changing for about 1.5 s.
+ * outranks a busy cue, which outranks an idle cue; a new state counts only once every reading for 250 ms showed
+ * it; idle only once the screen has stopped changing for 500 ms.
  *
  * A rule set is `trusted` only when fixtures captured from the real program (`test/fixtures/screens/<id>/`) back
  * every state it claims; `test/unit/agents/screens.test.ts` holds each fixture to its state. An untrusted rule set, or
@@ -46,7 +46,7 @@ export interface Screen {
 
 export const DEFAULT_LINES = 12;
 /** A rule claiming idle is believed only after the screen has not changed for this long. */
-export const IDLE_QUIET_MS = 1000;
+export const IDLE_QUIET_MS = 500;
 /**
  * A new state is accepted once every reading for this long has shown it (and at least two readings did): a
  * redraw that shows something else for a moment is never reported, a real change is within about a second.

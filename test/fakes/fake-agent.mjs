@@ -29,6 +29,8 @@
  * - `FAKE_AGENT_HOOK=<shell command>`: like Claude Code's hooks, each submit runs the command with the JSON of a
  *   `UserPromptSubmit` event on stdin (`hook_event_name`, `cwd`, `prompt`, `session_id`) and, after the answer is
  *   shown, with a `Stop` event; the first one's `hookSpecificOutput.additionalContext` is shown as `context: <text>`.
+ * - `FAKE_AGENT_BUSY_MS=<ms>`: print a numbered `working… <n>` line every <ms> without end, as a build log or an
+ *   agent's spinner keeps a screen changing (the listener's cost with busy panes, `bench/state.ts`).
  * - `FAKE_AGENT_LOG=<file>`: append one JSON line per event, for exact assertions and timing:
  *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"exit", "t": <ms since start>, …}`;
  *   `submit`/`newline`/`swallow` carry `sinceTextMs` (time since the last text arrived), `submit` the `text`.
@@ -341,3 +343,8 @@ say(`✻ ${name} (fake agent) · pid ${process.pid}`);
 say(`cwd: ${process.cwd()}`);
 if (process.env.FAKE_AGENT_STATUS) say(process.env.FAKE_AGENT_STATUS);
 log('ready', { pid: process.pid, name, processName, rows, cols });
+const busyMs = Number(process.env.FAKE_AGENT_BUSY_MS || 0);
+if (busyMs > 0) {
+  let n = 0;
+  setInterval(() => say(`working… ${++n}`), busyMs);
+}

@@ -188,7 +188,7 @@ describe('nextAgentState (debounce)', () => {
 
   it('constants', () => {
     expect(CONFIRM_MS).toBe(250);
-    expect(IDLE_QUIET_MS).toBe(1000);
+    expect(IDLE_QUIET_MS).toBe(500);
   });
 
   it.each<[string, Poll[], AgentState[]]>([
@@ -221,12 +221,12 @@ describe('nextAgentState (debounce)', () => {
       ['unknown', 'unknown', 'unknown', 'unknown'],
     ],
     [
-      'idle waits for the screen to stay the same 1 s',
+      'idle waits for the screen to stay the same 500 ms',
       [
         [0, 'idle', 'a'],
+        [250, 'idle', 'a'],
+        [400, 'idle', 'a'],
         [500, 'idle', 'a'],
-        [750, 'idle', 'a'],
-        [1000, 'idle', 'a'],
       ],
       ['unknown', 'unknown', 'unknown', 'idle'],
     ],
@@ -273,13 +273,13 @@ describe('nextAgentState (debounce)', () => {
       ['unknown', 'unknown', 'unknown', 'idle'],
     ],
     [
-      'working → idle after 1 s quiet',
+      'working → idle after 500 ms quiet',
       [
         [0, 'working', 'a'],
         [1000, 'working', 'b'],
         [2000, 'idle', 'c'],
+        [2250, 'idle', 'c'],
         [2500, 'idle', 'c'],
-        [3000, 'idle', 'c'],
       ],
       ['unknown', 'working', 'working', 'working', 'idle'],
     ],

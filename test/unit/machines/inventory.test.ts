@@ -100,7 +100,7 @@ describe('inventory: the screen watch between ticks', () => {
     start = h.clock.now();
     h.world.screen = IDLE;
     await h.advance(3_000);
-    expect(at('idle')! - start).toBeLessThanOrEqual(1_500); // idle waits for a quiet screen (1 s)
+    expect(at('idle')! - start).toBeLessThanOrEqual(1_000); // idle waits for a quiet screen (500 ms)
     // readings between ticks were for looks: the scheduler is not ticked by them
     expect(h.snapshots.some((s) => s.looked)).toBe(true);
   });
