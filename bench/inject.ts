@@ -47,7 +47,7 @@ export const FAKE_AGENT = join(ROOT, 'test', 'fakes', 'fake-agent.mjs');
 export const TMUX = 'tmux';
 
 /** The relay's per-key HTTP bucket for this benchmark: 200 back-to-back POSTs would hit the default 30/s. */
-const BENCH_HTTP_BUCKET: BucketConfig = { capacity: 100_000, refillPerSecond: 100_000 };
+export const BENCH_HTTP_BUCKET: BucketConfig = { capacity: 100_000, refillPerSecond: 100_000 };
 const SCREEN = '200x50';
 /** A message not visible by then counts as lost. */
 const VISIBLE_TIMEOUT_MS = 10_000;

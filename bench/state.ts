@@ -23,6 +23,7 @@ import { openSqliteStore } from '../relay-server/sqliteStore.js';
 import { type FakeModel, startFakeModel } from '../test/fakes/fakeModel.js';
 import { CLAUDE_CODE, prepareAgent } from '../test/helpers/realAgents.js';
 import {
+  BENCH_HTTP_BUCKET,
   cleanupAll,
   clockTicks,
   controlCapture,
@@ -43,10 +44,11 @@ import {
   waitUntil,
 } from './inject.js';
 
-const USAGE = `usage: node dist/bench/state.js [--runs N] [--busy-panes N] [--busy-seconds S] [--poll-only] [--no-agent] [--json]
+const USAGE = `usage: node dist/bench/state.js [--runs N] [--reply-seconds S] [--busy-panes N] [--busy-seconds S] [--poll-only] [--no-agent] [--json]
   --runs N           turns measured with the real Claude Code (default 5; each: working, approval, idle)
   --busy-panes N     agent panes that print without pause, for the listener's CPU (default 20; 0 skips)
   --busy-seconds S   how long the CPU is sampled, busy and then quiet (default 60)
+  --reply-seconds S  how long each reply streams (default 3; the 5 s poll alone needs more than 5 to see working)
   --poll-only        the listener without its persistent tmux client (SVC_TMUX_PERSISTENT=0): the 5 s poll alone
   --no-agent         skip the real Claude Code part
   --json             the results as JSON on stdout`;
@@ -132,7 +134,7 @@ async function measureAgent(e: Env, model: FakeModel, runs: number): Promise<Sam
   await settledIdle();
   const samples: Sample[] = [];
   for (let i = 0; i < runs; i++) {
-    // a reply that streams for 3 s: working from the Enter, idle when it ends
+    // a reply that streams for --reply-seconds: working from the Enter, idle when it ends
     const t0 = await submit(`turn ${i}: svc-slow`);
     samples.push(await both('working', t0));
     const end = await waitUntil(
@@ -207,6 +209,7 @@ async function main(opts: {
   runs: number;
   busyPanes: number;
   busySeconds: number;
+  replySeconds: number;
   pollOnly: boolean;
   agent: boolean;
   json: boolean;
@@ -223,9 +226,10 @@ async function main(opts: {
   const store = openSqliteStore(join(root, 'relay'));
   onCleanup('relay store', () => store.close());
   const account = await createAccount(store);
-  const relay = await startRelay({ host: '127.0.0.1', port: 0, store, log: quiet });
+  // polled every 20 ms: the per-key HTTP bucket (30/s) is raised as in bench/inject.ts
+  const relay = await startRelay({ host: '127.0.0.1', port: 0, store, log: quiet, httpBucket: BENCH_HTTP_BUCKET });
   onCleanup('relay', () => relay.close());
-  const model = await startFakeModel({ slowMs: 3_000, slowChunkMs: 200 });
+  const model = await startFakeModel({ slowMs: opts.replySeconds * 1000, slowChunkMs: 200 });
   onCleanup('fake model', () => model.close());
 
   const socketPath = join(root, 'sock');
@@ -266,6 +270,7 @@ async function main(opts: {
     machine: { nproc: availableParallelism(), node: process.version },
     mode: opts.pollOnly ? 'poll only (SVC_TMUX_PERSISTENT=0)' : 'persistent tmux client + screen watch',
     runs: opts.runs,
+    replySeconds: opts.replySeconds,
     rows,
     cpu,
     load: { start: loadStart, end: loadAverage() },
@@ -279,6 +284,7 @@ const f = (x: number | undefined | null) => (x === undefined || x === null ? '-'
 function report(r: {
   mode: string;
   runs: number;
+  replySeconds: number;
   rows: {
     transition: string;
     screen: ReturnType<typeof stats>;
@@ -292,7 +298,7 @@ function report(r: {
   const lines = [`svc agent-state benchmark — ${r.mode}`, ''];
   if (r.rows.some((x) => x.screen)) {
     lines.push(
-      `Real Claude Code, ${r.runs} runs; from the cause (the prompt's Enter; the reply's end) to the screen showing`,
+      `Real Claude Code, ${r.runs} runs (replies streaming ${r.replySeconds} s); from the cause (the prompt's Enter; the reply's end) to the screen showing`,
       'it (polled every 20 ms) and to GET /computers saying so (polled every 20 ms):',
       '',
       '  transition            screen p50   relay p50   relay p99   relay − screen p50 / max   ratio p50',
@@ -324,6 +330,7 @@ if (isMain) {
         runs: { type: 'string', default: '5' },
         'busy-panes': { type: 'string', default: '20' },
         'busy-seconds': { type: 'string', default: '60' },
+        'reply-seconds': { type: 'string', default: '3' },
         'poll-only': { type: 'boolean', default: false },
         'no-agent': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
@@ -351,6 +358,7 @@ if (isMain) {
     runs: int('runs'),
     busyPanes: int('busy-panes'),
     busySeconds: int('busy-seconds'),
+    replySeconds: int('reply-seconds'),
     pollOnly: v['poll-only'] === true,
     agent: v['no-agent'] !== true,
     json: v.json === true,

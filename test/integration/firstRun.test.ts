@@ -230,6 +230,14 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     await inFront('svc-proj', 'claude');
     await typedInto(url, key, 'svc-proj', 'hello beside svc up', 'you said: hello beside svc up');
 
+    // the listener's calls go through one control-mode client on the default socket, which is nobody's attachment
+    const clients = await runTmux(defaultSocket(), ['list-clients', '-F', '#{client_control_mode} #{client_flags}']);
+    expect(clients.trim().split('\n')).toEqual([expect.stringMatching(/^1 .*ignore-size,no-output/)]);
+    const { json } = await api(url, 'GET', '/computers', { key });
+    const listed = json.computers[0].sessions as { name: string; attached: boolean }[];
+    expect(listed.filter((x) => x.attached)).toEqual([]);
+    expect(listed.map((x) => x.name)).toEqual(expect.arrayContaining(['svc-proj', 'svc-proj-sh']));
+
     expect(await serving(url)).toBe(true);
     expect(up!.child.exitCode).toBeNull();
     expect(up!.output()).not.toMatch(/another listener|listener stopped/);
