@@ -67,6 +67,8 @@ interface Options {
   traceSeconds: number;
   pollIntervalMs: number;
   poller: 'control' | 'exec';
+  /** How the listener reaches tmux: its persistent control-mode client (as shipped), or a process per call. */
+  listenerTmux: 'persistent' | 'process';
   json: boolean;
 }
 
@@ -82,6 +84,9 @@ const USAGE = `usage: node dist/bench/inject.js [options]
   --poll-interval-ms N  pause between two capture-pane polls (default 0: a tight loop)
   --poller control|exec how to poll: one persistent tmux control-mode client (default), or one
                         \`tmux capture-pane\` process per poll
+  --listener-tmux persistent|process
+                        the listener's tmux calls: through its persistent control-mode client (default,
+                        as shipped) or a process per call (SVC_TMUX_PERSISTENT=0), for comparison
   --json                print the result as JSON on stdout (progress stays on stderr)`;
 
 class UsageError extends Error {}
@@ -98,6 +103,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     traceSeconds: 10,
     pollIntervalMs: 0,
     poller: 'control',
+    listenerTmux: 'persistent',
     json: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -147,6 +153,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         const v = inline ?? argv[++i];
         if (v !== 'control' && v !== 'exec') throw new UsageError('--poller is control or exec');
         o.poller = v;
+        break;
+      }
+      case '--listener-tmux': {
+        const v = inline ?? argv[++i];
+        if (v !== 'persistent' && v !== 'process') throw new UsageError('--listener-tmux is persistent or process');
+        o.listenerTmux = v;
         break;
       }
       case '--json':
@@ -953,6 +965,7 @@ async function main(opts: Options): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, SVC_TMUX_SOCKET: socketPath };
   for (const k of Object.keys(env)) if (k.startsWith('SVC_') && k !== 'SVC_TMUX_SOCKET') delete env[k];
   delete env.TMUX;
+  if (opts.listenerTmux === 'process') env.SVC_TMUX_PERSISTENT = '0';
   const login = await execText(
     process.execPath,
     [SVC_BIN, 'login', '--url', relay.url, '--key', account.apiKey, '--name', 'bench', '--json'],
@@ -1103,6 +1116,11 @@ function report(r: Result): string {
   const out: string[] = [];
   out.push(
     `svc inject benchmark — ${r.machine.nproc} CPUs (${r.machine.cpu}), Linux ${r.machine.kernel}, node ${r.machine.node}, ${r.machine.tmux}`,
+  );
+  out.push(
+    o.listenerTmux === 'persistent'
+      ? "The listener's tmux calls go through its persistent control-mode client (as shipped)."
+      : "The listener's tmux calls are a process each (--listener-tmux process: SVC_TMUX_PERSISTENT=0).",
   );
   out.push(
     `Relay in this process on 127.0.0.1 with SQLite; its per-key HTTP bucket is raised to ${r.relayHttpBucket.bench.refillPerSecond}/s ` +

@@ -53,9 +53,11 @@ export interface InventoryContext {
   failures: number;
   /** The agent panes the last reading found, which the screen watch looks at. */
   watched: { session: string; pane: string }[];
-  /** The running query was started by the screen watch (`LOOK`). */
-  looking: boolean;
+  /** What started the running query: the poll's tick (or the first, or the link back), a look, or a REFRESH. */
+  cause: ReadingCause;
 }
+
+export type ReadingCause = 'tick' | 'look' | 'ask';
 
 export type InventoryEvent =
   | { type: 'REFRESH' } // look now (a push named a session we have not seen yet)
@@ -78,8 +80,8 @@ export type InventoryOutEvent =
       /** What each of those prompts asks (core/agents/approvals.ts). */
       approvals: Record<string, ApprovalPrompt>;
       unreadable: string[];
-      /** Taken for the screen watch between ticks (the scheduler waits for the next tick). */
-      looked: boolean;
+      /** Why it was taken: the listener ticks the scheduler only on the poll's readings. */
+      cause: ReadingCause;
     }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
 
@@ -118,7 +120,7 @@ export const inventoryMachine = setup({
     answering: 0,
     failures: 0,
     watched: [],
-    looking: false,
+    cause: 'tick',
   }),
   states: {
     poll: {
@@ -159,9 +161,12 @@ export const inventoryMachine = setup({
                   approvalOnScreen: read.approvalOnScreen,
                   approvals: read.approvals,
                   unreadable: read.unreadable,
-                  looked: context.looking,
+                  cause: context.cause,
                 });
-                const changed = (context.looking ? inventoryChangedMuch : inventoryChanged)(context.reported, sessions);
+                const changed = (context.cause === 'look' ? inventoryChangedMuch : inventoryChanged)(
+                  context.reported,
+                  sessions,
+                );
                 if (changed || context.owed) {
                   const seq = context.seq + 1;
                   enqueue.sendParent({
@@ -189,19 +194,19 @@ export const inventoryMachine = setup({
           },
         },
         waiting: {
-          always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false, looking: false }) },
-          after: { inventoryPoll: { target: 'querying', actions: assign({ looking: false }) } },
+          always: { guard: 'queryAgain', target: 'querying', actions: assign({ again: false, cause: 'ask' }) },
+          after: { inventoryPoll: { target: 'querying', actions: assign({ cause: 'tick' }) } },
           on: {
             REFRESH: {
               target: 'querying',
-              actions: assign({ asked: ({ context }) => context.asked + 1, looking: false }),
+              actions: assign({ asked: ({ context }) => context.asked + 1, cause: 'ask' }),
             },
-            LOOK: { target: 'querying', actions: assign({ looking: true }) },
+            LOOK: { target: 'querying', actions: assign({ cause: 'look' }) },
           },
         },
       },
       on: {
-        FORCE_REPORT: { actions: assign({ owed: 'connect', looking: false }), target: '.querying' },
+        FORCE_REPORT: { actions: assign({ owed: 'connect', cause: 'tick' }), target: '.querying' },
       },
     },
     watch: {

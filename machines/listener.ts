@@ -32,7 +32,7 @@ import { sessionsHolding } from '../core/worktrees/worktree.js';
 import { type AskInput, type AskOutput, type AskRefused, askMachine } from './ask.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
-import { inventoryMachine } from './inventory.js';
+import { inventoryMachine, type ReadingCause } from './inventory.js';
 import type { LogParams } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
@@ -125,8 +125,8 @@ export type ListenerEvent =
       approvalOnScreen: string[];
       approvals?: Record<string, ApprovalPrompt>;
       unreadable?: string[];
-      /** Taken for the screen watch between ticks (machines/inventory.ts). */
-      looked?: boolean;
+      /** Why the reading was taken (machines/inventory.ts); absent: a tick. */
+      cause?: ReadingCause;
     }
   | { type: 'HOLD'; held: HeldInput }
   /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
@@ -586,8 +586,8 @@ export const listenerMachine = setup({
               }
               enqueue.assign({ sessions: next, cards });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
-              // schedules are decided at the inventory's ticks and pushes' readings, not at every screen change
-              if (!event.looked)
+              // schedules are decided at the inventory's 5 s ticks, not at every push's or screen change's reading
+              if ((event.cause ?? 'tick') === 'tick')
                 enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
             enqueueActions(({ context, event, enqueue }) => {

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../files.js';
+import { writeFileInPlace } from '../files.js';
 
 export interface Marker {
   epoch: number; // seconds
@@ -32,7 +32,8 @@ export function writeMarker(
     session,
   };
   const path = markerPath(markersDir, projectDir);
-  // Advisory: a marker lost in a crash only means one prompt is not flagged as remote, so no fsync on the hot path.
-  writeFileAtomic(path, `${JSON.stringify(marker)}\n`, 0o600, false);
+  // Advisory, and complete before the text is typed: a marker torn by a crash only means one prompt is not flagged
+  // as remote, so neither an fsync nor a rename on the hot path.
+  writeFileInPlace(path, `${JSON.stringify(marker)}\n`);
   return path;
 }

@@ -55,7 +55,7 @@ function harness(opts: { watch: boolean }) {
     invoke: { id: 'inventory', src: 'inventory', input: { hostname: 'box' } },
     on: {
       'INVENTORY.SNAPSHOT': {
-        actions: ({ event }) => snapshots.push({ at: clock.now(), looked: event.looked }),
+        actions: ({ event }) => snapshots.push({ at: clock.now(), looked: event.cause === 'look' }),
       },
       'INVENTORY.REPORT': {
         actions: ({ event }) =>
