@@ -1169,12 +1169,13 @@ function report(r: Result): string {
         `of one core (its tmux clients: ${i.childCpuSeconds.toFixed(2)} s more)`,
     );
   }
-  if (r.tmuxCalls && 'error' in r.tmuxCalls) out.push(`tmux calls while idle: not counted (${r.tmuxCalls.error})`);
+  if (r.tmuxCalls && 'error' in r.tmuxCalls)
+    out.push(`tmux processes started while idle: not counted (${r.tmuxCalls.error})`);
   else if (r.tmuxCalls) {
     const t = r.tmuxCalls;
     const kinds = [...new Set(t.commands.map((c) => c.split(',')[0]?.trim()))].join(', ');
     out.push(
-      `tmux calls while idle (strace, ${t.seconds} s): ${t.calls} = ${t.perTick} per 5 s inventory tick${kinds ? ` (${kinds})` : ''}`,
+      `tmux processes started while idle (strace, ${t.seconds} s): ${t.calls} = ${t.perTick} per 5 s inventory tick; the persistent client carries the calls${kinds ? ` (${kinds})` : ''}`,
     );
   }
   const ref = r.reference;

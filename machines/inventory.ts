@@ -62,6 +62,7 @@ export type ReadingCause = 'tick' | 'look' | 'ask';
 export type InventoryEvent =
   | { type: 'REFRESH' } // look now (a push named a session we have not seen yet)
   | { type: 'LOOK' } // internal: the screen watch saw a change; unlike REFRESH it answers no request
+  | { type: 'WATCH' } // internal: a reading found agent panes to watch
   | { type: 'FORCE_REPORT' } // the relay link came back: it must hear the inventory again
   | { type: 'REPORTED' }; // internal: a report went out, so the heartbeat counts from now
 
@@ -138,7 +139,9 @@ export const inventoryMachine = setup({
                 const described = describeInventory(event.output.sessions, context.hostname);
                 const read = applyScreens(described, screens, context.debounce, takenAt);
                 const sessions = read.sessions;
-                enqueue.assign({ debounce: read.debounce, watched: agentPanes(described) });
+                const watched = agentPanes(described);
+                enqueue.assign({ debounce: read.debounce, watched });
+                if (watched.length > 0) enqueue.raise({ type: 'WATCH' });
                 const missing: string[] = [];
                 for (const record of event.output.sessions) {
                   const line = missingAgent(record);
@@ -213,14 +216,15 @@ export const inventoryMachine = setup({
       description:
         'Every screenWatch, a look at the agent panes alone; a screen that changed (or a state to confirm) asks ' +
         'for a full reading now. A look while a reading runs changes nothing: the next look sees what is left.',
-      initial: 'resting',
+      initial: 'off',
       states: {
+        off: {
+          description: 'No agent pane to look at: no timer runs until a reading finds one.',
+          on: { WATCH: 'resting' },
+        },
         resting: {
           after: {
-            screenWatch: [
-              { guard: 'watching', target: 'looking' },
-              { target: 'resting', reenter: true },
-            ],
+            screenWatch: [{ guard: 'watching', target: 'looking' }, { target: 'off' }],
           },
         },
         looking: {
