@@ -151,8 +151,9 @@ export const AGENTS: readonly AgentSpec[] = [
     timelineSource: 'transcript',
     approvalReading: 'screen',
     screenRules: SCREEN_RULES.A1 ?? null,
-    // input line right below a rule (test/fixtures/screens/A1)
-    submit: { kind: 'paste', enterDelayMs: 200, inputLine: BOXED_PROMPT, inputBelowRule: 1 },
+    // input line right below a rule (test/fixtures/screens/A1). The real 2.1.197 submitted every Enter 0-100 ms
+    // after a paste, quiet and loaded (bench/submit.ts, docs/benchmarks.md): 50 ms is the floor plus a margin.
+    submit: { kind: 'paste', enterDelayMs: 50, inputLine: BOXED_PROMPT, inputBelowRule: 1 },
   },
   {
     id: 'A2',
@@ -193,10 +194,11 @@ export const AGENTS: readonly AgentSpec[] = [
     screenRules: SCREEN_RULES.A3 ?? null,
     // Seen to swallow the Enter after a paste: the check + one retry Enter covers it.
     // a rule, `Shift+Tab to accept edits`, a blank line, then the input line (test/fixtures/screens/A3)
-    // it may swallow the Enter right after a paste (research/field-notes.md): one retry
+    // it may swallow the Enter right after a paste (research/field-notes.md): one retry. The real 0.61.0 swallowed
+    // every Enter 0-25 ms after a paste and took every one from 50 ms (bench/submit.ts): 100 ms.
     submit: {
       kind: 'paste',
-      enterDelayMs: 200,
+      enterDelayMs: 100,
       inputLine: BOXED_PROMPT,
       inputBelowRule: 4,
       retryEnter: true,
@@ -217,8 +219,9 @@ export const AGENTS: readonly AgentSpec[] = [
     timelineSource: 'transcript',
     approvalReading: 'extension',
     screenRules: SCREEN_RULES.A4 ?? null,
-    // its input line is a bare line between two rules, no prompt glyph: no rule can find it, unverified
-    submit: PASTE_UNVERIFIED,
+    // its input line is a bare line between two rules, no prompt glyph: no rule can find it, unverified. The real
+    // 0.73.1 submitted every Enter 0-100 ms after a paste (bench/submit.ts): 50 ms.
+    submit: { kind: 'paste', enterDelayMs: 50 },
   },
   {
     id: 'A5',

@@ -1,0 +1,84 @@
+/**
+ * Each REAL agent (test/agents/package.json) takes what the listener types at the shipped wait between paste and
+ * Enter (core/agents/registry.ts, measured with `bench/submit.ts`): several messages in a row through the listener's
+ * own submit code (actors/agents/inject.ts, a persistent tmux client as the listener's), each reaching the fake model
+ * exactly once, with one Enter (no retry needed) and the listener's check agreeing where it has one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { injectText, realSleep } from '../../actors/agents/inject.js';
+import { createTmux } from '../../actors/tmux/tmux.js';
+import { agentById } from '../../core/agents/registry.js';
+import { type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import {
+  agentInstalled,
+  CLAUDE_CODE,
+  CODEX,
+  GEMINI_CLI,
+  PI,
+  type PreparedAgent,
+  prepareAgent,
+  type RealAgent,
+  waitSettled,
+} from '../helpers/realAgents.js';
+import { startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+
+const MESSAGES = 4;
+
+let model: FakeModel;
+let server: TmuxServer;
+
+beforeAll(async () => {
+  model = await startFakeModel();
+  server = await startTmuxServer();
+});
+afterAll(async () => {
+  await server?.cleanup();
+  await model?.close();
+});
+
+const cases: { agent: RealAgent; check: true | 'unverified' }[] = [
+  { agent: CLAUDE_CODE, check: true },
+  { agent: CODEX, check: true },
+  { agent: GEMINI_CLI, check: true },
+  { agent: PI, check: 'unverified' },
+];
+
+for (const { agent, check } of cases) {
+  describe.skipIf(!agentInstalled(agent)).sequential(`${agent.id} ${agent.program} at its shipped submit wait`, () => {
+    let place: PreparedAgent;
+    const tmux = () => createTmux({ socketPath: server.socketPath, persistent: true });
+    let client: ReturnType<typeof tmux>;
+    let pane: string;
+    const screen = () => client.capture({ pane }, 50);
+
+    beforeAll(async () => {
+      client = tmux();
+      place = prepareAgent(agent, model.url);
+      ({ paneId: pane } = await client.newSession({
+        name: `svc-submit-${agent.id.toLowerCase()}`,
+        cwd: place.proj,
+        command: place.argv,
+        env: place.env,
+      }));
+      await waitSettled(agent, screen, { timeoutMs: 120_000, what: 'ready' });
+    }, 150_000);
+    afterAll(async () => {
+      client?.close();
+      await place?.cleanup();
+    });
+
+    it(`${MESSAGES} messages in a row, each submitted once with one Enter`, { timeout: 180_000 }, async () => {
+      const strategy = agentById(agent.id)!.submit;
+      for (let i = 0; i < MESSAGES; i++) {
+        const text = `message ${i} for ${agent.id} ${Math.random().toString(36).slice(2, 8)}`;
+        const result = await injectText({ tmux: client, target: { pane }, text, strategy, sleep: realSleep });
+        expect(result, text).toMatchObject({ submitted: check, enters: 1 });
+        // how many user turns of a request carry the text (side requests, e.g. a title, repeat the conversation)
+        const turns = () => model.requests.map((r) => userTexts(r.body).filter((t) => t.includes(text)).length);
+        await waitFor(() => Math.max(0, ...turns()) > 0, { timeoutMs: 20_000, what: `the model to get "${text}"` });
+        await waitSettled(agent, screen, { quietMs: 1_000, timeoutMs: 60_000, what: `ready after ${i}` });
+        expect(Math.max(...turns()), `"${text}" in one user turn, never two`).toBe(1);
+      }
+    });
+  });
+}
