@@ -4,7 +4,10 @@
  * the in-process bus below is the default for one instance.
  */
 import type { AppPaneFrame, PaneRequestFrame, PushState, RelayFrame } from '../core/protocol/index.js';
+import type { BucketConfig } from '../core/tokenBucket.js';
 import type { AskAppFrame, AskListenerFrame } from './asks/book.js';
+import type { Log } from './log.js';
+import type { KeyLimiter } from './rateLimit.js';
 import type { PushRecord } from './store.js';
 
 export type BusEvent =
@@ -51,6 +54,8 @@ export interface Bus {
    * waiting). Absent on a bus of one process, where nothing is published for an account nobody here is connected to.
    */
   tap?(handler: (accountId: string, event: BusEvent) => void): () => void;
+  /** A bus shared by several instances gives per-key limits shared by them all; absent: each process limits alone. */
+  keyLimiter?(config: BucketConfig, log: Log, now?: () => number): KeyLimiter;
 }
 
 /** How often an instance on a shared bus says which listeners it holds; one not heard of for 3 beats is gone. */

@@ -15,7 +15,7 @@ import { type FrameContext, handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
 import type { WebPush } from './push/webPush.js';
 import { type Pushes, toWirePush } from './pushes.js';
-import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
+import type { KeyLimiter, RefusalLimiter } from './rateLimit.js';
 import type { Presence } from './routes.js';
 import type { KeyRecord, Store } from './store.js';
 
@@ -32,7 +32,7 @@ export interface HubOptions {
   replayWindowMs: number;
   pingIntervalMs: number;
   /** Upgrades spend a token of the key's HTTP bucket, so a reconnect storm is limited like requests are. */
-  httpBuckets: KeyedBuckets;
+  httpBuckets: KeyLimiter;
   /** Upgrades refused without a valid key spend from their address's bucket, like HTTP requests. */
   refusals: RefusalLimiter;
   wsBucket: BucketConfig;
@@ -181,7 +181,8 @@ export class Hub implements Presence {
       this.refuse(socket, path, 401, 'unauthorized', 'send the API key as Authorization: Bearer <key>');
       return;
     }
-    const limit = this.opts.httpBuckets.take(auth.key.keyId);
+    const limit = await this.opts.httpBuckets.take(auth.key.keyId);
+    if (socket.destroyed) return;
     if (!limit.allowed) {
       const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
       this.refuse(socket, path, 429, 'rate_limited', 'too many requests for this key', `Retry-After: ${seconds}\r\n`);

@@ -39,6 +39,24 @@ export class KeyedBuckets {
   }
 }
 
+/** What a key may do, per key id: the HTTP and WebSocket-upgrade requests of one API key, on every instance. */
+export interface KeyLimiter {
+  take(name: string): Promise<{ allowed: boolean; retryAfterMs: number }>;
+}
+
+/** One process's limiter: the buckets in memory. */
+export class LocalKeyLimiter implements KeyLimiter {
+  private readonly buckets: KeyedBuckets;
+
+  constructor(config: BucketConfig, now: () => number = Date.now) {
+    this.buckets = new KeyedBuckets(config, now);
+  }
+
+  take(name: string): Promise<{ allowed: boolean; retryAfterMs: number }> {
+    return Promise.resolve(this.buckets.take(name));
+  }
+}
+
 /** Addresses whose current run of rate-limited refusals is being counted; beyond, the oldest run is logged and dropped. */
 const MAX_RUNS = 1_000;
 /** A run of 429s is summed up in the log at most this often per address. */

@@ -7,7 +7,11 @@
  * follows from Redis, in publish order per connection.
  */
 import { Redis } from 'ioredis';
+import type { BucketConfig } from '../core/tokenBucket.js';
 import { AccountHandlers, type Bus, type BusEvent, type BusHandler, PRESENCE_BEAT_MS } from './bus.js';
+import type { Log } from './log.js';
+import type { KeyLimiter } from './rateLimit.js';
+import { RedisKeyLimiter } from './redisLimiter.js';
 
 const PREFIX = 'svc:bus:';
 
@@ -64,6 +68,11 @@ export class RedisBus implements Bus {
       throw error;
     }
     return new RedisBus(pub, sub, onError);
+  }
+
+  /** Per-key limits shared through this Redis (relay-server/redisLimiter.ts). */
+  keyLimiter(config: BucketConfig, log: Log, now?: () => number): KeyLimiter {
+    return new RedisKeyLimiter(this.pub, config, log, now);
   }
 
   onlineElsewhere(hookId: string): boolean {

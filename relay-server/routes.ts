@@ -38,7 +38,7 @@ import { describeError, type Log } from './log.js';
 import { subscribe as pushSubscribe, unsubscribe as pushUnsubscribe, vapidKey } from './push/routes.js';
 import type { WebPush } from './push/webPush.js';
 import type { Pushes } from './pushes.js';
-import type { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
+import type { KeyLimiter, RefusalLimiter } from './rateLimit.js';
 import { NOT_BUILT_PAGE, serveAppFile } from './static.js';
 import type { DeviceRecord, KeyRecord, Store } from './store.js';
 
@@ -52,7 +52,7 @@ export interface RouteDeps {
   bus: Bus;
   pushes: Pushes;
   presence: Presence;
-  httpBuckets: KeyedBuckets;
+  httpBuckets: KeyLimiter;
   /** Refused requests without a valid key, per client address (docs/security.md "Requests without a valid key"). */
   refusals: RefusalLimiter;
   log: Log;
@@ -382,8 +382,8 @@ async function identify(req: IncomingMessage, store: Store): Promise<KeyRecord> 
   throw new HttpError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
 }
 
-function admit(key: KeyRecord, def: RouteDef, httpBuckets: KeyedBuckets): void {
-  const limit = httpBuckets.take(key.keyId);
+async function admit(key: KeyRecord, def: RouteDef, httpBuckets: KeyLimiter): Promise<void> {
+  const limit = await httpBuckets.take(key.keyId);
   if (!limit.allowed) {
     const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
     throw new HttpError(429, 'rate_limited', `too many requests for this key; retry in ${seconds}s`, {
@@ -417,7 +417,7 @@ export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, re
       if (def.scopes) {
         key = await identify(req, deps.store);
         keyId = key.keyId;
-        admit(key, def, deps.httpBuckets);
+        await admit(key, def, deps.httpBuckets);
       }
       await def.handle({ req, res, key, params: route.path.exec(path)?.slice(1) ?? [] }, deps);
     };

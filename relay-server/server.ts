@@ -17,7 +17,7 @@ import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
 import { WebPush } from './push/webPush.js';
 import { Pushes } from './pushes.js';
-import { KeyedBuckets, RefusalLimiter } from './rateLimit.js';
+import { LocalKeyLimiter, RefusalLimiter } from './rateLimit.js';
 import { createRequestHandler } from './routes.js';
 import { openSqliteStore } from './sqliteStore.js';
 import { findAppDir } from './static.js';
@@ -90,7 +90,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const now = options.now ?? Date.now;
   if (!options.store && !options.dataDir) throw new Error('startRelay needs a dataDir or a store');
   const store = options.store ?? openSqliteStore(options.dataDir as string);
-  const bus = options.bus ?? new InProcessBus((error) => log.error(`bus handler failed: ${describeError(error)}`));
+  const bus: Bus = options.bus ?? new InProcessBus((error) => log.error(`bus handler failed: ${describeError(error)}`));
   const pushes = new Pushes({
     store,
     bus,
@@ -100,7 +100,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     maxOpenPushBytes: options.maxOpenPushBytes,
     keepFinalPushes: options.keepFinalPushes,
   });
-  const httpBuckets = new KeyedBuckets(options.httpBucket ?? RELAY_HTTP_BUCKET, now);
+  // per key: shared by every instance when the bus is (Redis), else this process's own buckets
+  const httpBucket = options.httpBucket ?? RELAY_HTTP_BUCKET;
+  const httpBuckets = bus.keyLimiter?.(httpBucket, log, now) ?? new LocalKeyLimiter(httpBucket, now);
   // Web Push needs a data dir for its VAPID keys and subscriptions (relay-server/push/).
   const webPush = options.dataDir ? new WebPush({ dataDir: options.dataDir, log, ...(options.webPush ?? {}) }) : null;
   const refusals = new RefusalLimiter(options.refusedBucket ?? RELAY_REFUSED_BUCKET, log, now);

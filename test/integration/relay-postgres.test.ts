@@ -159,4 +159,49 @@ describe('two relays on one Postgres', () => {
       await redis.stop();
     }
   }, 90_000);
+  it('with a Redis bus, a key’s rate limit holds across instances; with Redis gone each instance limits alone', async () => {
+    const redis = await startRedis();
+    try {
+      const { apiKey: key } = JSON.parse(
+        (await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env())).stdout,
+      );
+      const [a, b] = await Promise.all([relay('rl-a', redis.url), relay('rl-b', redis.url)]);
+      // 120 requests at once, half to each: one instance alone would allow 60 (RELAY_HTTP_BUCKET), two 120
+      const burst = () =>
+        Promise.all(
+          Array.from({ length: 120 }, (_, i) =>
+            fetch(`${(i % 2 ? a : b).url}/computers`, {
+              headers: { Authorization: `Bearer ${key}` },
+            }),
+          ),
+        );
+      const answers = await burst();
+      const allowed = answers.filter((r) => r.status === 200).length;
+      const refused = answers.filter((r) => r.status === 429);
+      expect(allowed).toBeGreaterThanOrEqual(60);
+      expect(allowed).toBeLessThan(100); // 60 at once, plus what 30/s refills while the burst lasts
+      expect(refused.length).toBe(120 - allowed);
+      const body = (await refused[0]!.json()) as { error: { code: string } };
+      expect(body.error.code).toBe('rate_limited');
+      expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // both instances refused some: the bucket they share is one
+      const refusedBy = (i: 0 | 1) => answers.filter((r, n) => n % 2 === i && r.status === 429).length;
+      expect(refusedBy(0)).toBeGreaterThan(0);
+      expect(refusedBy(1)).toBeGreaterThan(0);
+
+      // Redis gone: requests are still answered, by each instance's own bucket, and the log says so once
+      await redis.stop();
+      await waitFor(
+        async () => (await fetch(`${a.url}/computers`, { headers: { Authorization: `Bearer ${key}` } })).status === 200,
+        {
+          timeoutMs: 20_000,
+          what: 'A answering without Redis',
+        },
+      );
+      await a.proc.waitForLine(/rate limits: Redis did not answer .*each instance limits alone/, 10_000);
+      for (const r of [a, b]) await r.proc.stop();
+    } finally {
+      await redis.stop().catch(() => {});
+    }
+  }, 90_000);
 });
