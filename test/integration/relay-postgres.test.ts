@@ -5,11 +5,13 @@
  * (none twice, none lost, a clientId deduplicated across them), a listener that reconnects to the other instance
  * gets its replay, and an instance killed with SIGKILL leaves the other serving everything it stored.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
+import { loggedInComputer } from '../helpers/computer.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 import { api, someEnvelope, TestSocket, waitFor } from '../helpers/relay.js';
@@ -204,4 +206,86 @@ describe('two relays on one Postgres', () => {
       await redis.stop().catch(() => {});
     }
   }, 90_000);
+  it('a real listener on an instance killed mid-stream: every push typed once, in order, and answered', async () => {
+    const redis = await startRedis();
+    const { apiKey: key } = JSON.parse(
+      (await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env())).stdout,
+    );
+    const [a, b] = await Promise.all([relay('kill-a', redis.url), relay('kill-b', redis.url)]);
+    // the listener reaches "the relay" through a TCP forwarder, to A first and to B once A is gone (as a load
+    // balancer in front of two instances would)
+    let target = new URL(a.url);
+    const forwarder = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      client.pipe(upstream).pipe(client);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', drop);
+      upstream.on('error', drop);
+      upstream.on('close', drop);
+    });
+    await new Promise<void>((r) => forwarder.listen(0, '127.0.0.1', () => r()));
+    const front = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
+    const computer = await loggedInComputer({ url: front, apiKey: key, name: 'desk' });
+    const sessions = ['svc-k1', 'svc-k2', 'svc-k3', 'svc-k4'];
+    const sink = (name: string) => join(computer.home.home, `${name}.txt`);
+    for (const name of sessions)
+      await computer.tmux.newSession(name, ['sh', '-c', `stty -echo; exec cat >> '${sink(name)}'`]);
+    const listener = spawnSvc(['listener'], computer.env);
+    try {
+      await listener.waitForLine(/connected to ws:/);
+      await waitFor(
+        async () => {
+          const { json } = await api(b.url, 'GET', '/computers', { key });
+          const listed = json.computers?.find((c: { hookId: string }) => c.hookId === computer.hookId)?.sessions;
+          return sessions.every((n) => listed?.some((x: { name: string }) => x.name === n)) || null;
+        },
+        { timeoutMs: 20_000, what: 'the four sessions listed' },
+      );
+      const sent: { id: number; session: string; body: string }[] = [];
+      for (let n = 1; n <= 20; n++) {
+        const session = sessions[n % 4]!;
+        const via = n <= 8 ? (n % 2 ? a : b) : b;
+        const r = await api(via.url, 'POST', '/pushes/send', {
+          key,
+          body: { type: 'agent.command', agentSessionName: session, body: `m${n}`, targetComputer: computer.hookId },
+        });
+        expect(r.status, `push m${n}`).toBe(200);
+        sent.push({ id: r.json.id as number, session, body: `m${n}` });
+        if (n === 8) {
+          a.proc.child.kill('SIGKILL'); // mid-stream: some pushes typed, some in flight
+          target = new URL(b.url);
+        }
+      }
+      // each text typed exactly once, in order per session (read from the panes' files: no API calls, the key's
+      // rate limit is shared with the listener's reconnects)
+      for (const name of sessions) {
+        const expected = sent.filter((p) => p.session === name).map((p) => p.body);
+        const lines = () => readFileSync(sink(name), 'utf8').split('\n').filter(Boolean);
+        await waitFor(() => lines().length >= expected.length, { timeoutMs: 60_000, what: `${name}'s lines` }).catch(
+          (e) => {
+            throw new Error(`${(e as Error).message}: ${lines().join(' ')}\n${listener.output()}`);
+          },
+        );
+        expect(lines(), name).toEqual(expected);
+      }
+      // and every sender hears it was typed, from the instance left
+      for (const p of sent)
+        await waitFor(async () => (await api(b.url, 'GET', `/pushes/${p.id}`, { key })).json.state === 'injected', {
+          timeoutMs: 20_000,
+          intervalMs: 500,
+          what: `push ${p.body} injected`,
+        });
+      expect(listener.output()).toMatch(/connected to ws:[\s\S]*connected to ws:/); // it came back, through B
+    } finally {
+      await listener.stop();
+      forwarder.close();
+      await computer.tmux.cleanup();
+      computer.home.cleanup();
+      await b.proc.stop();
+      await redis.stop();
+    }
+  }, 120_000);
 });
