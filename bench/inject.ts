@@ -278,6 +278,20 @@ export function cleanupAll(): Promise<void> {
   return cleaning;
 }
 
+/** Runs a benchmark's `main` to the end: cleans up after it, on failure and on Ctrl-C too, and exits. */
+export function runBench(main: () => Promise<unknown>): void {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.on(sig, () => void cleanupAll().finally(() => process.exit(130)));
+  main()
+    .then(() => cleanupAll())
+    .then(() => process.exit(0))
+    .catch(async (error: Error) => {
+      process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
+      await cleanupAll();
+      process.exit(1);
+    });
+}
+
 // ---------------------------------------------------------------------------
 // The private tmux server and the capture-pane poller (the same for both paths)
 

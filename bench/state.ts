@@ -24,7 +24,6 @@ import { type FakeModel, startFakeModel } from '../test/fakes/fakeModel.js';
 import { CLAUDE_CODE, prepareAgent } from '../test/helpers/realAgents.js';
 import {
   BENCH_HTTP_BUCKET,
-  cleanupAll,
   clockTicks,
   controlCapture,
   execText,
@@ -36,6 +35,7 @@ import {
   procSample,
   progress,
   ROOT,
+  runBench,
   SVC_BIN,
   sleep,
   startListenerProc,
@@ -363,14 +363,5 @@ if (isMain) {
     agent: v['no-agent'] !== true,
     json: v.json === true,
   };
-  for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.on(sig, () => void cleanupAll().finally(() => process.exit(130)));
-  main(opts)
-    .then(() => cleanupAll())
-    .then(() => process.exit(0))
-    .catch(async (error: Error) => {
-      process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
-      await cleanupAll();
-      process.exit(1);
-    });
+  runBench(() => main(opts));
 }

@@ -26,7 +26,7 @@ import {
   type RealAgent,
   waitSettled,
 } from '../test/helpers/realAgents.js';
-import { cleanupAll, execText, loadAverage, now, onCleanup, progress, ROOT, sleep, stats, TMUX } from './inject.js';
+import { execText, loadAverage, now, onCleanup, progress, ROOT, runBench, sleep, stats, TMUX } from './inject.js';
 
 const USAGE = `usage: node dist/bench/submit.js [--agents A1,A2,A3,A4] [--delays 0,25,50,100,200] [--trials N] [--json]
   --agents   which real agents (default: all four that are installed)
@@ -207,14 +207,5 @@ if (isMain) {
     process.stderr.write(`bench: --delays takes whole ms from 0 to 5000, --trials a whole number ≥ 1\n${USAGE}\n`);
     process.exit(2);
   }
-  for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.on(sig, () => void cleanupAll().finally(() => process.exit(130)));
-  main({ agents: list(values.agents), delays, trials, json: values.json === true })
-    .then(() => cleanupAll())
-    .then(() => process.exit(0))
-    .catch(async (error: Error) => {
-      process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
-      await cleanupAll();
-      process.exit(1);
-    });
+  runBench(() => main({ agents: list(values.agents), delays, trials, json: values.json === true }));
 }
