@@ -23,6 +23,7 @@ import {
   type PairingClaimResult,
   type PushCondition,
   type PushRecord,
+  type PushSubscriptionRecord,
   type PushUpdate,
   type ReplayQuery,
   StorageFullError,
@@ -108,6 +109,19 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_session ON history(account_id, computer, session, id);
 CREATE INDEX IF NOT EXISTS history_account ON history(account_id, id);
+CREATE TABLE IF NOT EXISTS relay_settings (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS push_subscriptions (
+  device_id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  endpoint TEXT NOT NULL,
+  p256dh TEXT NOT NULL,
+  auth TEXT NOT NULL,
+  events JSONB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
 `;
 
 type Row = Record<string, unknown>;
@@ -150,6 +164,17 @@ function toComputer(r: Row): ComputerRecord {
     ...(schedules ? { schedules } : {}),
     ...(r.device_id ? { deviceId: r.device_id as string } : {}),
     ownerKeyId: (r.owner_key_id as string | null) ?? null,
+  };
+}
+
+function toSubscription(r: Row): PushSubscriptionRecord {
+  return {
+    deviceId: r.device_id as string,
+    accountId: r.account_id as string,
+    endpoint: r.endpoint as string,
+    p256dh: r.p256dh as string,
+    auth: r.auth as string,
+    events: r.events as string[],
   };
 }
 
@@ -502,6 +527,42 @@ export class PostgresStore implements Store {
       [accountId, sessionName],
     );
     return rows.map((r) => r.hook_id as string);
+  }
+
+  async relaySetting(name: string, value: string): Promise<string> {
+    await this.pool.query('INSERT INTO relay_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+      name,
+      value,
+    ]);
+    return (await this.one('SELECT value FROM relay_settings WHERE name = $1', [name]))!.value as string;
+  }
+
+  async putPushSubscription(sub: PushSubscriptionRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO push_subscriptions (device_id, account_id, endpoint, p256dh, auth, events)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (device_id) DO UPDATE SET account_id = EXCLUDED.account_id, endpoint = EXCLUDED.endpoint,
+         p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, events = EXCLUDED.events`,
+      [sub.deviceId, sub.accountId, sub.endpoint, sub.p256dh, sub.auth, JSON.stringify(sub.events)],
+    );
+  }
+
+  async deletePushSubscription(deviceId: string): Promise<boolean> {
+    const r = await this.pool.query('DELETE FROM push_subscriptions WHERE device_id = $1', [deviceId]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null> {
+    const r = await this.one('SELECT * FROM push_subscriptions WHERE device_id = $1', [deviceId]);
+    return r ? toSubscription(r) : null;
+  }
+
+  async listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]> {
+    const { rows } = await this.pool.query(
+      'SELECT * FROM push_subscriptions WHERE account_id = $1 ORDER BY device_id',
+      [accountId],
+    );
+    return rows.map(toSubscription);
   }
 
   async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {

@@ -34,7 +34,7 @@ export interface RelayOptions {
   /** Where `relay.db` lives; needed unless `store` is given. */
   dataDir?: string;
   /** Web Push settings (batching, a test's HTTPS agent); Web Push is on whenever there is a dataDir. */
-  webPush?: Partial<Omit<import('./push/webPush.js').WebPushOptions, 'dataDir' | 'log'>>;
+  webPush?: Partial<Omit<import('./push/webPush.js').WebPushOptions, 'store' | 'dataDir' | 'log'>>;
   /** A push older than this is never handed to a listener: replay expires it, the sweeper expires it if pending. */
   replayWindowMs?: number;
   pingIntervalMs?: number;
@@ -103,8 +103,13 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   // per key: shared by every instance when the bus is (Redis), else this process's own buckets
   const httpBucket = options.httpBucket ?? RELAY_HTTP_BUCKET;
   const httpBuckets = bus.keyLimiter?.(httpBucket, log, now) ?? new LocalKeyLimiter(httpBucket, now);
-  // Web Push needs a data dir for its VAPID keys and subscriptions (relay-server/push/).
-  const webPush = options.dataDir ? new WebPush({ dataDir: options.dataDir, log, ...(options.webPush ?? {}) }) : null;
+  // Web Push: its VAPID keys and the subscriptions live in the store, shared by every instance (relay-server/push/)
+  const webPush = await WebPush.open({
+    store,
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    log,
+    ...(options.webPush ?? {}),
+  });
   const refusals = new RefusalLimiter(options.refusedBucket ?? RELAY_REFUSED_BUCKET, log, now);
   const hub = new Hub({
     webPush,

@@ -19,6 +19,7 @@ import * as devices from './sqlite/devices.js';
 import * as history from './sqlite/history.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
+import * as webPush from './sqlite/webPush.js';
 import type {
   ComputerRecord,
   ComputerRegistration,
@@ -33,6 +34,7 @@ import type {
   PairingClaimResult,
   PushCondition,
   PushRecord,
+  PushSubscriptionRecord,
   PushUpdate,
   ReplayQuery,
   Store,
@@ -148,6 +150,26 @@ export class SqliteStore implements Store {
 
   async computersWithSession(accountId: string, sessionName: string): Promise<string[]> {
     return computers.computersWithSession(this.db, accountId, sessionName);
+  }
+
+  async relaySetting(name: string, value: string): Promise<string> {
+    return webPush.relaySetting(this.db, name, value);
+  }
+
+  async putPushSubscription(sub: PushSubscriptionRecord): Promise<void> {
+    webPush.putPushSubscription(this.db, sub);
+  }
+
+  async deletePushSubscription(deviceId: string): Promise<boolean> {
+    return webPush.deletePushSubscription(this.db, deviceId);
+  }
+
+  async getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null> {
+    return webPush.getPushSubscription(this.db, deviceId);
+  }
+
+  async listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]> {
+    return webPush.listPushSubscriptions(this.db, accountId);
   }
 
   async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {

@@ -110,6 +110,16 @@ export interface DeviceRecord {
   createdAt: number;
 }
 
+/** A phone's Web Push subscription (relay-server/push/webPush.ts): where to push, its keys, the events it wants. */
+export interface PushSubscriptionRecord {
+  deviceId: string;
+  accountId: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  events: string[];
+}
+
 /** A compare-and-set condition on a push: its state must be one of `states` (and its code `code`, if given). */
 export interface PushCondition {
   states: readonly PushState[];
@@ -229,5 +239,15 @@ export interface Store {
    */
   claimPairing(c: PairingClaim): Promise<PairingClaimResult>;
 
+  /**
+   * A setting of the relay itself, shared by every instance on this store (the VAPID keys): the value stored, or,
+   * when there is none yet, `value`, stored now. Two instances starting at once get the same one.
+   */
+  relaySetting(name: string, value: string): Promise<string>;
+  /** Web Push subscriptions, one per device (a new one replaces the old). */
+  putPushSubscription(s: PushSubscriptionRecord): Promise<void>;
+  deletePushSubscription(deviceId: string): Promise<boolean>;
+  getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null>;
+  listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]>;
   close(): Promise<void>;
 }

@@ -48,14 +48,14 @@ export const subscribe =
     const webPush = need(deps);
     const body = await readJson(req, PushSubscribeRequest);
     await ownDevice(deps.store, key, body.deviceId);
-    webPush.subscribe(key.accountId, body);
+    await webPush.subscribe(key.accountId, body);
     deps.log.info(`web push subscription for ${body.deviceId} (${(body.events ?? ['all']).join(', ')})`);
-    sendJson(res, 200, { deviceId: body.deviceId, events: webPush.events(body.deviceId) });
+    sendJson(res, 200, { deviceId: body.deviceId, events: await webPush.events(body.deviceId) });
   };
 
 export async function unsubscribe({ res, key, params }: PushRouteContext, deps: PushRouteDeps): Promise<void> {
   const webPush = need(deps);
   const deviceId = params[0] ?? '';
   await ownDevice(deps.store, key, deviceId);
-  sendJson(res, 200, { deviceId, deleted: webPush.unsubscribe(deviceId) });
+  sendJson(res, 200, { deviceId, deleted: await webPush.unsubscribe(deviceId) });
 }

@@ -71,6 +71,19 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_session ON history(account_id, computer, session, id);
 CREATE INDEX IF NOT EXISTS history_account ON history(account_id, id);
+CREATE TABLE IF NOT EXISTS relay_settings (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS push_subscriptions (
+  device_id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  endpoint TEXT NOT NULL,
+  p256dh TEXT NOT NULL,
+  auth TEXT NOT NULL,
+  events TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
 CREATE TABLE IF NOT EXISTS pairings (
   code_hash TEXT PRIMARY KEY,
   account_id TEXT NOT NULL REFERENCES accounts(id),

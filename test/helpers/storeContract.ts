@@ -324,4 +324,39 @@ export function storeContract(h: StoreHarness): void {
       expect(await store.getDevice('d_1')).toMatchObject({ name: 'phone' });
     });
   });
+
+  describe('relay settings and Web Push subscriptions', () => {
+    it('keeps the first value of a setting, whoever asks after', async () => {
+      expect(await store.relaySetting('vapid', 'first')).toBe('first');
+      expect(await store.relaySetting('vapid', 'second')).toBe('first');
+      const both = await Promise.all([store.relaySetting('other', 'a'), store.relaySetting('other', 'b')]);
+      expect(new Set(both).size).toBe(1);
+    });
+
+    it('one subscription per device, replaced, listed per account, deleted once', async () => {
+      const { accountId } = await createAccount(store);
+      const { accountId: other } = await createAccount(store);
+      const sub = {
+        deviceId: 'd_1',
+        accountId,
+        endpoint: 'https://push.example/1',
+        p256dh: 'k',
+        auth: 'a',
+        events: ['ask'],
+      };
+      await store.putPushSubscription(sub);
+      await store.putPushSubscription({ ...sub, endpoint: 'https://push.example/2', events: ['ask', 'done'] });
+      await store.putPushSubscription({ ...sub, deviceId: 'd_2', accountId: other });
+      expect(await store.getPushSubscription('d_1')).toEqual({
+        ...sub,
+        endpoint: 'https://push.example/2',
+        events: ['ask', 'done'],
+      });
+      expect((await store.listPushSubscriptions(accountId)).map((x) => x.deviceId)).toEqual(['d_1']);
+      expect(await store.deletePushSubscription('d_1')).toBe(true);
+      expect(await store.deletePushSubscription('d_1')).toBe(false);
+      expect(await store.getPushSubscription('d_1')).toBeNull();
+      expect(await store.listPushSubscriptions(other)).toHaveLength(1);
+    });
+  });
 }

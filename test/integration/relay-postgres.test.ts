@@ -5,13 +5,21 @@
  * (none twice, none lost, a clientId deduplicated across them), a listener that reconnects to the other instance
  * gets its replay, and an instance killed with SIGKILL leaves the other serving everything it stored.
  */
+
+import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureLanCertificate } from '../../actors/relay/tls.js';
+import { openPostgresStore } from '../../relay-server/postgresStore.js';
+import { RedisBus } from '../../relay-server/redisBus.js';
+import { startRelay } from '../../relay-server/server.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
+import { registerTestDevice } from '../helpers/devices.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 import { api, someEnvelope, TestSocket, waitFor } from '../helpers/relay.js';
@@ -288,4 +296,69 @@ describe('two relays on one Postgres', () => {
       await redis.stop();
     }
   }, 120_000);
+  it('Web Push across instances: a phone subscribed on A is pushed by B, signed with the one VAPID key', async () => {
+    const redis = await startRedis();
+    const certDir = mkdtempSync(join(tmpdir(), 'svc-pgpush-'));
+    const cert = await ensureLanCertificate({ dir: certDir, ip: '127.0.0.1' });
+    const received: { path: string; authorization: string }[] = [];
+    const endpoint = createHttpsServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', authorization: String(req.headers.authorization) });
+        res.writeHead(201).end();
+      });
+    });
+    await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', () => r()));
+    const open = async () =>
+      startRelay({
+        host: '127.0.0.1',
+        port: 0,
+        store: await openPostgresStore(store),
+        bus: await RedisBus.open(redis.url),
+        log: { info: () => {}, warn: () => {}, error: () => {} },
+        webPush: { agent: new HttpsAgent({ ca: cert.cert }), batchMs: 50 },
+      });
+    const [a, b] = [await open(), await open()];
+    try {
+      const { apiKey: key } = JSON.parse(
+        (await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env())).stdout,
+      );
+      const vapidA = (await api(a.url, 'GET', '/push/vapid', { key })).json.publicKey as string;
+      expect((await api(b.url, 'GET', '/push/vapid', { key })).json.publicKey).toBe(vapidA);
+      const phone = await registerTestDevice({ url: a.url, apiKey: key }, 'app', 'phone');
+      const ecdh = createECDH('prime256v1');
+      ecdh.generateKeys();
+      const port = (endpoint.address() as AddressInfo).port;
+      const subscription = {
+        endpoint: `https://127.0.0.1:${port}/push/phone`,
+        keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') },
+      };
+      const sub = await api(a.url, 'POST', '/push/subscriptions', {
+        key,
+        body: { deviceId: phone.deviceId, subscription },
+      });
+      expect(sub.status).toBe(200);
+      // the listener is on B
+      const hookId = (await api(b.url, 'POST', '/computers', { key, body: { name: 'desk' } })).json.hookId as string;
+      const listener = await TestSocket.open(b.wsUrl, key);
+      await listener.subscribeListener(hookId, 0);
+      listener.send({
+        type: 'notify.new',
+        id: 'n_1',
+        session: 'svc-proj',
+        kind: 'notify',
+        envelope: await someEnvelope(),
+      });
+      const got = await waitFor(() => received[0], { timeoutMs: 15_000, what: 'a push from B at the endpoint' });
+      expect(got.path).toBe('/push/phone');
+      expect(got.authorization).toContain(`k=${vapidA}`);
+      await listener.close();
+    } finally {
+      await a.close();
+      await b.close();
+      await new Promise((r) => endpoint.close(r));
+      rmSync(certDir, { recursive: true, force: true });
+      await redis.stop();
+    }
+  }, 60_000);
 });
