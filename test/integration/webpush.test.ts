@@ -6,7 +6,7 @@
  * push for a session the device watches live, and the events a device chose.
  */
 import { createECDH, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, type Server } from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
