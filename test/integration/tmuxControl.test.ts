@@ -142,7 +142,7 @@ describe('the persistent tmux client', () => {
       // the next try waits out CONTROL_RETRY_MS after the failed one; calls work all along
       await waitFor(
         async () => {
-          await tmux.sendLiteral('two', 'x');
+          await tmux.sendLiteral('two', 'x', { enter: true }); // a line each: a long run of x would wrap what follows
           return tmux.controlPid() !== undefined;
         },
         { timeoutMs: 15_000, what: 'the client back' },
@@ -150,7 +150,7 @@ describe('the persistent tmux client', () => {
       expect(tmux.controlPid()).not.toBe(first);
       const n = starts().length;
       await tmux.sendLiteral('two', 'through it', { enter: true });
-      await waitFor(async () => (await tmux.capture('two', 5)).includes('through it'));
+      await waitFor(async () => (await tmux.capture('two', 5)).includes('through it'), { what: 'the text typed' });
       expect(starts()).toHaveLength(n);
     } finally {
       tmux.close();
