@@ -1,7 +1,6 @@
 /**
  * The relay's log: three levels, one line each. Nothing logged may carry an API key or a push body.
  */
-import { createConsola } from 'consola';
 
 export interface Log {
   info(msg: string): void;
@@ -9,14 +8,16 @@ export interface Log {
   error(msg: string): void;
 }
 
-/** consola writing every level to stderr, so stdout stays free for a command's own output. */
+/**
+ * One plain line per message on stderr (stdout stays free for a command's own output): the time, the level, the
+ * message, as the listener's log has them. Not consola's reporter: it measures the display width of every line,
+ * which was 16 % of the relay's CPU under load, two lines per push (`bench/relay.ts --profile`, docs/benchmarks.md).
+ */
 export function defaultLog(): Log {
-  const consola = createConsola({ stdout: process.stderr, stderr: process.stderr });
-  return {
-    info: (msg) => consola.info(msg),
-    warn: (msg) => consola.warn(msg),
-    error: (msg) => consola.error(msg),
+  const line = (level: string) => (msg: string) => {
+    process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
   };
+  return { info: line('info '), warn: line('warn '), error: line('error') };
 }
 
 /** A thrown value for the log: the stack of a real error (a bug worth reading), else its text. */

@@ -1,0 +1,347 @@
+/**
+ * The relay under load, next to its floor (issue 15): N listener WebSockets (one account each), pushes at R per
+ * second round-robin over the accounts through `POST /pushes/send`, the time from the POST to `push.new` at the
+ * listener's socket, and the server's CPU per push and RSS (from /proc, the server runs as its own process), for
+ * the relay on SQLite, the relay on Postgres + Redis (`--postgres`), and a minimal raw `ws` + `http` server doing the
+ * same routing (bench/relayRaw.ts), all in the same run. Each listener answers `push.result` as a real one does.
+ *
+ *   npm run bench:relay                                  # build, then node dist/bench/relay.js (5000 / 2000/s / 20 s)
+ *   node dist/bench/relay.js --sockets 500 --rate 200 --seconds 5 --postgres --json
+ *
+ * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
+ * CPUs, the same way for every target.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { createAccount } from '../relay-server/accounts.js';
+import { openPostgresStore } from '../relay-server/postgresStore.js';
+import { openSqliteStore } from '../relay-server/sqliteStore.js';
+import type { Store } from '../relay-server/store.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+import { startRedis } from '../test/helpers/redis.js';
+import {
+  clockTicks,
+  loadAverage,
+  now,
+  onCleanup,
+  procSample,
+  progress,
+  ROOT,
+  runBench,
+  SVC_BIN,
+  sleep,
+  stats,
+} from './inject.js';
+
+const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--postgres] [--json]
+  --sockets N   listener WebSockets, one account each (default 5000)
+  --rate R      pushes per second, round-robin over the accounts (default 2000)
+  --seconds S   how long pushes are sent (default 20)
+  --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
+  --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
+  --json        the results as JSON on stdout`;
+
+interface Target {
+  name: string;
+  start(): Promise<{ url: string; proc: ChildProcess }>;
+  /** Accounts and their keys, made before the server starts where the server stores them. */
+  accounts(n: number): Promise<string[]>;
+}
+
+interface Result {
+  name: string;
+  sent: number;
+  received: number;
+  latency: ReturnType<typeof stats>;
+  cpuSeconds: number;
+  cpuPerPushMs: number;
+  cpuPercent: number;
+  rssMiB: number;
+}
+
+let profileDir: string | null = null;
+
+function startProcess(args: string[], ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
+  const node = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawn(process.execPath, [...node, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  onCleanup(`${args[1]} process`, () => {
+    proc.kill('SIGKILL');
+  });
+  let out = '';
+  return new Promise((resolvePromise, reject) => {
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const m = ready.exec(out);
+      if (m) resolvePromise({ url: m[1]!, proc });
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}): ${out}`)));
+  });
+}
+
+async function makeAccounts(store: Store, n: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) keys.push((await createAccount(store)).apiKey);
+  await store.close();
+  return keys;
+}
+
+/** Up to `limit` of `fn` at once over `items`. */
+async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+function post(
+  agent: Agent,
+  url: string,
+  path: string,
+  key: string,
+  body: unknown,
+): Promise<{ status: number; json: unknown }> {
+  const data = JSON.stringify(body);
+  return new Promise((resolvePromise, reject) => {
+    const req = request(`${url}${path}`, {
+      method: 'POST',
+      agent,
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(data),
+      },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolvePromise({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null });
+      });
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function measure(target: Target, opts: { sockets: number; rate: number; seconds: number }): Promise<Result> {
+  progress(`${target.name}: ${opts.sockets} accounts`);
+  const keys = await target.accounts(opts.sockets);
+  const { url, proc } = await target.start();
+  const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  const hooks = await pool(keys, 64, async (key) => {
+    const r = await post(agent, url, '/computers', key, { name: 'bench' });
+    if (r.status !== 200) throw new Error(`POST /computers: ${r.status} ${JSON.stringify(r.json)}`);
+    return (r.json as { hookId: string }).hookId;
+  });
+  const sentAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const sockets: WebSocket[] = [];
+  progress(`${target.name}: ${opts.sockets} listener sockets`);
+  await pool(
+    keys.map((key, i) => ({ key, hookId: hooks[i]! })),
+    128,
+    ({ key, hookId }) =>
+      new Promise<void>((resolvePromise, reject) => {
+        const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`, { headers: { Authorization: `Bearer ${key}` } });
+        sockets.push(ws);
+        ws.on('error', reject);
+        ws.on('open', () =>
+          ws.send(JSON.stringify({ type: 'subscribe', role: 'listener', hookId, lastPushId: 0, version: '0.1.0' })),
+        );
+        ws.on('message', (data) => {
+          const frame = JSON.parse(String(data)) as { type: string; push?: { id: number; body: string } };
+          if (frame.type === 'subscribed') resolvePromise();
+          else if (frame.type === 'push.new' && frame.push) {
+            const t0 = sentAt.get(frame.push.body);
+            if (t0 !== undefined) {
+              latencies.push(now() - t0);
+              sentAt.delete(frame.push.body);
+            }
+            ws.send(JSON.stringify({ type: 'push.result', id: frame.push.id, state: 'injected' }));
+          }
+        });
+      }),
+  );
+  onCleanup(`${target.name} sockets`, () => {
+    for (const ws of sockets) ws.terminate();
+  });
+  progress(`${target.name}: ${opts.rate} pushes/s for ${opts.seconds} s`);
+  const ticks = clockTicks();
+  const before = procSample(proc.pid!);
+  let sent = 0;
+  let failed = 0;
+  const total = opts.rate * opts.seconds;
+  const started = now();
+  const inflight: Promise<unknown>[] = [];
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((now() - started) / 1000) * opts.rate));
+    while (sent < due) {
+      const i = sent % keys.length;
+      const body = `p${sent}`;
+      sentAt.set(body, now());
+      inflight.push(
+        post(agent, url, '/pushes/send', keys[i]!, {
+          type: 'agent.command',
+          agentSessionName: 'svc-bench',
+          body,
+          targetComputer: hooks[i],
+        }).then(
+          (r) => r.status === 200 || failed++,
+          () => failed++,
+        ),
+      );
+      sent++;
+    }
+    await sleep(2);
+  }
+  await Promise.all(inflight);
+  const deadline = now() + 10_000;
+  while (sentAt.size > 0 && now() < deadline) await sleep(20);
+  const after = procSample(proc.pid!);
+  const cpuSeconds = (after.selfTicks - before.selfTicks) / ticks;
+  const wall = (after.at - before.at) / 1000;
+  if (failed > 0) progress(`${target.name}: ${failed} POSTs failed`);
+  for (const ws of sockets) ws.terminate();
+  agent.destroy();
+  proc.kill('SIGTERM');
+  await new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)));
+  return {
+    name: target.name,
+    sent,
+    received: latencies.length,
+    latency: stats(latencies),
+    cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+    cpuPerPushMs: Math.round((cpuSeconds / sent) * 1000 * 1000) / 1000,
+    cpuPercent: Math.round((cpuSeconds / wall) * 1000) / 10,
+    rssMiB: Math.round((after.rssKiB / 1024) * 10) / 10,
+  };
+}
+
+async function main(opts: {
+  sockets: number;
+  rate: number;
+  seconds: number;
+  postgres: boolean;
+  json: boolean;
+  profile: string | null;
+}) {
+  profileDir = opts.profile;
+  const load = loadAverage();
+  const root = await mkdtemp(join(tmpdir(), 'svc-bench-relay-'));
+  onCleanup('temp dir', () => rm(root, { recursive: true, force: true }));
+  const relayServe = (name: string, extra: string[]) => () =>
+    startProcess(
+      [SVC_BIN, 'relay', 'serve', '--port', '0', '--data', join(root, name), ...extra],
+      /relay listening on (http:\/\/\S+)/,
+    );
+  const targets: Target[] = [
+    {
+      name: 'raw ws + http (floor)',
+      accounts: async (n) => Array.from({ length: n }, (_, i) => `raw-key-${i}-${Math.random().toString(36).slice(2)}`),
+      start: () => startProcess([join(ROOT, 'dist', 'bench', 'relayRaw.js')], /raw listening on (http:\/\/\S+)/),
+    },
+    {
+      name: 'relay, SQLite',
+      accounts: (n) => makeAccounts(openSqliteStore(join(root, 'sqlite')), n),
+      start: relayServe('sqlite', []),
+    },
+  ];
+  if (opts.postgres) {
+    const pgServer = await startPostgres();
+    onCleanup('postgres', () => pgServer.stop());
+    const redis = await startRedis();
+    onCleanup('redis', () => redis.stop());
+    const db = await pgServer.database();
+    targets.push({
+      name: 'relay, Postgres + Redis',
+      accounts: async (n) => makeAccounts(await openPostgresStore(db), n),
+      start: relayServe('pg', ['--store', db, '--bus', redis.url]),
+    });
+  }
+  const results: Result[] = [];
+  for (const t of targets) results.push(await measure(t, opts));
+  const floor = results[0]!;
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? Math.round((a / b) * 100) / 100 : null);
+  const rows = results.map((r) => ({
+    ...r,
+    vsFloor: {
+      p50: ratio(r.latency?.p50, floor.latency?.p50),
+      p99: ratio(r.latency?.p99, floor.latency?.p99),
+      cpuPerPush: ratio(r.cpuPerPushMs, floor.cpuPerPushMs),
+    },
+  }));
+  const out = { options: opts, load: { start: load, end: loadAverage() }, results: rows };
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
+  const f = (x: number | undefined | null, unit = ' ms') => (x === undefined || x === null ? '-' : `${x}${unit}`);
+  const lines = [
+    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new`,
+    '',
+    '  server                      p50       p99       max   received   CPU/push   CPU      RSS     vs floor: p50 / p99 / CPU',
+  ];
+  for (const r of rows)
+    lines.push(
+      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
+    );
+  lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
+  process.stdout.write(lines.join('\n'));
+}
+
+const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');
+if (isMain) {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        sockets: { type: 'string', default: '5000' },
+        rate: { type: 'string', default: '2000' },
+        seconds: { type: 'string', default: '20' },
+        postgres: { type: 'boolean', default: false },
+        profile: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const int = (name: string) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) {
+      process.stderr.write(`bench: --${name} takes a whole number ≥ 1\n${USAGE}\n`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const opts = {
+    sockets: int('sockets'),
+    rate: int('rate'),
+    seconds: int('seconds'),
+    postgres: values.postgres === true,
+    json: values.json === true,
+    profile: typeof values.profile === 'string' ? resolve(values.profile) : null,
+  };
+  runBench(() => main(opts));
+}
