@@ -19,6 +19,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseArgsUtil } from 'node:util';
 import { writeFileAtomic } from '../actors/files.js';
 import { createTmux } from '../actors/tmux/tmux.js';
 import { agentById } from '../core/agents/registry.js';
@@ -276,6 +277,27 @@ export function cleanupAll(): Promise<void> {
     }
   })();
   return cleaning;
+}
+
+/**
+ * A benchmark's flags (node:util parseArgs, `--help` added): a bad flag prints the usage and exits 2, `--help`
+ * prints it and exits 0.
+ */
+export function benchArgs(
+  options: Record<string, { type: 'string' | 'boolean'; default?: string | boolean }>,
+  usage: string,
+): Record<string, string | boolean | undefined> {
+  try {
+    const { values } = parseArgsUtil({ options: { ...options, help: { type: 'boolean', default: false } } });
+    if (values.help) {
+      process.stdout.write(`${usage}\n`);
+      process.exit(0);
+    }
+    return values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n${usage}\n`);
+    process.exit(2);
+  }
 }
 
 /** Runs a benchmark's `main` to the end: cleans up after it, on failure and on Ctrl-C too, and exits. */

@@ -16,7 +16,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { createAccount } from '../relay-server/accounts.js';
 import { openPostgresStore } from '../relay-server/postgresStore.js';
@@ -25,6 +24,7 @@ import type { Store } from '../relay-server/store.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { startRedis } from '../test/helpers/redis.js';
 import {
+  benchArgs,
   clockTicks,
   loadAverage,
   now,
@@ -306,27 +306,17 @@ async function main(opts: {
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');
 if (isMain) {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        sockets: { type: 'string', default: '5000' },
-        rate: { type: 'string', default: '2000' },
-        seconds: { type: 'string', default: '20' },
-        postgres: { type: 'boolean', default: false },
-        profile: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const values = benchArgs(
+    {
+      sockets: { type: 'string', default: '5000' },
+      rate: { type: 'string', default: '2000' },
+      seconds: { type: 'string', default: '20' },
+      postgres: { type: 'boolean', default: false },
+      profile: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
   const int = (name: string) => {
     const n = Number(values[name]);
     if (!Number.isInteger(n) || n < 1) {

@@ -14,7 +14,6 @@ import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createTmux } from '../actors/tmux/tmux.js';
 import { createAccount } from '../relay-server/accounts.js';
 import type { Log } from '../relay-server/log.js';
@@ -24,6 +23,7 @@ import { type FakeModel, startFakeModel } from '../test/fakes/fakeModel.js';
 import { CLAUDE_CODE, prepareAgent } from '../test/helpers/realAgents.js';
 import {
   BENCH_HTTP_BUCKET,
+  benchArgs,
   clockTicks,
   controlCapture,
   execText,
@@ -323,29 +323,18 @@ function report(r: {
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'state.js');
 if (isMain) {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      options: {
-        runs: { type: 'string', default: '5' },
-        'busy-panes': { type: 'string', default: '20' },
-        'busy-seconds': { type: 'string', default: '60' },
-        'reply-seconds': { type: 'string', default: '3' },
-        'poll-only': { type: 'boolean', default: false },
-        'no-agent': { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  const v = parsed.values as Record<string, string | boolean>;
-  if (v.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const v = benchArgs(
+    {
+      runs: { type: 'string', default: '5' },
+      'busy-panes': { type: 'string', default: '20' },
+      'busy-seconds': { type: 'string', default: '60' },
+      'reply-seconds': { type: 'string', default: '3' },
+      'poll-only': { type: 'boolean', default: false },
+      'no-agent': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
   const int = (name: string) => {
     const n = Number(v[name]);
     if (!Number.isInteger(n) || n < 0) {

@@ -12,7 +12,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { injectText } from '../actors/agents/inject.js';
 import { createTmux } from '../actors/tmux/tmux.js';
 import { agentById } from '../core/agents/registry.js';
@@ -26,7 +25,19 @@ import {
   type RealAgent,
   waitSettled,
 } from '../test/helpers/realAgents.js';
-import { execText, loadAverage, now, onCleanup, progress, ROOT, runBench, sleep, stats, TMUX } from './inject.js';
+import {
+  benchArgs,
+  execText,
+  loadAverage,
+  now,
+  onCleanup,
+  progress,
+  ROOT,
+  runBench,
+  sleep,
+  stats,
+  TMUX,
+} from './inject.js';
 
 const USAGE = `usage: node dist/bench/submit.js [--agents A1,A2,A3,A4] [--delays 0,25,50,100,200] [--trials N] [--json]
   --agents   which real agents (default: all four that are installed)
@@ -181,25 +192,15 @@ async function main(opts: { agents: string[]; delays: number[]; trials: number; 
 const isMain =
   process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'submit.js');
 if (isMain) {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        agents: { type: 'string', default: 'A1,A2,A3,A4' },
-        delays: { type: 'string', default: '0,25,50,100,200' },
-        trials: { type: 'string', default: '8' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const values = benchArgs(
+    {
+      agents: { type: 'string', default: 'A1,A2,A3,A4' },
+      delays: { type: 'string', default: '0,25,50,100,200' },
+      trials: { type: 'string', default: '8' },
+      json: { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
   const list = (s: unknown) => String(s).split(',').filter(Boolean);
   const delays = list(values.delays).map(Number);
   const trials = Number(values.trials);
