@@ -67,17 +67,27 @@ interface Result {
 let profileDir: string | null = null;
 
 function startProcess(args: string[], ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
-  const node = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const node = profileDir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`] : [];
   const proc = spawn(process.execPath, [...node, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(`${args[1]} process`, () => {
     proc.kill('SIGKILL');
   });
+  // The server's output until it is ready, then only its tail (for the message if it dies): the relay logs two
+  // lines a push, and matching all of it again at every chunk once cost this process more CPU than the relay used.
   let out = '';
+  let started = false;
   return new Promise((resolvePromise, reject) => {
     const onData = (c: Buffer) => {
       out += c.toString();
+      if (started) {
+        if (out.length > 64 * 1024) out = out.slice(-4096);
+        return;
+      }
       const m = ready.exec(out);
-      if (m) resolvePromise({ url: m[1]!, proc });
+      if (m) {
+        started = true;
+        resolvePromise({ url: m[1]!, proc });
+      }
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
