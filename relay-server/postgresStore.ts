@@ -67,6 +67,8 @@ CREATE TABLE IF NOT EXISTS pushes (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pushes_client_id ON pushes(account_id, client_id) WHERE client_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS pushes_state_created ON pushes(state, created_at);
+-- an account's open pushes, for the storage cap on every insert (without it: a scan of all its kept pushes)
+CREATE INDEX IF NOT EXISTS pushes_open ON pushes(account_id) WHERE state IN ('pending', 'delivered');
 CREATE TABLE IF NOT EXISTS computers (
   hook_id TEXT PRIMARY KEY,
   account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -388,11 +390,10 @@ export class PostgresStore implements Store {
 
   async pruneFinalPushes(keep: number): Promise<number> {
     const r = await this.pool.query(
-      `DELETE FROM pushes WHERE (account_id, id) IN (
-         SELECT account_id, id FROM (
-           SELECT account_id, id, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY id DESC) AS newer
-           FROM pushes WHERE state = ANY($2::text[])
-         ) t WHERE newer > $1
+      // only an account that has had more than `keep` pushes can have any to delete (ids are never reused)
+      `DELETE FROM pushes p USING accounts a
+       WHERE a.next_push_id - 1 > $1 AND p.account_id = a.id AND p.state = ANY($2::text[]) AND p.id <= (
+         SELECT id FROM pushes WHERE account_id = a.id AND state = ANY($2::text[]) ORDER BY id DESC LIMIT 1 OFFSET $1
        )`,
       [keep, FINAL],
     );

@@ -50,51 +50,60 @@ function toPush(row: PushRow): PushRecord {
   };
 }
 
-export function insertPush(db: Database.Database, p: NewPush): { push: PushRecord; duplicate: boolean } {
-  const insert = db.transaction((): { push: PushRecord; duplicate: boolean } => {
-    if (p.clientId !== null) {
-      const existing = db
-        .prepare('SELECT * FROM pushes WHERE account_id = ? AND client_id = ?')
-        .get(p.accountId, p.clientId) as PushRow | undefined;
-      if (existing) return { push: toPush(existing), duplicate: true };
+/** What an account's open pushes hold, read through the `pushes_open` index (a busy account keeps 10 000 final ones). */
+export const OPEN_BYTES_SQL = `SELECT COALESCE(SUM(? + length(CAST(body AS BLOB)) + COALESCE(length(CAST(sealed AS BLOB)), 0)), 0)
+  AS held FROM pushes WHERE account_id = ? AND state IN ('pending', 'delivered')`;
+
+type Inserted = { push: PushRecord; duplicate: boolean };
+/** The insert's transaction function, made once per database (better-sqlite3 makes four wrappers per call). */
+const inserts = new WeakMap<Database.Database, (p: NewPush) => Inserted>();
+
+export function insertPush(db: Database.Database, p: NewPush): Inserted {
+  let insert = inserts.get(db);
+  if (!insert) {
+    insert = db.transaction((p: NewPush) => insertOne(db, p)).immediate;
+    inserts.set(db, insert);
+  }
+  return insert(p);
+}
+
+function insertOne(db: Database.Database, p: NewPush): Inserted {
+  if (p.clientId !== null) {
+    const existing = db
+      .prepare('SELECT * FROM pushes WHERE account_id = ? AND client_id = ?')
+      .get(p.accountId, p.clientId) as PushRow | undefined;
+    if (existing) return { push: toPush(existing), duplicate: true };
+  }
+  if (p.maxOpenBytes !== undefined) {
+    const { held } = db.prepare(OPEN_BYTES_SQL).get(OPEN_PUSH_OVERHEAD, p.accountId) as { held: number };
+    const size = OPEN_PUSH_OVERHEAD + Buffer.byteLength(p.body) + Buffer.byteLength(p.sealed ?? '');
+    if (held + size > p.maxOpenBytes) {
+      throw new StorageFullError(`account ${p.accountId} holds ${held} bytes of open pushes`);
     }
-    if (p.maxOpenBytes !== undefined) {
-      const { held } = db
-        .prepare(
-          `SELECT COALESCE(SUM(? + length(CAST(body AS BLOB)) + COALESCE(length(CAST(sealed AS BLOB)), 0)), 0) AS held
-           FROM pushes WHERE account_id = ? AND state IN ('pending', 'delivered')`,
-        )
-        .get(OPEN_PUSH_OVERHEAD, p.accountId) as { held: number };
-      const size = OPEN_PUSH_OVERHEAD + Buffer.byteLength(p.body) + Buffer.byteLength(p.sealed ?? '');
-      if (held + size > p.maxOpenBytes) {
-        throw new StorageFullError(`account ${p.accountId} holds ${held} bytes of open pushes`);
-      }
-    }
-    const account = db
-      .prepare('UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = ? RETURNING next_push_id - 1 AS id')
-      .get(p.accountId) as { id: number } | undefined;
-    if (!account) throw new Error(`no account ${p.accountId}`);
-    const row = db
-      .prepare(
-        `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
-           state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
-      )
-      .get(
-        p.accountId,
-        account.id,
-        p.type,
-        p.agentSessionName,
-        p.body,
-        p.targetComputer,
-        p.clientId,
-        p.sealed ?? null,
-        p.now,
-        p.now,
-      ) as PushRow;
-    return { push: toPush(row), duplicate: false };
-  });
-  return insert.immediate();
+  }
+  const account = db
+    .prepare('UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = ? RETURNING next_push_id - 1 AS id')
+    .get(p.accountId) as { id: number } | undefined;
+  if (!account) throw new Error(`no account ${p.accountId}`);
+  const row = db
+    .prepare(
+      `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
+         state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
+    )
+    .get(
+      p.accountId,
+      account.id,
+      p.type,
+      p.agentSessionName,
+      p.body,
+      p.targetComputer,
+      p.clientId,
+      p.sealed ?? null,
+      p.now,
+      p.now,
+    ) as PushRow;
+  return { push: toPush(row), duplicate: false };
 }
 
 export function getPush(db: Database.Database, accountId: string, id: number): PushRecord | null {
@@ -175,16 +184,22 @@ export function listOlderThan(
   return rows.map(toPush);
 }
 
+/**
+ * Each account's newest `keep` final pushes stay; older final ones go. Only an account that has had more than
+ * `keep` pushes can have any to delete (ids are never reused), so the others are not looked at.
+ */
 export function pruneFinalPushes(db: Database.Database, keep: number): number {
-  const result = db
-    .prepare(
-      `DELETE FROM pushes WHERE rowid IN (
-         SELECT rowid FROM (
-           SELECT rowid, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY id DESC) AS newer
-           FROM pushes WHERE state IN ('injected', 'refused', 'expired')
-         ) WHERE newer > ?
-       )`,
-    )
-    .run(keep);
-  return result.changes;
+  const accounts = db.prepare('SELECT id FROM accounts WHERE next_push_id - 1 > ?').all(keep) as { id: string }[];
+  let deleted = 0;
+  for (const { id } of accounts) {
+    deleted += db
+      .prepare(
+        `DELETE FROM pushes WHERE account_id = @account AND state IN ('injected', 'refused', 'expired') AND id <= (
+           SELECT id FROM pushes WHERE account_id = @account AND state IN ('injected', 'refused', 'expired')
+           ORDER BY id DESC LIMIT 1 OFFSET @keep
+         )`,
+      )
+      .run({ account: id, keep }).changes;
+  }
+  return deleted;
 }

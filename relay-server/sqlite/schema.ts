@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS pushes (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pushes_client_id ON pushes(account_id, client_id) WHERE client_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS pushes_state_created ON pushes(state, created_at);
+-- an account's open pushes, for the storage cap on every insert (without it: a scan of all its kept pushes)
+CREATE INDEX IF NOT EXISTS pushes_open ON pushes(account_id) WHERE state IN ('pending', 'delivered');
 CREATE TABLE IF NOT EXISTS computers (
   hook_id TEXT PRIMARY KEY,
   account_id TEXT NOT NULL REFERENCES accounts(id),

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../../relay-server/accounts.js';
 import { hashApiKey } from '../../../relay-server/auth.js';
 import { keptCounts, openDatabase } from '../../../relay-server/sqlite/db.js';
+import { OPEN_BYTES_SQL } from '../../../relay-server/sqlite/pushes.js';
 import { openSqliteStore, type SqliteStore } from '../../../relay-server/sqliteStore.js';
 import { push, storeContract } from '../../helpers/storeContract.js';
 
@@ -97,6 +98,15 @@ describe('the file', () => {
     const check = openDatabase(join(dataDir, 'relay.db'), { readonly: true });
     expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
     check.close();
+  });
+
+  it("counts an account's open pushes through an index, not by reading every push it keeps", async () => {
+    store = openSqliteStore(dataDir);
+    await store.close();
+    const raw = openDatabase(join(dataDir, 'relay.db'));
+    const plan = raw.prepare(`EXPLAIN QUERY PLAN ${OPEN_BYTES_SQL}`).all(256, 'acct') as { detail: string }[];
+    raw.close();
+    expect(plan.map((p) => p.detail).join('; ')).toMatch(/USING INDEX pushes_open/);
   });
 
   it('refuses a database from a newer relay', async () => {
