@@ -22,6 +22,8 @@ export const NO_RESULT = 'no_result';
 export const MAX_OPEN_PUSH_BYTES = 16 * 1024 * 1024;
 /** Per account: final pushes kept (states only, no bodies); older ones are deleted by the sweeper. */
 export const KEEP_FINAL_PUSHES = 10_000;
+/** Computers whose account `send` remembers; past it the memory starts over. */
+const KNOWN_COMPUTERS = 50_000;
 
 export interface PushResult {
   state: 'injected' | 'refused' | 'expired';
@@ -72,6 +74,11 @@ export class Pushes {
   private readonly deps: PushesDeps;
   /** A push became final (its body erased) since the last sweep: the sweep makes the store forget it. */
   private erasedSinceSweep = false;
+  /**
+   * The account of each computer a push was addressed to. A computer never changes account and is never deleted,
+   * so what was read once stays true; an unknown hookId is read again every time.
+   */
+  private readonly computerAccounts = new Map<string, string>();
 
   constructor(deps: PushesDeps) {
     this.deps = deps;
@@ -85,9 +92,8 @@ export class Pushes {
     { ok: true; push: PushRecord; duplicate: boolean } | { ok: false; code: 'unknown_computer' | 'storage_full' }
   > {
     const { store } = this.deps;
-    if (req.targetComputer !== undefined) {
-      const computer = await store.getComputer(req.targetComputer);
-      if (!computer || computer.accountId !== accountId) return { ok: false, code: 'unknown_computer' };
+    if (req.targetComputer !== undefined && (await this.accountOf(req.targetComputer)) !== accountId) {
+      return { ok: false, code: 'unknown_computer' };
     }
     try {
       const { push, duplicate } = await store.insertPush({
@@ -107,6 +113,16 @@ export class Pushes {
       if (error instanceof StorageFullError) return { ok: false, code: 'storage_full' };
       throw error;
     }
+  }
+
+  private async accountOf(hookId: string): Promise<string | null> {
+    const known = this.computerAccounts.get(hookId);
+    if (known !== undefined) return known;
+    const computer = await this.deps.store.getComputer(hookId);
+    if (!computer) return null;
+    if (this.computerAccounts.size >= KNOWN_COMPUTERS) this.computerAccounts.clear();
+    this.computerAccounts.set(hookId, computer.accountId);
+    return computer.accountId;
   }
 
   /**

@@ -3,6 +3,11 @@
  * better-sqlite3 is synchronous, so every transaction here is atomic within the process; `immediate`
  * transactions keep it so when a CLI command writes to the same file while the relay runs.
  *
+ * Writes are committed in groups: the writes asked for in one turn of the event loop run in one transaction, each
+ * in its own savepoint, and each caller's promise settles only once that transaction has committed
+ * (`sqlite/writeQueue.ts`). The commit is the costly part of a small write; under load a push's insert and the state
+ * changes of the pushes before it share one (docs/benchmarks.md "Relay").
+ *
  * This file opens the database and answers the `Store` interface; the SQL is in `sqlite/`, one file per area:
  * `schema.ts` (tables, pragmas, added columns), `accounts.ts` (accounts and keys), `pushes.ts`, `computers.ts`
  * (computers and their inventories), `devices.ts` (devices and pairing codes); `db.ts` opens the file and keeps every
@@ -20,6 +25,7 @@ import * as history from './sqlite/history.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
 import * as webPush from './sqlite/webPush.js';
+import { WriteQueue } from './sqlite/writeQueue.js';
 import type {
   ComputerRecord,
   ComputerRegistration,
@@ -56,15 +62,22 @@ export function openSqliteStore(dataDir: string): SqliteStore {
 /** Each method is `async` so that a failing statement rejects, as a Postgres store's would, and never throws. */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
+  private readonly writes: WriteQueue;
   private closed = false;
 
   constructor(db: Database.Database) {
     this.db = db;
     setUpDatabase(db);
+    this.writes = new WriteQueue(db);
+  }
+
+  /** A write, committed together with the others asked for in this turn of the event loop. */
+  private write<T>(run: (db: Database.Database) => T): Promise<T> {
+    return this.writes.add(() => run(this.db));
   }
 
   async createAccount(accountId: string, now: number): Promise<void> {
-    accounts.createAccount(this.db, accountId, now);
+    return this.write((db) => accounts.createAccount(db, accountId, now));
   }
 
   async accountExists(accountId: string): Promise<boolean> {
@@ -72,7 +85,7 @@ export class SqliteStore implements Store {
   }
 
   async createKey(key: KeyRecord & { keyHash: string; now: number }): Promise<void> {
-    accounts.createKey(this.db, key);
+    return this.write((db) => accounts.createKey(db, key));
   }
 
   async findKeyByHash(keyHash: string): Promise<KeyRecord | null> {
@@ -80,7 +93,7 @@ export class SqliteStore implements Store {
   }
 
   async insertPush(p: NewPush): Promise<{ push: PushRecord; duplicate: boolean }> {
-    return pushes.insertPush(this.db, p);
+    return this.write((db) => pushes.insertPush(db, p));
   }
 
   async getPush(accountId: string, id: number): Promise<PushRecord | null> {
@@ -88,7 +101,7 @@ export class SqliteStore implements Store {
   }
 
   async updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<PushRecord | null> {
-    return pushes.updatePush(this.db, accountId, id, when, to);
+    return this.write((db) => pushes.updatePush(db, accountId, id, when, to));
   }
 
   async listReplayable(q: ReplayQuery): Promise<PushRecord[]> {
@@ -100,7 +113,7 @@ export class SqliteStore implements Store {
   }
 
   async pruneFinalPushes(keep: number): Promise<number> {
-    return pushes.pruneFinalPushes(this.db, keep);
+    return this.write((db) => pushes.pruneFinalPushes(db, keep));
   }
 
   async forgetErased(): Promise<void> {
@@ -108,7 +121,7 @@ export class SqliteStore implements Store {
   }
 
   async registerComputer(c: ComputerRegistration): Promise<ComputerRecord> {
-    return computers.registerComputer(this.db, c);
+    return this.write((db) => computers.registerComputer(db, c));
   }
 
   async getComputer(hookId: string): Promise<ComputerRecord | null> {
@@ -116,7 +129,7 @@ export class SqliteStore implements Store {
   }
 
   async claimComputer(hookId: string, keyId: string): Promise<boolean> {
-    return computers.claimComputer(this.db, hookId, keyId);
+    return this.write((db) => computers.claimComputer(db, hookId, keyId));
   }
 
   async listComputers(accountId: string): Promise<ComputerRecord[]> {
@@ -128,7 +141,7 @@ export class SqliteStore implements Store {
     now: number,
     limits: HistoryLimits,
   ): Promise<HistoryChunkRecord> {
-    return history.addHistoryChunk(this.db, chunk, now, limits);
+    return this.write((db) => history.addHistoryChunk(db, chunk, now, limits));
   }
 
   async listHistory(q: HistoryQuery): Promise<HistoryChunkRecord[]> {
@@ -141,11 +154,11 @@ export class SqliteStore implements Store {
     now: number,
     schedules: Record<string, unknown> | null = null,
   ): Promise<void> {
-    computers.saveSessions(this.db, hookId, sessions, now, schedules);
+    return this.write((db) => computers.saveSessions(db, hookId, sessions, now, schedules));
   }
 
   async touchComputer(hookId: string, now: number): Promise<void> {
-    computers.touchComputer(this.db, hookId, now);
+    return this.write((db) => computers.touchComputer(db, hookId, now));
   }
 
   async computersWithSession(accountId: string, sessionName: string): Promise<string[]> {
@@ -153,15 +166,15 @@ export class SqliteStore implements Store {
   }
 
   async relaySetting(name: string, value: string): Promise<string> {
-    return webPush.relaySetting(this.db, name, value);
+    return this.write((db) => webPush.relaySetting(db, name, value));
   }
 
   async putPushSubscription(sub: PushSubscriptionRecord): Promise<void> {
-    webPush.putPushSubscription(this.db, sub);
+    return this.write((db) => webPush.putPushSubscription(db, sub));
   }
 
   async deletePushSubscription(deviceId: string): Promise<boolean> {
-    return webPush.deletePushSubscription(this.db, deviceId);
+    return this.write((db) => webPush.deletePushSubscription(db, deviceId));
   }
 
   async getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null> {
@@ -173,7 +186,7 @@ export class SqliteStore implements Store {
   }
 
   async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {
-    return devices.registerDevice(this.db, d);
+    return this.write((db) => devices.registerDevice(db, d));
   }
 
   async listDevices(accountId: string): Promise<DeviceRecord[]> {
@@ -185,11 +198,11 @@ export class SqliteStore implements Store {
   }
 
   async deleteDevice(accountId: string, deviceId: string): Promise<boolean> {
-    return devices.deleteDevice(this.db, accountId, deviceId);
+    return this.write((db) => devices.deleteDevice(db, accountId, deviceId));
   }
 
   async createPairing(p: NewPairing): Promise<void> {
-    devices.createPairing(this.db, p);
+    return this.write((db) => devices.createPairing(db, p));
   }
 
   async pairingState(codeHash: string, now: number): Promise<'open' | 'unknown' | 'used' | 'expired'> {
@@ -197,12 +210,13 @@ export class SqliteStore implements Store {
   }
 
   async claimPairing(c: PairingClaim): Promise<PairingClaimResult> {
-    return devices.claimPairing(this.db, c);
+    return this.write((db) => devices.claimPairing(db, c));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.writes.flush();
     this.db.close();
   }
 }

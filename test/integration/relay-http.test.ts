@@ -136,6 +136,23 @@ describe('POST /pushes/send and GET /pushes/<id>', () => {
     });
     expect(sent.status).toBe(400);
     expect(sent.json.error.code).toBe('unknown_computer');
+    // another account's computer, already addressed by its own account (the relay remembers whose it is)
+    const register = await api(relay.url, 'POST', '/computers', { key: relay.apiKey, body: { name: 'mine' } });
+    const hookId = register.json.hookId as string;
+    const own = await api(relay.url, 'POST', '/pushes/send', {
+      key: relay.apiKey,
+      body: command('svc-proj', { targetComputer: hookId }),
+    });
+    expect(own.status).toBe(200);
+    const other = await relay.createAccount();
+    for (let i = 0; i < 2; i++) {
+      const theirs = await api(relay.url, 'POST', '/pushes/send', {
+        key: other.apiKey,
+        body: command('svc-proj', { targetComputer: hookId }),
+      });
+      expect(theirs.status).toBe(400);
+      expect(theirs.json.error.code).toBe('unknown_computer');
+    }
   });
 });
 

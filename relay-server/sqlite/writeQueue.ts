@@ -1,0 +1,68 @@
+/**
+ * Group commit for the embedded store: the writes asked for in one turn of the event loop run one after another
+ * in a single `BEGIN IMMEDIATE` transaction, each inside its own savepoint, and each promise settles only once that
+ * transaction has committed. A write that throws is rolled back to its savepoint and rejects alone; the others
+ * commit. If SQLite gives up the whole transaction (a full disk, an I/O error) or the commit fails, nothing of the
+ * group is stored and every write of it rejects with that error: a caller is never told a write happened that did
+ * not, nor the reverse.
+ *
+ * The writes run in the order they were asked for, so a compare-and-set sees the writes queued before it. A read
+ * runs at once and sees what has been committed; a caller that awaited its write sees that write.
+ */
+import type Database from 'better-sqlite3';
+
+interface Write {
+  run(): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export class WriteQueue {
+  private readonly db: Database.Database;
+  private queue: Write[] = [];
+
+  constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  /** Run `run` in the next group; its result once the group has committed. */
+  add<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /** Commit what is queued now (the event loop does it on its next turn; `close` does it at once). */
+  flush(): void {
+    const group = this.queue;
+    if (group.length === 0) return;
+    this.queue = [];
+    const { db } = this;
+    const settle: (() => void)[] = [];
+    try {
+      db.prepare('BEGIN IMMEDIATE').run();
+      for (let i = 0; i < group.length; i++) {
+        const write = group[i]!;
+        db.prepare('SAVEPOINT svc_write').run();
+        try {
+          const value = write.run();
+          db.prepare('RELEASE svc_write').run();
+          settle.push(() => write.resolve(value));
+        } catch (error) {
+          // SQLite rolled the whole transaction back: the writes before this one are gone too.
+          if (!db.inTransaction) throw error;
+          db.prepare('ROLLBACK TO svc_write').run();
+          db.prepare('RELEASE svc_write').run();
+          settle.push(() => write.reject(error));
+        }
+      }
+      db.prepare('COMMIT').run();
+    } catch (error) {
+      if (db.open && db.inTransaction) db.prepare('ROLLBACK').run();
+      for (const write of group) write.reject(error);
+      return;
+    }
+    for (const done of settle) done();
+  }
+}
