@@ -47,6 +47,13 @@ import type {
 } from './store.js';
 
 export const DB_FILE = 'relay.db';
+/**
+ * How long a key found by its hash is answered from memory. Keys are removed only through this store (a device's
+ * tokens, `deleteDevice`), which forgets them at once; the time bounds what another process sharing the file could
+ * remove behind its back (none does today).
+ */
+const KEY_MEMORY_MS = 30_000;
+const KEYS_REMEMBERED = 10_000;
 
 /** Create the data directory (0700) if needed and open `relay.db` (0600) in it. */
 export function openSqliteStore(dataDir: string): SqliteStore {
@@ -63,6 +70,8 @@ export function openSqliteStore(dataDir: string): SqliteStore {
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly writes: WriteQueue;
+  /** Keys by hash, found within KEY_MEMORY_MS: every request and upgrade looks its key up. */
+  private readonly keys = new Map<string, { key: KeyRecord; at: number }>();
   private closed = false;
 
   constructor(db: Database.Database) {
@@ -89,7 +98,17 @@ export class SqliteStore implements Store {
   }
 
   async findKeyByHash(keyHash: string): Promise<KeyRecord | null> {
-    return accounts.findKeyByHash(this.db, keyHash);
+    const now = performance.now();
+    const known = this.keys.get(keyHash);
+    if (known && now - known.at < KEY_MEMORY_MS) return { ...known.key, scopes: [...known.key.scopes] };
+    const key = accounts.findKeyByHash(this.db, keyHash);
+    if (!key) {
+      this.keys.delete(keyHash);
+      return null;
+    }
+    if (this.keys.size >= KEYS_REMEMBERED) this.keys.clear();
+    this.keys.set(keyHash, { key: { ...key, scopes: [...key.scopes] }, at: now });
+    return key;
   }
 
   async insertPush(p: NewPush): Promise<{ push: PushRecord; duplicate: boolean }> {
@@ -198,7 +217,10 @@ export class SqliteStore implements Store {
   }
 
   async deleteDevice(accountId: string, deviceId: string): Promise<boolean> {
-    return this.write((db) => devices.deleteDevice(db, accountId, deviceId));
+    return this.write((db) => {
+      this.keys.clear(); // the device's tokens go with it
+      return devices.deleteDevice(db, accountId, deviceId);
+    });
   }
 
   async createPairing(p: NewPairing): Promise<void> {

@@ -113,6 +113,26 @@ export function getPush(db: Database.Database, accountId: string, id: number): P
   return row ? toPush(row) : null;
 }
 
+/** The UPDATE of `updatePush` for each shape of condition, made once: the text is the statement's key (db.ts). */
+const updateSql = new Map<string, string>();
+
+function updateText(states: number, code: boolean, notResultComputer: boolean): string {
+  const shape = `${states} ${code} ${notResultComputer}`;
+  let sql = updateSql.get(shape);
+  if (sql === undefined) {
+    const clauses = [`state IN (${Array.from({ length: states }, () => '?').join(', ')})`];
+    if (code) clauses.push('code = ?');
+    if (notResultComputer) clauses.push('(result_computer IS NULL OR result_computer != ?)');
+    sql = `UPDATE pushes SET state = ?, code = ?, updated_at = ?,
+         result_computer = CASE WHEN ? THEN ? ELSE result_computer END,
+         body = CASE WHEN ? THEN '' ELSE body END,
+         sealed = CASE WHEN ? THEN NULL ELSE sealed END
+       WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')} RETURNING *`;
+    updateSql.set(shape, sql);
+  }
+  return sql;
+}
+
 export function updatePush(
   db: Database.Database,
   accountId: string,
@@ -121,25 +141,13 @@ export function updatePush(
   to: PushUpdate,
 ): PushRecord | null {
   if (when.states.length === 0) return null;
-  const clauses = [`state IN (${when.states.map(() => '?').join(', ')})`];
   const params: (string | number | null)[] = [...when.states];
-  if (when.code !== undefined) {
-    clauses.push('code = ?');
-    params.push(when.code);
-  }
-  if (when.notResultComputer !== undefined) {
-    clauses.push('(result_computer IS NULL OR result_computer != ?)');
-    params.push(when.notResultComputer);
-  }
+  if (when.code !== undefined) params.push(when.code);
+  if (when.notResultComputer !== undefined) params.push(when.notResultComputer);
   const final = FINAL_STATES.has(to.state);
+  const sql = updateText(when.states.length, when.code !== undefined, when.notResultComputer !== undefined);
   const row = db
-    .prepare(
-      `UPDATE pushes SET state = ?, code = ?, updated_at = ?,
-         result_computer = CASE WHEN ? THEN ? ELSE result_computer END,
-         body = CASE WHEN ? THEN '' ELSE body END,
-         sealed = CASE WHEN ? THEN NULL ELSE sealed END
-       WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')} RETURNING *`,
-    )
+    .prepare(sql)
     .get(
       to.state,
       to.code,

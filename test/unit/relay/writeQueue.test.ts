@@ -7,9 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../../relay-server/sqlite/db.js';
-import { WriteQueue } from '../../../relay-server/sqlite/writeQueue.js';
+import { GROUP_GAP_MS, WriteQueue } from '../../../relay-server/sqlite/writeQueue.js';
 import { openSqliteStore } from '../../../relay-server/sqliteStore.js';
 
 let root: string;
@@ -89,6 +89,36 @@ describe('WriteQueue', () => {
     expect(committed()).toEqual([]);
     await queue.add(insert('d')); // and the next group works again
     expect(committed()).toEqual(['d']);
+  });
+
+  it('commits at once after a quiet spell, and at most once every GROUP_GAP_MS while writes keep coming', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'Date'] });
+    try {
+      const timed = new WriteQueue(db, () => Date.now());
+      const settled: string[] = [];
+      const write = (x: string) => timed.add(insert(x)).then(() => settled.push(x));
+      const first = write('a');
+      await vi.advanceTimersByTimeAsync(0); // the next turn
+      await first;
+      expect(committed()).toEqual(['a']);
+      // right after a commit: the next group waits for the gap, and gathers what comes meanwhile
+      const more = [write('b')];
+      await vi.advanceTimersByTimeAsync(1);
+      more.push(write('c'));
+      await vi.advanceTimersByTimeAsync(GROUP_GAP_MS - 3);
+      expect(committed()).toEqual(['a']);
+      await vi.advanceTimersByTimeAsync(2);
+      await Promise.all(more);
+      expect(committed()).toEqual(['a', 'b', 'c']);
+      // a quiet spell: at once again
+      await vi.advanceTimersByTimeAsync(GROUP_GAP_MS * 4);
+      const late = write('d');
+      await vi.advanceTimersByTimeAsync(0);
+      await late;
+      expect(settled).toEqual(['a', 'b', 'c', 'd']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a store commits what is queued when it closes', async () => {
