@@ -73,6 +73,7 @@ export async function injectText({ tmux, target, text, strategy, pane, sleep }: 
           before,
           inputLine: plan.inputLine,
           inputBelowRule: plan.inputBelowRule,
+          inputEchoAbove: plan.inputEchoAbove,
           screen: plan.screen,
           text: plan.text,
         });

@@ -35,6 +35,13 @@ export interface SubmitStrategy {
    * Gemini CLI ` > …`). A screen whose last match has no rule there shows no input line (a dialog replaced it).
    */
   inputBelowRule?: number;
+  /**
+   * A line that, as the next non-blank line below a match, shows the match is the transcript's echo of a sent
+   * message and not the input line (Codex draws its status, `Working (… esc to interrupt)` or `Waiting for startup
+   * · esc cancel`, above its composer; a message sent while it starts up shows that status right below its echo,
+   * with no composer on screen).
+   */
+  inputEchoAbove?: RegExp;
   /** Wait after an Enter before reading the screen. Default `DEFAULT_VERIFY_DELAY_MS`. */
   verifyDelayMs?: number;
   /**
@@ -114,6 +121,8 @@ export type ApprovalReading = 'screen' | 'extension' | 'none';
 const BOXED_PROMPT = /^\s*(?:[│┃|]\s*)?[>❯]\s?(.*?)\s*(?:[│┃|])?\s*$/;
 /** Codex's composer line starts with `›` (0.169.0 shows the placeholder `› Ask Codex to do anything` when empty). */
 const CODEX_PROMPT = /^\s*›\s?(.*?)\s*$/;
+/** Codex's status line, drawn above its composer: `◦ Working (3s • esc to interrupt)`, `Waiting for startup · esc cancel`. */
+const CODEX_STATUS = /\besc (?:to interrupt|cancel)\b/;
 
 /** A braille spinner frame or a star glyph the agent puts before its title (the name never starts with one). */
 const TITLE_GLYPHS = '(?:[\\u2800-\\u28ff✳✻✽✶✢·*]\\s+)?(?![\\u2800-\\u28ff✳✻✽✶✢·*]\\s)';
@@ -175,8 +184,10 @@ export const AGENTS: readonly AgentSpec[] = [
     timelineSource: 'transcript',
     approvalReading: 'none',
     screenRules: SCREEN_RULES.A2 ?? null,
-    // 120 ms suppress window after a paste; 300 ms leaves margin for a loaded machine.
-    submit: { kind: 'paste', enterDelayMs: 300, inputLine: CODEX_PROMPT },
+    // A bracketed paste: Codex's 120 ms Enter-suppress window is for bursts of typed keys only, an explicit paste
+    // clears it. The real 0.169 took every Enter from 10 ms after the paste (`npm run bench:submit`); 50 ms is that
+    // floor with a margin, as for Claude Code and pi.
+    submit: { kind: 'paste', enterDelayMs: 50, inputLine: CODEX_PROMPT, inputEchoAbove: CODEX_STATUS },
   },
   {
     id: 'A3',

@@ -10,7 +10,7 @@
  *
  * A look that does not find the input line holding our text sends nothing more: an approval prompt (read with the
  * agent's screen rules), a dialog that replaced the input line, or only transcript lines (the echo of the sent
- * message, which looks like the input line; `inputBelowRule` tells them apart) all end the plan. An Enter into an
+ * message, which looks like the input line; `inputBelowRule` and `inputEchoAbove` tell them apart) all end the plan. An Enter into an
  * approval prompt would pick its highlighted answer, and a model that answers with a tool call at once puts one up
  * within a few hundred ms of the first Enter.
  *
@@ -61,6 +61,8 @@ export interface SubmitPlan {
   inputLine?: RegExp;
   /** How near below a rule the input line must be (`SubmitStrategy.inputBelowRule`). */
   inputBelowRule?: number;
+  /** A line that, right below a match, makes it the transcript's echo (`SubmitStrategy.inputEchoAbove`). */
+  inputEchoAbove?: RegExp;
   /** The agent's screen rules: a check that reads an approval prompt stops. */
   screen?: ScreenRules;
 }
@@ -120,6 +122,7 @@ export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: Pane
     ? {
         inputLine: strategy.inputLine as RegExp,
         ...(strategy.inputBelowRule !== undefined ? { inputBelowRule: strategy.inputBelowRule } : {}),
+        ...(strategy.inputEchoAbove ? { inputEchoAbove: strategy.inputEchoAbove } : {}),
         ...(strategy.screen ? { screen: strategy.screen } : {}),
       }
     : {};
@@ -155,18 +158,28 @@ const nonSticky = (re: RegExp): RegExp =>
 /** A horizontal rule: a line of `─` alone (a box edge such as `╰───` is not one). */
 const RULE = /^\s*─{8,}\s*$/;
 
+/** Where a match of the input-line rule counts as the input line (`SubmitStrategy`'s fields of the same names). */
+export interface InputPlace {
+  belowRule?: number | undefined;
+  echoAbove?: RegExp | undefined;
+}
+
 /**
  * The content of the input line: capture group 1 of the LAST screen line the rule matches; `null` if none. With
- * `belowRule`, that line counts only with a horizontal rule at most `belowRule` lines above it; otherwise it is a
- * transcript line and the screen shows no input line (`null`).
+ * `belowRule`, that line counts only with a horizontal rule at most `belowRule` lines above it; with `echoAbove`,
+ * only when the next non-blank line below it does not match that. Otherwise it is a transcript line and the screen
+ * shows no input line (`null`).
  */
-export function readInput(screen: string, inputLine: RegExp, belowRule?: number): string | null {
+export function readInput(screen: string, inputLine: RegExp, place: InputPlace = {}): string | null {
   const re = nonSticky(inputLine);
   const lines = screen.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = re.exec(lines[i] ?? '');
     if (!m) continue;
+    const { belowRule, echoAbove } = place;
     if (belowRule !== undefined && !lines.slice(Math.max(0, i - belowRule), i).some((l) => RULE.test(l))) return null;
+    const below = lines.slice(i + 1).find((l) => l.trim() !== '');
+    if (echoAbove && below !== undefined && nonSticky(echoAbove).test(below)) return null;
     return m[1] ?? '';
   }
   return null;
@@ -199,12 +212,14 @@ export function inputCleared(check: {
   before?: string | undefined;
   inputLine?: RegExp | undefined;
   inputBelowRule?: number | undefined;
+  inputEchoAbove?: RegExp | undefined;
   screen?: ScreenRules | undefined;
   text: string;
 }): boolean | 'unknown' {
+  const place = { belowRule: check.inputBelowRule, echoAbove: check.inputEchoAbove };
   if (!check.inputLine) return 'unknown';
   if (check.screen && readScreen(check.screen, { text: check.after }) === 'awaiting_approval') return 'unknown';
-  const afterRaw = readInput(check.after, check.inputLine, check.inputBelowRule);
+  const afterRaw = readInput(check.after, check.inputLine, place);
   if (afterRaw === null) return 'unknown';
   const after = squash(afterRaw);
   if (after === '') return true;
@@ -220,7 +235,7 @@ export function inputCleared(check: {
   }
 
   if (check.before !== undefined) {
-    const before = readInput(check.before, check.inputLine, check.inputBelowRule);
+    const before = readInput(check.before, check.inputLine, place);
     if (before !== null && squash(before) !== '' && squash(before) === after) return false;
   }
   return true;

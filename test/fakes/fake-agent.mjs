@@ -12,10 +12,11 @@
  *   C-c (clear input; exits when empty), C-d (exits when the input is empty); other escape sequences are ignored.
  *
  * Environment:
- * - `FAKE_AGENT_PASTE_BURST_MS=<ms>`: like Codex, an Enter that arrives less than <ms> after a paste is inserted
- *   as a newline instead of submitting. "A paste" is a bracketed paste, or (Codex's non-bracketed burst rule)
- *   3 or more characters typed less than 8 ms apart, as `send-keys -l` delivers them. Such a newline extends the
- *   window.
+ * - `FAKE_AGENT_PASTE_BURST_MS=<ms>`: like Codex, an Enter that arrives less than <ms> after a burst of typed text
+ *   is inserted as a newline instead of submitting: 3 or more characters less than 8 ms apart, as `send-keys -l`
+ *   delivers them (Codex's heuristic for a terminal without bracketed paste). Such a newline extends the window. A
+ *   bracketed paste clears the window, as Codex's composer does (an explicit paste never suppresses the next Enter;
+ *   the real Codex 0.169 took every Enter from 10 ms after one, docs/benchmarks.md "Submit").
  * - `FAKE_AGENT_SWALLOW_ENTER=1`: the first Enter after each bracketed paste is swallowed (as Gemini CLI has been
  *   seen to do).
  * - `FAKE_AGENT_PROMPT`: the input-line prompt (default `›`, as Codex; `❯` looks like Claude Code).
@@ -159,7 +160,8 @@ function insertText(text, how) {
   input += text;
   lastTextAt = now();
   if (how === 'paste') {
-    if (burstMs > 0) enterSuppressUntil = lastTextAt + burstMs;
+    enterSuppressUntil = 0;
+    burstChars = 0;
     if (swallowAfterPaste) swallowNext = true;
   }
   log(how, { length: text.length });

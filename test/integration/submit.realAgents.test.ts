@@ -72,7 +72,11 @@ for (const { agent, check } of cases) {
       for (let i = 0; i < MESSAGES; i++) {
         const text = `message ${i} for ${agent.id} ${Math.random().toString(36).slice(2, 8)}`;
         const result = await injectText({ tmux: client, target: { pane }, text, strategy, sleep: realSleep });
-        expect(result, text).toMatchObject({ submitted: check, enters: 1 });
+        // Codex may still be starting (its MCP servers) at the first message: its status line is drawn below the
+        // echo and no composer is on screen, so the check sees no input line and says so; never `false`.
+        const allowed = i === 0 && agent.id === 'A2' ? [check, 'unverified'] : [check];
+        expect(allowed, `${text}: submitted ${result.submitted}`).toContain(result.submitted);
+        expect(result.enters, text).toBe(1);
         // how many user turns of a request carry the text (side requests, e.g. a title, repeat the conversation)
         const turns = () => model.requests.map((r) => userTexts(r.body).filter((t) => t.includes(text)).length);
         await waitFor(() => Math.max(0, ...turns()) > 0, { timeoutMs: 20_000, what: `the model to get "${text}"` });

@@ -14,7 +14,7 @@ import {
   startProgram,
   submitStrategyFor,
 } from '../../../core/agents/registry.js';
-import { readInput } from '../../../core/agents/submit.js';
+import { inputCleared, readInput } from '../../../core/agents/submit.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../fixtures/screens');
 interface Meta {
@@ -154,8 +154,33 @@ describe('submit strategies in the registry (field notes)', () => {
     expect(fixture('A9', 'idle-3.txt')).toMatch(/^> run the tests$/m);
   });
 
-  it("Codex's Enter comes well after its 120 ms paste window", () => {
-    expect(agentById('A2')!.submit.enterDelayMs).toBeGreaterThanOrEqual(2 * 120);
+  it('Codex gets a bracketed paste (typed keys open its 120 ms Enter-as-newline window) and the Enter past its floor', () => {
+    const codex = agentById('A2')!.submit;
+    expect(codex.kind).toBe('paste');
+    // the real 0.169 took every Enter from 10 ms after a bracketed paste (bench:submit, docs/benchmarks.md)
+    expect(codex.enterDelayMs).toBeGreaterThanOrEqual(2 * 10);
+  });
+
+  it('Codex: a message sent while it starts up is an echo above its status, with no composer: no input line', () => {
+    const codex = agentById('A2')!.submit;
+    const place = { echoAbove: codex.inputEchoAbove };
+    // the real 0.169's screen 250 ms after an Enter, its MCP startup still running (the message went to the model)
+    const starting = [
+      '  >_ OpenAI Codex (v0.169.0)',
+      '     /tmp/svc-agent-A2-K1I3jS/proj',
+      '',
+      '› message 0 for A2 rx5cqy',
+      '',
+      '  Waiting for startup  · esc cancel',
+    ].join('\n');
+    expect(readInput(starting, codex.inputLine!)).toBe('message 0 for A2 rx5cqy'); // what the check read before
+    expect(readInput(starting, codex.inputLine!, place)).toBeNull();
+    const check = { inputLine: codex.inputLine, inputEchoAbove: codex.inputEchoAbove, text: 'message 0 for A2 rx5cqy' };
+    expect(inputCleared({ ...check, after: starting })).toBe('unknown');
+    // working: its status is drawn above the composer, which is still the input line
+    expect(readInput(fixture('A2', 'working-1.txt'), codex.inputLine!, place)?.trim()).toBe('Ask Codex to do anything');
+    expect(inputCleared({ ...check, after: fixture('A2', 'working-1.txt') })).toBe(true);
+    expect(inputCleared({ ...check, after: '› message 0 for A2 rx5cqy\n  ? for shortcuts' })).toBe(false);
   });
 
   const rule = (id: string) => agentById(id)!.submit.inputLine!;

@@ -175,11 +175,15 @@ describe('planSubmit', () => {
     }
   });
 
-  it('Codex: the Enter waits past its paste window', () => {
-    const plan = planSubmit('hello', agentById('A2')!.submit);
-    const wait = plan.steps[1];
-    expect(plan.steps[0]).toEqual({ op: 'paste', text: 'hello' });
-    expect(wait?.op === 'wait' && wait.ms > 120).toBe(true);
+  it('Codex: one bracketed paste, the shipped wait, one Enter, a check that knows its status line', () => {
+    const strategy = agentById('A2')!.submit;
+    const plan = planSubmit('hello', strategy);
+    expect(plan.steps.slice(0, 2)).toEqual([
+      { op: 'paste', text: 'hello' },
+      { op: 'wait', ms: strategy.enterDelayMs },
+    ]);
+    expect(plan.steps.filter((s) => s.op === 'enter')).toHaveLength(1);
+    expect(plan.inputEchoAbove).toBe(strategy.inputEchoAbove);
   });
 });
 
@@ -430,7 +434,7 @@ describe('the submit check on the real agents’ screens right after an Enter (t
     expect(readInput(gemini(5), rule)).toBe(PROMPT_SENT);
     expect(inputCleared({ after: gemini(5), inputLine: rule, text: PROMPT_SENT })).toBe(false);
     // Read as the input line only (below its rule), it is no input line at all; and the dialog is read as one.
-    expect(readInput(gemini(5), rule, agentById('A3')!.submit.inputBelowRule)).toBeNull();
+    expect(readInput(gemini(5), rule, { belowRule: agentById('A3')!.submit.inputBelowRule })).toBeNull();
     expect(readScreen(agentById('A3')!.screenRules!, { text: gemini(5) })).toBe('awaiting_approval');
   });
 
@@ -469,7 +473,13 @@ describe('the submit check on the real agents’ screens right after an Enter (t
       expect(retries.length).toBeLessThanOrEqual(1);
       for (const shown of retries) {
         expect(readScreen(strategy.screen, { text: shown }), `${id} at ×${speed}`).not.toBe('awaiting_approval');
-        expect(readInput(shown, strategy.inputLine!, strategy.inputBelowRule), `${id} at ×${speed}`).toBe(PROMPT_SENT);
+        expect(
+          readInput(shown, strategy.inputLine!, {
+            belowRule: strategy.inputBelowRule,
+            echoAbove: strategy.inputEchoAbove,
+          }),
+          `${id} at ×${speed}`,
+        ).toBe(PROMPT_SENT);
       }
     }
   });
