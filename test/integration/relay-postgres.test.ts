@@ -194,10 +194,8 @@ describe('two relays on one Postgres', () => {
       const body = (await refused[0]!.json()) as { error: { code: string } };
       expect(body.error.code).toBe('rate_limited');
       expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      // both instances refused some: the bucket they share is one
-      const refusedBy = (i: 0 | 1) => answers.filter((r, n) => n % 2 === i && r.status === 429).length;
-      expect(refusedBy(0)).toBeGreaterThan(0);
-      expect(refusedBy(1)).toBeGreaterThan(0);
+      // (which instance refuses is a race: the one whose requests come second meets the empty bucket; the total is
+      // what shows the bucket is one — two buckets of 60 would have answered all 120)
 
       // Redis gone: requests are still answered, by each instance's own bucket, and the log says so once
       await redis.stop();
