@@ -132,6 +132,15 @@ type Q = Pick<pg.PoolClient, 'query'>;
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
+/** Thrown inside `insertPush`'s transaction to roll it back when its clientId was stored already. */
+class DuplicatePush extends Error {
+  readonly push: PushRecord;
+  constructor(push: PushRecord) {
+    super('duplicate clientId');
+    this.push = push;
+  }
+}
+
 function toPush(r: Row): PushRecord {
   return {
     accountId: r.account_id as string,
@@ -277,58 +286,61 @@ export class PostgresStore implements Store {
   }
 
   async insertPush(p: NewPush): Promise<{ push: PushRecord; duplicate: boolean }> {
-    try {
-      return await this.tx(async (q) => {
-        // the account's row, locked: pushes of one account are numbered one at a time, across instances
-        const account = (await q.query('SELECT next_push_id FROM accounts WHERE id = $1 FOR UPDATE', [p.accountId]))
-          .rows[0];
-        if (!account) throw new Error(`no account ${p.accountId}`);
-        if (p.clientId !== null) {
-          const existing = (
-            await q.query('SELECT * FROM pushes WHERE account_id = $1 AND client_id = $2', [p.accountId, p.clientId])
-          ).rows[0];
-          if (existing) return { push: toPush(existing), duplicate: true };
-        }
-        if (p.maxOpenBytes !== undefined) {
-          const held = num(
-            (
-              await q.query(
-                `SELECT COALESCE(SUM($1 + octet_length(body) + COALESCE(octet_length(sealed), 0)), 0) AS held
-                 FROM pushes WHERE account_id = $2 AND state IN ('pending', 'delivered')`,
-                [OPEN_PUSH_OVERHEAD, p.accountId],
-              )
-            ).rows[0]?.held,
-          );
-          const size = OPEN_PUSH_OVERHEAD + Buffer.byteLength(p.body) + Buffer.byteLength(p.sealed ?? '');
-          if (held + size > p.maxOpenBytes)
-            throw new StorageFullError(`account ${p.accountId} holds ${held} bytes of open pushes`);
-        }
-        const id = num(account.next_push_id);
-        await q.query('UPDATE accounts SET next_push_id = $1 WHERE id = $2', [id + 1, p.accountId]);
-        const row = (
-          await q.query(
-            `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
-               state, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9) RETURNING *`,
-            [
-              p.accountId,
-              id,
-              p.type,
-              p.agentSessionName,
-              p.body,
-              p.targetComputer,
-              p.clientId,
-              p.sealed ?? null,
-              p.now,
-            ],
-          )
-        ).rows[0] as Row;
-        return { push: toPush(row), duplicate: false };
-      });
-    } catch (err) {
-      if (err instanceof StorageFullError) throw err;
+    return this.tx(async (q) => {
+      // Numbering first: the UPDATE locks the account's row, so pushes of one account are numbered one at a time
+      // across instances; a duplicate or a full account rolls the number back with the transaction. Four round
+      // trips (with BEGIN and COMMIT); the checks are one statement, after the lock, so they see what the
+      // transaction before it committed.
+      const account = (
+        await q.query(
+          'UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = $1 RETURNING next_push_id - 1 AS id',
+          [p.accountId],
+        )
+      ).rows[0];
+      if (!account) throw new Error(`no account ${p.accountId}`);
+      const checks = (
+        await q.query(
+          `SELECT
+             (SELECT row_to_json(d) FROM pushes d WHERE $2::text IS NOT NULL AND d.account_id = $1 AND d.client_id = $2)
+               AS existing,
+             (SELECT COALESCE(SUM($3 + octet_length(body) + COALESCE(octet_length(sealed), 0)), 0)
+               FROM pushes WHERE account_id = $1 AND state IN ('pending', 'delivered')) AS held`,
+          [p.accountId, p.clientId, OPEN_PUSH_OVERHEAD],
+        )
+      ).rows[0] as { existing: Row | null; held: unknown };
+      if (checks.existing) {
+        throw new DuplicatePush(toPush(checks.existing));
+      }
+      if (p.maxOpenBytes !== undefined) {
+        const held = num(checks.held);
+        const size = OPEN_PUSH_OVERHEAD + Buffer.byteLength(p.body) + Buffer.byteLength(p.sealed ?? '');
+        if (held + size > p.maxOpenBytes)
+          throw new StorageFullError(`account ${p.accountId} holds ${held} bytes of open pushes`);
+      }
+      const row = (
+        await q.query(
+          `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
+             state, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9) RETURNING *`,
+          [
+            p.accountId,
+            num(account.id),
+            p.type,
+            p.agentSessionName,
+            p.body,
+            p.targetComputer,
+            p.clientId,
+            p.sealed ?? null,
+            p.now,
+          ],
+        )
+      ).rows[0] as Row;
+      return { push: toPush(row), duplicate: false };
+    }).catch((err: unknown) => {
+      // the duplicate's transaction was rolled back (its number with it); the first push is the answer
+      if (err instanceof DuplicatePush) return { push: err.push, duplicate: true };
       throw err;
-    }
+    });
   }
 
   async getPush(accountId: string, id: number): Promise<PushRecord | null> {

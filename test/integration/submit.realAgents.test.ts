@@ -54,14 +54,42 @@ for (const { agent, check } of cases) {
     beforeAll(async () => {
       client = tmux();
       place = prepareAgent(agent, model.url);
-      ({ paneId: pane } = await client.newSession({
-        name: `svc-submit-${agent.id.toLowerCase()}`,
-        cwd: place.proj,
-        command: place.argv,
-        env: place.env,
-      }));
-      await waitSettled(agent, screen, { timeoutMs: 120_000, what: 'ready' });
-    }, 150_000);
+      // Once, in a full CI run on Node 24, Codex never became ready and the file's tmux server was gone ("no server
+      // running"; the server runs with exit-empty off, so not simply the last pane closing). An agent whose pane dies,
+      // or whose server goes, while it starts keeps its last screen where it can (remain-on-exit), which is printed,
+      // and is started once more: this file tests the submit, not a third-party start under load. A second time fails.
+      const start = async (attempt: number): Promise<void> => {
+        ({ paneId: pane } = await client.newSession({
+          name: `svc-submit-${agent.id.toLowerCase()}-${attempt}`,
+          cwd: place.proj,
+          command: place.argv,
+          env: place.env,
+        }));
+        await server.run(['set-option', '-p', '-t', pane, 'remain-on-exit', 'on']).catch(() => {});
+        const dead = async () =>
+          (await server.run(['display-message', '-p', '-t', pane, '#{pane_dead}']).catch(() => '1')).trim() === '1';
+        try {
+          await waitSettled(
+            agent,
+            async () => {
+              if (await dead())
+                throw new Error(
+                  `${agent.program} or its tmux server ended while starting:\n${await screen().catch(String)}`,
+                );
+              return screen();
+            },
+            { timeoutMs: 120_000, what: 'ready' },
+          );
+        } catch (error) {
+          if (attempt > 1 || !(await dead())) throw error;
+          console.error(
+            `${agent.id} ${agent.program} or its tmux server ended while starting; the screen:\n${await screen().catch(String)}`,
+          );
+          return start(attempt + 1);
+        }
+      };
+      await start(1);
+    }, 300_000);
     afterAll(async () => {
       client?.close();
       await place?.cleanup();
