@@ -6,7 +6,7 @@
  * Writes are committed in groups: the writes asked for in one turn of the event loop run in one transaction, each
  * in its own savepoint, and each caller's promise settles only once that transaction has committed
  * (`sqlite/writeQueue.ts`). The commit is the costly part of a small write; under load a push's insert and the state
- * changes of the pushes before it share one (docs/benchmarks.md "Relay").
+ * changes of the pushes before it share one (docs/benchmarks.md, "bench/relay.ts").
  *
  * This file opens the database and answers the `Store` interface; the SQL is in `sqlite/`, one file per area:
  * `schema.ts` (tables, pragmas, added columns), `accounts.ts` (accounts and keys), `pushes.ts`, `computers.ts`

@@ -13,7 +13,7 @@
  * sooner than GROUP_GAP_MS after the previous commit. A write after a quiet spell commits at once; under a stream
  * of writes there is at most one commit every GROUP_GAP_MS. Measured with `npm run bench:relay` (2 000 pushes/s,
  * three writes each): about 4 writes a commit without the gap, 0.16 ms of relay CPU per push; with 5 ms, 0.12–0.14
- * ms and p50 3 ms instead of 0.6 (docs/benchmarks.md "Relay").
+ * ms and p50 3 ms instead of 0.6 (docs/benchmarks.md, "bench/relay.ts").
  */
 import type Database from 'better-sqlite3';
 
