@@ -6,8 +6,10 @@
  * locked, so two instances never number two pushes alike or claim one pairing code twice.
  */
 import pg from 'pg';
-import { type DeviceKind, type PushState, SCOPES, type Scope, SessionRecord } from '../core/protocol/index.js';
+import type { PushState, SessionRecord } from '../core/protocol/index.js';
 import { HISTORY_LIMITS } from '../core/relay/history.js';
+import { num, parseScopes, type Row, toComputer, toDevice, toPush, toSubscription } from './postgres/rows.js';
+import { setUpSchema } from './postgres/schema.js';
 import {
   type ComputerRecord,
   type ComputerRegistration,
@@ -30,107 +32,10 @@ import {
   type Store,
 } from './store.js';
 
-const SCHEMA_VERSION = 1;
 const PAIRING_KEEP_MS = 24 * 60 * 60_000;
 const FINAL: readonly PushState[] = ['injected', 'refused', 'expired'];
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS svc_schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS accounts (
-  id TEXT PRIMARY KEY,
-  created_at BIGINT NOT NULL,
-  next_push_id BIGINT NOT NULL DEFAULT 1
-);
-CREATE TABLE IF NOT EXISTS api_keys (
-  id TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  key_hash TEXT NOT NULL UNIQUE,
-  scopes TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  device_id TEXT
-);
-CREATE TABLE IF NOT EXISTS pushes (
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  id BIGINT NOT NULL,
-  type TEXT NOT NULL,
-  agent_session_name TEXT NOT NULL,
-  body TEXT NOT NULL,
-  target_computer TEXT,
-  client_id TEXT,
-  sealed TEXT,
-  state TEXT NOT NULL,
-  code TEXT,
-  result_computer TEXT,
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
-  PRIMARY KEY (account_id, id)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS pushes_client_id ON pushes(account_id, client_id) WHERE client_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS pushes_state_created ON pushes(state, created_at);
--- an account's open pushes, for the storage cap on every insert (without it: a scan of all its kept pushes)
-CREATE INDEX IF NOT EXISTS pushes_open ON pushes(account_id) WHERE state IN ('pending', 'delivered');
-CREATE TABLE IF NOT EXISTS computers (
-  hook_id TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  name TEXT NOT NULL,
-  platform TEXT,
-  created_at BIGINT NOT NULL,
-  last_seen_at BIGINT,
-  sessions JSONB NOT NULL DEFAULT '[]',
-  sessions_at BIGINT,
-  schedules JSONB,
-  device_id TEXT,
-  owner_key_id TEXT,
-  UNIQUE (account_id, name)
-);
-CREATE TABLE IF NOT EXISTS devices (
-  id TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  name TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  public_key TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  UNIQUE (account_id, public_key)
-);
-CREATE TABLE IF NOT EXISTS pairings (
-  code_hash TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  created_at BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL,
-  used_at BIGINT,
-  device_id TEXT
-);
-CREATE TABLE IF NOT EXISTS history (
-  id BIGSERIAL PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  computer TEXT NOT NULL,
-  session TEXT NOT NULL,
-  envelope TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  created_at BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS history_session ON history(account_id, computer, session, id);
-CREATE INDEX IF NOT EXISTS history_account ON history(account_id, id);
-CREATE TABLE IF NOT EXISTS relay_settings (
-  name TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS push_subscriptions (
-  device_id TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL REFERENCES accounts(id),
-  endpoint TEXT NOT NULL,
-  p256dh TEXT NOT NULL,
-  auth TEXT NOT NULL,
-  events JSONB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
-`;
-
-type Row = Record<string, unknown>;
 type Q = Pick<pg.PoolClient, 'query'>;
-
-const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** Thrown inside `insertPush`'s transaction to roll it back when its clientId was stored already. */
 class DuplicatePush extends Error {
@@ -140,68 +45,6 @@ class DuplicatePush extends Error {
     this.push = push;
   }
 }
-
-function toPush(r: Row): PushRecord {
-  return {
-    accountId: r.account_id as string,
-    id: num(r.id),
-    type: r.type as string,
-    agentSessionName: r.agent_session_name as string,
-    body: r.body as string,
-    targetComputer: (r.target_computer as string | null) ?? null,
-    clientId: (r.client_id as string | null) ?? null,
-    sealed: (r.sealed as string | null) ?? null,
-    state: r.state as PushState,
-    code: (r.code as string | null) ?? null,
-    resultComputer: (r.result_computer as string | null) ?? null,
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  };
-}
-
-const StoredSessions = SessionRecord.array();
-function toComputer(r: Row): ComputerRecord {
-  const parsed = StoredSessions.safeParse(r.sessions);
-  const schedules = r.schedules as Record<string, unknown> | null;
-  return {
-    hookId: r.hook_id as string,
-    accountId: r.account_id as string,
-    name: r.name as string,
-    platform: (r.platform as string | null) ?? null,
-    createdAt: num(r.created_at),
-    lastSeenAt: numOrNull(r.last_seen_at),
-    sessions: parsed.success ? parsed.data : [],
-    sessionsAt: numOrNull(r.sessions_at),
-    ...(schedules ? { schedules } : {}),
-    ...(r.device_id ? { deviceId: r.device_id as string } : {}),
-    ownerKeyId: (r.owner_key_id as string | null) ?? null,
-  };
-}
-
-function toSubscription(r: Row): PushSubscriptionRecord {
-  return {
-    deviceId: r.device_id as string,
-    accountId: r.account_id as string,
-    endpoint: r.endpoint as string,
-    p256dh: r.p256dh as string,
-    auth: r.auth as string,
-    events: r.events as string[],
-  };
-}
-
-function toDevice(r: Row): DeviceRecord {
-  return {
-    deviceId: r.id as string,
-    accountId: r.account_id as string,
-    name: r.name as string,
-    kind: r.kind as DeviceKind,
-    publicKey: r.public_key as string,
-    createdAt: num(r.created_at),
-  };
-}
-
-const parseScopes = (text: string): Scope[] =>
-  text.split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
 
 /**
  * Opens a pool to `url` and brings the schema up to date. An idle connection that Postgres drops (a restart, a
@@ -226,17 +69,9 @@ export async function openPostgresStore(
 export class PostgresStore implements Store {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** The tables, under an advisory lock so two relays starting at once do not race; a newer schema is refused. */
+  /** The tables, brought up to date (relay-server/postgres/schema.ts). */
   async setUp(): Promise<void> {
-    await this.tx(async (q) => {
-      await q.query('SELECT pg_advisory_xact_lock(7274623)');
-      await q.query(SCHEMA);
-      const { rows } = await q.query('SELECT version FROM svc_schema');
-      const version = rows[0] ? Number(rows[0].version) : 0;
-      if (version > SCHEMA_VERSION)
-        throw new Error(`the database was made by a newer relay (schema ${version}); upgrade this relay`);
-      if (rows.length === 0) await q.query('INSERT INTO svc_schema (version) VALUES ($1)', [SCHEMA_VERSION]);
-    });
+    await this.tx(setUpSchema);
   }
 
   private async tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {

@@ -10,9 +10,9 @@
  *
  * A look that does not find the input line holding our text sends nothing more: an approval prompt (read with the
  * agent's screen rules), a dialog that replaced the input line, or only transcript lines (the echo of the sent
- * message, which looks like the input line; `inputBelowRule` and `inputEchoAbove` tell them apart) all end the plan. An Enter into an
- * approval prompt would pick its highlighted answer, and a model that answers with a tool call at once puts one up
- * within a few hundred ms of the first Enter.
+ * message, which looks like the input line; `inputBelowRule` and `inputEchoAbove` tell them apart) all end the
+ * plan. An Enter into an approval prompt would pick its highlighted answer, and a model that answers with a tool
+ * call at once puts one up within a few hundred ms of the first Enter.
  *
  * A `literal` strategy still takes the paste path when typing the text would misbehave: a line break (each one
  * would be an Enter and submit early), any other control character (ESC, C-c, Tab … would act as keys), or more
