@@ -62,8 +62,13 @@ describe.runIf(process.platform === 'linux')('keep-awake', () => {
   it('runs beside the listener, bound to its pid, and ends with it', async () => {
     listener = spawnSvc(['listener'], env);
     await listener.waitForLine(/keep-awake: on/);
-    await waitFor(() => existsSync(calls), { what: 'systemd-inhibit started' });
-    const [pid, ...args] = readFileSync(calls, 'utf8').trim().split(' ');
+    // the shell's `>>` makes the file before it writes the line: wait for the whole line
+    const wholeLine = () => {
+      const text = existsSync(calls) ? readFileSync(calls, 'utf8') : '';
+      return text.endsWith('\n') ? text : null;
+    };
+    const line = await waitFor(wholeLine, { what: 'systemd-inhibit started' });
+    const [pid, ...args] = line.trim().split(' ');
     expect(args.join(' ')).toContain('--what=idle:sleep');
     expect(args.join(' ')).toContain(`tail --pid=${listener.child.pid} -f /dev/null`);
     expect(alive(Number(pid))).toBe(true);
