@@ -102,8 +102,15 @@ describe.skipIf(!agentInstalled(CLAUDE_CODE))('the live timeline of a real Claud
     expect(shownAfter, 'ms from the transcript to the phone').toBeLessThan(1_000);
     await expect(tool.textContent()).resolves.toContain(file);
     await page.getByText(prompt, { exact: true }).waitFor();
-    // the read's outcome follows it
-    await page.locator('.step.tool', { hasText: 'Read' }).filter({ hasText: '✓' }).waitFor({ timeout: 30_000 });
+    // the read's outcome follows it (on a timeout, what the phone and the listener showed: CI missed it once)
+    await page
+      .locator('.step.tool', { hasText: 'Read' })
+      .filter({ hasText: '✓' })
+      .waitFor({ timeout: 30_000 })
+      .catch(async (e) => {
+        const shown = await page.getByRole('region', { name: 'Timeline' }).textContent();
+        throw new Error(`${(e as Error).message}\n--- timeline ---\n${shown}\n--- listener ---\n${listener.output()}`);
+      });
     expect(databaseHolds(relay.dataDir, 'svc-edit')).toBe(false);
     expect(databaseHolds(relay.dataDir, 'notes.txt')).toBe(false);
   });
