@@ -7,7 +7,9 @@ import type { SubmitStrategy } from '../../core/agents/registry.js';
 import {
   CHECK_LINES,
   inputCleared,
+  LOOK_MS,
   type PaneFacts,
+  pasteLanded,
   planSubmit,
   type SubmitPlan,
   type SubmitResult,
@@ -66,17 +68,25 @@ export async function injectText({ tmux, target, text, strategy, pane, sleep }: 
       case 'snapshot':
         before = await tmux.capture(target, CHECK_LINES);
         break;
+      case 'landed': {
+        const from = before ?? '';
+        const landed = async () =>
+          pasteLanded({ ...plan, before: from, after: await tmux.capture(target, CHECK_LINES) });
+        if ((await landed()) !== false) break;
+        for (let waited = 0; waited < step.withinMs; waited += LOOK_MS) {
+          await sleep(LOOK_MS);
+          if (await landed()) break;
+        }
+        break;
+      }
       case 'check': {
-        const after = await tmux.capture(target, CHECK_LINES);
-        const cleared = inputCleared({
-          after,
-          before,
-          inputLine: plan.inputLine,
-          inputBelowRule: plan.inputBelowRule,
-          inputEchoAbove: plan.inputEchoAbove,
-          screen: plan.screen,
-          text: plan.text,
-        });
+        const look = async () =>
+          inputCleared({ ...plan, after: await tmux.capture(target, CHECK_LINES), before, text: plan.text });
+        let cleared = step.withinMs > 0 ? false : await look();
+        for (let waited = 0; cleared === false && waited < step.withinMs; waited += LOOK_MS) {
+          await sleep(LOOK_MS);
+          cleared = await look();
+        }
         if (cleared === true) return done(true);
         if (cleared === 'unknown') return done('unverified');
         if (step.final) return done(false);

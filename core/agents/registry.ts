@@ -42,7 +42,8 @@ export interface SubmitStrategy {
    * with no composer on screen).
    */
   inputEchoAbove?: RegExp;
-  /** Wait after an Enter before reading the screen. Default `DEFAULT_VERIFY_DELAY_MS`. */
+  /** How long the looks after an Enter wait for the input to empty (they stop at the first that settles it).
+   *  Default `DEFAULT_VERIFY_DELAY_MS`. */
   verifyDelayMs?: number;
   /**
    * Send one more Enter when two looks after the first Enter both show our text still in the input line. Only for
@@ -50,7 +51,7 @@ export interface SubmitStrategy {
    * taken one the agent has not redrawn yet, and an Enter that lands in a dialog drawn a moment later answers it.
    */
   retryEnter?: true;
-  /** Wait before the one retry Enter. Default `DEFAULT_RETRY_DELAY_MS`. */
+  /** How long the looks after the first Enter wait before the one retry Enter. Default `DEFAULT_RETRY_DELAY_MS`. */
   retryDelayMs?: number;
   /** The agent's screen rules (`agentSubmit` adds its trusted ones): a check that reads a prompt stops. */
   screen?: ScreenRules;
@@ -203,17 +204,18 @@ export const AGENTS: readonly AgentSpec[] = [
     timelineSource: 'transcript',
     approvalReading: 'screen',
     screenRules: SCREEN_RULES.A3 ?? null,
-    // Seen to swallow the Enter after a paste: the check + one retry Enter covers it.
     // a rule, `Shift+Tab to accept edits`, a blank line, then the input line (test/fixtures/screens/A3)
-    // it may swallow the Enter right after a paste (research/field-notes.md): one retry. The real 0.61.0 swallowed
-    // every Enter 0-25 ms after a paste and took every one from 50 ms (bench/submit.ts): 100 ms.
+    // An Enter within 40 ms (its own clock) of a paste it does not trust is a newline, not a submit (0.61.0's
+    // `recentUnsafePasteTime`; every paste outside the kitty keyboard protocol). The real 0.61.0 swallowed every Enter
+    // 0-25 ms after a paste and took every one from 50 ms (bench/submit.ts): 100 ms, counted from when it draws the
+    // paste (on a busy machine it reads the paste late, and a wait from the send was not enough). The check + one
+    // retry Enter (after 650 ms of looks, as before) covers what is left.
     submit: {
       kind: 'paste',
       enterDelayMs: 100,
       inputLine: BOXED_PROMPT,
       inputBelowRule: 4,
       retryEnter: true,
-      retryDelayMs: 400,
     },
   },
   {

@@ -4,9 +4,15 @@
  *
  * Two paths:
  * - `literal` (spec 4.7): `send-keys -l <text>` then `Enter`, chained in ONE tmux call.
- * - `paste`: the whole text as one bracketed paste, a per-agent wait, `Enter`, then a look at the input line;
- *   for an agent that may swallow an Enter (`retryEnter`), if the text is still there, a delay, a second look, and
- *   only if the text is STILL there one more `Enter`, and a last look.
+ * - `paste`: the whole text as one bracketed paste; with an input-line rule, looks until the input line shows the
+ *   paste (the agent has read it: its own clock for the Enter starts there, however slow the machine), then the
+ *   per-agent wait, `Enter`, and looks until the input line empties. For an agent that may swallow an Enter
+ *   (`retryEnter`), if the text is still there when the first window ends, a last look, and only if the text is
+ *   STILL there one more `Enter`, and looks again.
+ *
+ * Looks are `LOOK_MS` apart and end at the first that settles it (emptied, or no input line holding our text): a
+ * message that went through costs one or two looks, not a fixed wait, and a slow redraw on a busy machine is waited
+ * for instead of being read as "not submitted".
  *
  * A look that does not find the input line holding our text sends nothing more: an approval prompt (read with the
  * agent's screen rules), a dialog that replaced the input line, or only transcript lines (the echo of the sent
@@ -27,8 +33,14 @@ import { readScreen, type ScreenRules } from './screens.js';
 export const LITERAL_MAX_BYTES = 8 * 1024;
 /** Enter delay used when a `literal` strategy falls back to pasting. */
 export const PASTE_MIN_ENTER_DELAY_MS = 150;
-export const DEFAULT_VERIFY_DELAY_MS = 250;
-export const DEFAULT_RETRY_DELAY_MS = 300;
+/** How long the looks after an Enter wait for the input line to empty before the verdict "not submitted". */
+export const DEFAULT_VERIFY_DELAY_MS = 1_500;
+/** With `retryEnter`: how long the looks after the first Enter wait before the one retry. */
+export const DEFAULT_RETRY_DELAY_MS = 650;
+/** How long the looks after a paste wait for the input line to show it before the Enter goes anyway. */
+export const LANDED_WITHIN_MS = 1_000;
+/** Time between two looks at the screen while waiting for a state. */
+export const LOOK_MS = 25;
 /** Screen lines read for a check. */
 export const CHECK_LINES = 15;
 
@@ -39,12 +51,15 @@ export type SubmitStep =
   | { op: 'paste'; text: string; leaveMode?: true }
   | { op: 'wait'; ms: number }
   | { op: 'enter' }
-  /** Read the screen now; it is the "before" for the checks that follow. */
+  /** Read the screen now; it is the "before" for the steps that follow. */
   | { op: 'snapshot' }
-  /** Read the screen: input cleared → submitted; no input line holding our text found (a prompt, a dialog, only
-   *  the transcript) → unverified (stop, no more keys); still there → go on with the next steps, or, when
-   *  `final`, report not submitted. */
-  | { op: 'check'; final: boolean };
+  /** Look until the input line differs from the snapshot's (the agent drew the paste), for at most `withinMs`;
+   *  then go on either way. Nothing to wait for when the snapshot showed no input line. */
+  | { op: 'landed'; withinMs: number }
+  /** Look until the input is cleared → submitted, or no input line holding our text is found (a prompt, a dialog,
+   *  only the transcript) → unverified (stop, no more keys); for at most `withinMs` (0: one look, now). Still there
+   *  at the end → go on with the next steps, or, when `final`, report not submitted. */
+  | { op: 'check'; final: boolean; withinMs: number };
 
 /** What the fresh tmux reading says about the pane, as far as a plan depends on it. */
 export interface PaneFacts {
@@ -98,20 +113,13 @@ export function literalUnsafe(text: string): 'newline' | 'control' | 'too_long' 
 function checkSteps(strategy: SubmitStrategy): SubmitStep[] {
   const verify = strategy.verifyDelayMs ?? DEFAULT_VERIFY_DELAY_MS;
   const retry = strategy.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
-  if (!strategy.retryEnter)
-    return [
-      { op: 'wait', ms: verify },
-      { op: 'check', final: true },
-    ];
+  if (!strategy.retryEnter) return [{ op: 'check', final: true, withinMs: verify }];
   return [
-    { op: 'wait', ms: verify },
-    { op: 'check', final: false },
-    { op: 'wait', ms: retry },
-    // a second look right before the retry: a prompt that came up during the wait must not get the Enter
-    { op: 'check', final: false },
+    { op: 'check', final: false, withinMs: retry },
+    // a last look right before the retry: a prompt that came up meanwhile must not get the Enter
+    { op: 'check', final: false, withinMs: 0 },
     { op: 'enter' },
-    { op: 'wait', ms: verify },
-    { op: 'check', final: true },
+    { op: 'check', final: true, withinMs: verify },
   ];
 }
 
@@ -139,11 +147,18 @@ export function planSubmit(rawText: string, strategy: SubmitStrategy, pane: Pane
 
   const enterDelayMs =
     strategy.kind === 'paste' ? strategy.enterDelayMs : Math.max(strategy.enterDelayMs, PASTE_MIN_ENTER_DELAY_MS);
-  const steps: SubmitStep[] = [
-    { op: 'paste', text, ...leave },
-    { op: 'wait', ms: enterDelayMs },
-  ];
-  if (verify) steps.push({ op: 'snapshot' });
+  const steps: SubmitStep[] = verify
+    ? [
+        { op: 'snapshot' },
+        { op: 'paste', text, ...leave },
+        { op: 'landed', withinMs: LANDED_WITHIN_MS },
+        { op: 'wait', ms: enterDelayMs },
+        { op: 'snapshot' },
+      ]
+    : [
+        { op: 'paste', text, ...leave },
+        { op: 'wait', ms: enterDelayMs },
+      ];
   steps.push({ op: 'enter' });
   if (verify) steps.push(...checkSteps(strategy));
   return { path: 'paste', text, steps, ...withRule };
@@ -239,4 +254,24 @@ export function inputCleared(check: {
     if (before !== null && squash(before) !== '' && squash(before) === after) return false;
   }
   return true;
+}
+
+/**
+ * Has the agent drawn the paste? `true` when the input line now differs from what it showed before the paste (our
+ * text, or a placeholder for it); `'unknown'` when there is nothing to compare (no rule, or no input line before
+ * the paste: a dialog, another view); `false` while it still shows what it showed before.
+ */
+export function pasteLanded(check: {
+  before: string;
+  after: string;
+  inputLine?: RegExp | undefined;
+  inputBelowRule?: number | undefined;
+  inputEchoAbove?: RegExp | undefined;
+}): boolean | 'unknown' {
+  if (!check.inputLine) return 'unknown';
+  const place = { belowRule: check.inputBelowRule, echoAbove: check.inputEchoAbove };
+  const before = readInput(check.before, check.inputLine, place);
+  if (before === null) return 'unknown';
+  const after = readInput(check.after, check.inputLine, place);
+  return after !== null && squash(after) !== squash(before);
 }

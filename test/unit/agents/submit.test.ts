@@ -8,7 +8,9 @@ import {
   DEFAULT_RETRY_DELAY_MS,
   DEFAULT_VERIFY_DELAY_MS,
   inputCleared,
+  LANDED_WITHIN_MS,
   LITERAL_MAX_BYTES,
+  LOOK_MS,
   literalUnsafe,
   normalizeSubmitText,
   PASTE_MIN_ENTER_DELAY_MS,
@@ -25,13 +27,10 @@ const paste: SubmitStrategy = { kind: 'paste', enterDelayMs: 300 };
 const pasteChecked: SubmitStrategy = { kind: 'paste', enterDelayMs: 300, inputLine: PROMPT, retryEnter: true };
 
 const checks = (verify = DEFAULT_VERIFY_DELAY_MS, retry = DEFAULT_RETRY_DELAY_MS): SubmitStep[] => [
-  { op: 'wait', ms: verify },
-  { op: 'check', final: false },
-  { op: 'wait', ms: retry },
-  { op: 'check', final: false },
+  { op: 'check', final: false, withinMs: retry },
+  { op: 'check', final: false, withinMs: 0 },
   { op: 'enter' },
-  { op: 'wait', ms: verify },
-  { op: 'check', final: true },
+  { op: 'check', final: true, withinMs: verify },
 ];
 
 describe('normalizeSubmitText', () => {
@@ -113,11 +112,19 @@ describe('planSubmit', () => {
       [{ op: 'paste', text: 'hi' }, { op: 'wait', ms: 300 }, { op: 'enter' }],
     ],
     [
-      'paste with a rule: snapshot before Enter, check, one retry, last check',
+      'paste with a rule: snapshot, paste, until it shows, wait, snapshot, Enter, looks, one retry, last looks',
       'hi',
       pasteChecked,
       'paste',
-      [{ op: 'paste', text: 'hi' }, { op: 'wait', ms: 300 }, { op: 'snapshot' }, { op: 'enter' }, ...checks()],
+      [
+        { op: 'snapshot' },
+        { op: 'paste', text: 'hi' },
+        { op: 'landed', withinMs: LANDED_WITHIN_MS },
+        { op: 'wait', ms: 300 },
+        { op: 'snapshot' },
+        { op: 'enter' },
+        ...checks(),
+      ],
     ],
     [
       'literal with a rule: checked too',
@@ -157,7 +164,9 @@ describe('planSubmit', () => {
       { op: 'enter' },
     ]);
     expect(planSubmit('a\nb', pasteChecked, inMode).steps).toEqual([
+      { op: 'snapshot' },
       { op: 'paste', text: 'a\nb', leaveMode: true },
+      { op: 'landed', withinMs: LANDED_WITHIN_MS },
       { op: 'wait', ms: 300 },
       { op: 'snapshot' },
       { op: 'enter' },
@@ -175,11 +184,12 @@ describe('planSubmit', () => {
     }
   });
 
-  it('Codex: one bracketed paste, the shipped wait, one Enter, a check that knows its status line', () => {
+  it('Codex: one bracketed paste, until it shows, the shipped wait, one Enter, a check that knows its status line', () => {
     const strategy = agentById('A2')!.submit;
     const plan = planSubmit('hello', strategy);
-    expect(plan.steps.slice(0, 2)).toEqual([
+    expect(plan.steps.slice(1, 4)).toEqual([
       { op: 'paste', text: 'hello' },
+      { op: 'landed', withinMs: LANDED_WITHIN_MS },
       { op: 'wait', ms: strategy.enterDelayMs },
     ]);
     expect(plan.steps.filter((s) => s.op === 'enter')).toHaveLength(1);
@@ -302,8 +312,9 @@ describe('injectText against the fake tmux', () => {
     const { fake, sleep, slept } = setup();
     const r = await injectText({ tmux: fake, target: 'svc-proj', text: 'hello', strategy: pasteChecked, sleep });
     expect(r).toMatchObject({ submitted: true, enters: 1 });
-    expect(slept).toEqual([300, DEFAULT_VERIFY_DELAY_MS]);
-    expect(fake.calls.map((c) => c.op)).toEqual(['paste', 'capture', 'sendKeys', 'capture']);
+    // the paste shows at the first look, the input is empty at the first look after the Enter
+    expect(slept).toEqual([300, LOOK_MS]);
+    expect(fake.calls.map((c) => c.op)).toEqual(['capture', 'paste', 'capture', 'capture', 'sendKeys', 'capture']);
   });
 
   it('an Enter swallowed after the paste (Gemini): the retry submits it', async () => {
@@ -397,6 +408,65 @@ describe('injectText against the fake tmux', () => {
     const { fake, sleep, pane } = setup();
     await injectText({ tmux: fake, target: { pane: pane.id }, text: 'by id', strategy: literal, sleep });
     expect(pane.submitted).toEqual(['by id']);
+  });
+});
+
+describe('injectText waits for states, not for fixed times (a busy machine)', () => {
+  /** A pane drawn late: the paste shows `pasteMs` after it was sent, the emptied input `enterMs` after the Enter. */
+  function slowPane(id: string, pasteMs: number, enterMs: number) {
+    const rule = id === 'A2' ? [] : ['─'.repeat(40)];
+    const prompt = id === 'A2' ? '› ' : id === 'A1' ? '❯ ' : ' > ';
+    let now = 0;
+    let pastedAt: number | null = null;
+    let enteredAt: number | null = null;
+    let text = '';
+    const shownAtEnter: string[] = [];
+    const screen = () => {
+      const drawn = pastedAt !== null && now - pastedAt >= pasteMs;
+      const cleared = enteredAt !== null && now - enteredAt >= enterMs;
+      return ['', ...rule, `${prompt}${drawn && !cleared ? text : ''}`, ''].join('\n');
+    };
+    const tmux = {
+      sendLiteral: async () => {},
+      paste: async (_t: unknown, t: string) => {
+        text = t;
+        pastedAt = now;
+      },
+      sendKeys: async () => {
+        shownAtEnter.push(screen());
+        enteredAt ??= now;
+      },
+      capture: async () => screen(),
+    };
+    const sleep = async (ms: number) => {
+      now += ms;
+    };
+    return { tmux, sleep, shownAtEnter, at: () => now };
+  }
+
+  it.each(['A1', 'A2', 'A3'])('%s: the Enter goes once the pasted text shows, however late it is drawn', async (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    const pane = slowPane(id, 400, 0);
+    const r = await injectText({ ...pane, target: { pane: '%1' }, text: 'hello there', strategy });
+    expect(r).toMatchObject({ submitted: true, enters: 1 });
+    expect(pane.shownAtEnter[0]).toContain('hello there');
+  });
+
+  it.each(['A1', 'A2'])('%s: an input emptied 600 ms after the Enter is submitted, not "not submitted"', async (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    const pane = slowPane(id, 0, 600);
+    const r = await injectText({ ...pane, target: { pane: '%1' }, text: 'hello there', strategy });
+    expect(r).toMatchObject({ submitted: true, enters: 1 });
+    // and it ends at the look that saw it, not at a fixed wait
+    expect(pane.at()).toBeLessThan(600 + strategy.enterDelayMs + 2 * LOOK_MS + 1);
+  });
+
+  it('an input that never empties: not submitted once the looks have waited their whole window', async () => {
+    const strategy = agentSubmit(agentById('A2')!);
+    const pane = slowPane('A2', 0, Number.POSITIVE_INFINITY);
+    const r = await injectText({ ...pane, target: { pane: '%1' }, text: 'hello there', strategy });
+    expect(r).toMatchObject({ submitted: false, enters: 1 });
+    expect(pane.at()).toBeGreaterThanOrEqual(DEFAULT_VERIFY_DELAY_MS);
   });
 });
 
