@@ -296,6 +296,18 @@ describe('the phone app', () => {
     await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('sent while offline');
+    // Sealing this one message takes 2.5 s (a slow phone): the screen's once-a-second offline updates run while the
+    // message is not in the outbox yet, and must not take that for "the relay took it" (the box then kept its text
+    // for good, seen on a loaded CI machine).
+    await page.evaluate(() => {
+      const subtle = crypto.subtle;
+      const encrypt = subtle.encrypt.bind(subtle);
+      subtle.encrypt = async (...args: Parameters<SubtleCrypto['encrypt']>) => {
+        subtle.encrypt = encrypt;
+        await new Promise((r) => setTimeout(r, 2_500));
+        return encrypt(...args);
+      };
+    });
     await page.getByRole('button', { name: 'Send' }).click();
     await page
       .getByText(/^Not sent yet/)

@@ -80,18 +80,19 @@ export function composer(app: App, hookId: string, name: string, opts: { compact
       form.requestSubmit();
     }
   });
-  let sendingText: string | null = null;
+  // The message this box is waiting on, by clientId: set once it is in the outbox (never before, so an update that
+  // runs while it is being sealed cannot mistake "not queued yet" for "taken"). A box made anew (the person came
+  // back to this screen) picks up the session's message still waiting, if its text is what the box shows.
+  let sending: string | null = null;
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const text = box.value;
-    if (!text.trim() || app.unsentFor(hookId, name)) return;
-    sendingText = text;
+    if (!text.trim() || sending !== null || app.unsentFor(hookId, name)) return;
     await setKv(draftKey, text);
     try {
-      await app.send(hookId, name, text);
+      sending = (await app.send(hookId, name, text)).clientId;
       note.textContent = '';
     } catch (error) {
-      sendingText = null;
       note.textContent =
         error instanceof SealRefused ? `Not sent: ${error.message}.` : `Not sent: ${(error as Error).message}`;
     }
@@ -99,16 +100,16 @@ export function composer(app: App, hookId: string, name: string, opts: { compact
   });
   const update = () => {
     const pending = app.unsentFor(hookId, name);
-    // The relay took it: now the box may be emptied (unless the person already typed something else).
-    if (sendingText !== null && !pending) {
-      const taken = app.messages.some(
-        (m) => m.computer === hookId && m.session === name && m.text === sendingText && m.pushId !== null,
-      );
-      if (taken && box.value === sendingText) {
+    if (sending === null && pending && pending.text === box.value) sending = pending.clientId;
+    const sent = sending === null ? undefined : app.messages.find((m) => m.clientId === sending);
+    // The relay took it (or it ended without being taken): the box is emptied only when it was taken, and only if
+    // the person has not typed something else since.
+    if (sent && sent.state !== 'unsent' && sent.state !== 'sending') {
+      if (sent.pushId !== null && box.value === sent.text) {
         box.value = '';
         void deleteKv(draftKey);
       }
-      sendingText = null;
+      sending = null;
     }
     button.disabled = pending !== undefined;
     button.textContent = pending?.state === 'sending' ? 'Sending…' : pending ? 'Waiting…' : 'Send';
