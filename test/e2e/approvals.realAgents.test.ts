@@ -7,7 +7,7 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL_TEXT } from '../../core/protocol/refusalText.js';
 import { APPROVAL_COMMAND, APPROVAL_PROBE, type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
@@ -29,6 +29,8 @@ import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 const START_MS = 120_000;
 const STEP_MS = 60_000;
+/** The app's inventory request (`GET /computers`), which carries each session's sealed approval card. */
+const INVENTORY = /\/computers(\?|$)/;
 const CHANGED = REFUSAL_TEXT.prompt_changed.replace(/^Not typed: /, 'not typed: ');
 
 /** What each agent's dialog shows, as its fixtures do (test/fixtures/screens/<id>/awaiting_approval-1.txt). */
@@ -123,6 +125,23 @@ for (const c of CASES) {
         });
     }
 
+    /**
+     * Holds the app's inventory requests (the card comes with the inventory) until the returned function lets them
+     * go: the app keeps showing the card as it was while the keyboard changes the prompt, so a tap carries the old
+     * prompt's fingerprint whatever the machine's speed.
+     */
+    async function holdInventory(): Promise<() => Promise<void>> {
+      const held: Route[] = [];
+      const hold = (route: Route) => {
+        held.push(route);
+      };
+      await page.route(INVENTORY, hold);
+      return async () => {
+        await page.unroute(INVENTORY, hold);
+        for (const route of held) await route.continue().catch(() => {});
+      };
+    }
+
     /** The person types at the keyboard: one paste and an Enter; then the card of the dialog it brings. */
     async function cardShown(): Promise<Locator> {
       const pane = (await tmux.listSessions()).find((s) => s.name === session)!.panes[0]!.id;
@@ -181,9 +200,13 @@ for (const c of CASES) {
       const card = await cardShown();
       const first = card.getByRole('button', { name: c.choices[0], exact: true });
       await first.waitFor();
+      // the person taps the card as it was: the app does not learn of the Esc before the tap
+      const release = await holdInventory();
       await tmux.tmux.sendKeys(session, ['Escape']);
+      await until(async () => !(await asking()), 'the dialog gone');
       await first.click();
       await shows(card, `${c.choices[0]}: ${CHANGED}`);
+      await release();
       expect(existsSync(probe())).toBe(false);
       expect(await asking()).toBe(false);
       expect(listener.output()).toMatch(new RegExp(`refused prompt_changed for ${session}`));
@@ -193,6 +216,8 @@ for (const c of CASES) {
       const card = await cardShown();
       const first = card.getByRole('button', { name: c.choices[0], exact: true });
       await first.waitFor();
+      // the person taps the card as it was: the app does not learn of the move before the tap
+      const release = await holdInventory();
       await tmux.tmux.sendKeys(session, ['Down']);
       await until(async () => c.moved.test(await screen()), 'the highlight on the second choice');
       await first.click();
@@ -200,6 +225,24 @@ for (const c of CASES) {
       // still asking, the highlight where the person put it, nothing ran
       expect(await screen()).toMatch(c.moved);
       expect(existsSync(probe())).toBe(false);
+      await release();
+    });
+
+    it('the card follows the highlight moved at the keyboard; a tap on it then answers', {
+      timeout: 3 * STEP_MS,
+    }, async () => {
+      const card = await cardShown();
+      await tmux.tmux.sendKeys(session, ['Down']);
+      await until(async () => c.moved.test(await screen()), 'the highlight on the second choice');
+      // the card the app shows now is the moved prompt's (its highlight on the second choice)
+      await card
+        .locator('.approval-choices button[data-choice="1"][aria-current="true"]')
+        .waitFor({ timeout: STEP_MS });
+      const results = toolResults();
+      await card.getByRole('button', { name: c.choices[0], exact: true }).click();
+      await shows(card, `${c.choices[0]}: typed on the computer.`);
+      await until(() => existsSync(probe()), 'the approved command ran');
+      await until(() => toolResults() > results, 'the model got the tool result');
     });
 
     it('a key from Watch reaches the prompt the Watch shows (its fingerprint matches)', {

@@ -134,6 +134,26 @@ export function userTexts(body: unknown): string[] {
     .filter((t) => t !== '');
 }
 
+/** Every string anywhere in `value`. */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (isObj(value)) return Object.values(value).flatMap(stringsIn);
+  return [];
+}
+
+/**
+ * Whether a user turn of the request carries `text` anywhere, tool results included: Claude Code sends a message
+ * typed while a tool ran with that tool's result (a queued command), where `userTexts` does not look.
+ */
+export function userTurnsHold(body: unknown, text: string): boolean {
+  if (!isObj(body)) return false;
+  const turns = [body.messages, body.input, body.contents].find(Array.isArray) ?? [];
+  return (turns as unknown[])
+    .filter((t): t is Json => isObj(t) && t.role === 'user')
+    .some((t) => stringsIn(t).some((s) => s.includes(text)));
+}
+
 const hasToolResult = (content: unknown): boolean =>
   Array.isArray(content) &&
   content.some((p) => isObj(p) && (p.type === 'tool_result' || p.type === 'toolResult' || 'functionResponse' in p));

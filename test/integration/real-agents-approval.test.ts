@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVAL_PROBE, type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import { APPROVAL_PROBE, type FakeModel, startFakeModel, userTurnsHold } from '../fakes/fakeModel.js';
 import type { SpawnedSvc } from '../helpers/cli.js';
 import { spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
@@ -82,7 +82,12 @@ for (const agent of AGENTS_WITH_APPROVAL) {
       }
     }
     const received = (text: string) =>
-      until(() => model.requests.some((r) => userTexts(r.body).some((t) => t.includes(text))), `model got ${text}`);
+      until(() => model.requests.some((r) => userTurnsHold(r.body, text)), `model got ${text}`).catch((e) => {
+        const last = model.requests.at(-1);
+        throw new Error(
+          `${(e as Error).message}\n--- the model's last request (${last?.script}) ---\n${JSON.stringify(last?.body).slice(-2_000)}\n--- listener ---\n${listener.output().slice(-2_000)}`,
+        );
+      });
 
     async function decline(): Promise<void> {
       await tmux.tmux.sendKeys(`${session}`, agent.decline ?? ['Escape']);
