@@ -7,7 +7,18 @@
  * large one beyond 256 KiB not read. Each answer is a line of the read log; `svc file-view off` turns it off.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { lintSource } from '@secretlint/core';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
@@ -19,7 +30,8 @@ import {
   type FileViewChange,
   FileViewRead,
   FileViewSettings,
-  fileViewOff,
+  fileViewRefusal,
+  isPrivatePath,
   isSecretFile,
   MAX_LISTED,
   MAX_SHOWN_BYTES,
@@ -33,12 +45,18 @@ import { ensurePrivateDir, writeFileAtomic } from '../files.js';
 
 export type FileAnswer = Omit<FileResultBody, 'session' | 'seq'>;
 
+/** git in `cwd`; every path argument is taken literally (a file named `*` is that file, never a pattern). */
 function git(cwd: string, args: string[]): Promise<{ ok: boolean; out: string; cut: boolean }> {
   return new Promise((resolve) => {
-    execFile('git', ['-C', cwd, ...args], { maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (err, stdout) => {
-      const cut = (err as { code?: string } | null)?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER';
-      resolve({ ok: !err || cut, out: stdout ?? '', cut });
-    });
+    execFile(
+      'git',
+      ['-C', cwd, '--literal-pathspecs', ...args],
+      { maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout) => {
+        const cut = (err as { code?: string } | null)?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER';
+        resolve({ ok: !err || cut, out: stdout ?? '', cut });
+      },
+    );
   });
 }
 
@@ -84,6 +102,32 @@ export interface FileViewDeps {
   settingsPath: string;
   /** `~/.local/state/svc/file-view.log`: the last 50 reads (0600). */
   logPath: string;
+  /** The person's home directory: its private folders are never shown, and it is no project by default. */
+  home: string;
+}
+
+/**
+ * Up to `MAX_SHOWN_BYTES` of a regular file, never blocking: the type is checked before opening and again on the
+ * opened descriptor, which is opened non-blocking and without following a link (a named pipe or a device swapped
+ * in meanwhile is refused, not waited on), and the cap holds however much the file grows while it is read.
+ */
+function readCapped(real: string): { bytes: Buffer; size: number } | 'not_a_file' {
+  if (!statSync(real).isFile()) return 'not_a_file';
+  const fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return 'not_a_file';
+    const buf = Buffer.alloc(Math.min(st.size, MAX_SHOWN_BYTES));
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) break;
+      n += got;
+    }
+    return { bytes: buf.subarray(0, n), size: st.size };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function readFileViewSettings(path: string): FileViewSettings {
@@ -152,9 +196,10 @@ export function createFileView(deps: FileViewDeps) {
   const answer = async (record: SessionRecord | undefined, request: FileRequest): Promise<FileAnswer> => {
     const project = await projectOf(record);
     if (!project) return { op: request.op, refused: 'session_not_found' };
-    if (fileViewOff(readFileViewSettings(deps.settingsPath), project.root))
-      return { op: request.op, refused: 'file_view_off' };
+    const off = fileViewRefusal(readFileViewSettings(deps.settingsPath), project.root, deps.home);
+    if (off) return { op: request.op, refused: off };
     const { root, isGit } = project;
+    const secret = (path: string) => isSecretFile(path) || isPrivatePath(join(root, path), deps.home);
     const paths = await listing(root, isGit);
     if (request.op === 'list') {
       const changed = new Set<string>();
@@ -165,7 +210,7 @@ export function createFileView(deps: FileViewDeps) {
       const entries = paths.slice(0, MAX_LISTED).map((path) => ({
         path,
         size: lstatSync(join(root, path), { throwIfNoEntry: false })?.size ?? 0,
-        ...(isSecretFile(path) ? { secret: true } : {}),
+        ...(secret(path) ? { secret: true } : {}),
         ...(changed.has(path) ? { changed: true } : {}),
       }));
       return { op: 'list', entries, ...(paths.length > MAX_LISTED ? { more: paths.length - MAX_LISTED } : {}) };
@@ -175,10 +220,10 @@ export function createFileView(deps: FileViewDeps) {
       const checked = checkViewPath(path);
       if (!checked.ok) return { op: request.op, path: path.slice(0, 300), refused: checked.code };
       if (!paths.includes(path)) return { op: request.op, path, refused: 'not_in_project' };
-      if (isSecretFile(path)) return { op: request.op, path, secret: true, refused: 'secret_file' };
+      if (secret(path)) return { op: request.op, path, secret: true, refused: 'secret_file' };
     }
     if (request.op === 'diff') {
-      const files = path !== undefined ? [path] : paths.filter((p) => !isSecretFile(p));
+      const files = path !== undefined ? [path] : paths.filter((p) => !secret(p));
       const head = await git(root, ['rev-parse', '--verify', '-q', 'HEAD']);
       const args = ['diff', '--no-color', '--no-ext-diff', ...(head.ok && head.out.trim() ? ['HEAD'] : []), '--'];
       const diff = files.length > 0 ? await git(root, [...args, ...files]) : { ok: true, out: '', cut: false };
@@ -200,26 +245,21 @@ export function createFileView(deps: FileViewDeps) {
       return { op: 'read', path, refused: 'not_in_project' };
     }
     if (!real.startsWith(`${root}/`)) return { op: 'read', path, refused: 'outside_project' };
-    const fd = openSync(real, 'r');
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile()) return { op: 'read', path, refused: 'not_a_file' };
-      const buf = Buffer.alloc(Math.min(st.size, MAX_SHOWN_BYTES));
-      const n = readSync(fd, buf, 0, buf.length, 0);
-      const bytes = buf.subarray(0, n);
-      if (bytes.subarray(0, 8192).includes(0)) return { op: 'read', path, binary: true, size: st.size };
-      const masked = await maskSecrets(bytes.toString('utf8'), path!);
-      return {
-        op: 'read',
-        path,
-        size: st.size,
-        text: masked.text,
-        masked: masked.masked,
-        ...(st.size > MAX_SHOWN_BYTES ? { truncated: true } : {}),
-      };
-    } finally {
-      closeSync(fd);
-    }
+    // secrecy is judged on what is read: a link named notes.txt that leads to .env is .env
+    if (isPrivatePath(real, deps.home)) return { op: 'read', path, secret: true, refused: 'secret_file' };
+    const read = readCapped(real);
+    if (read === 'not_a_file') return { op: 'read', path, refused: 'not_a_file' };
+    const { bytes, size } = read;
+    if (bytes.subarray(0, 8192).includes(0)) return { op: 'read', path, binary: true, size };
+    const masked = await maskSecrets(bytes.toString('utf8'), path!);
+    return {
+      op: 'read',
+      path,
+      size,
+      text: masked.text,
+      masked: masked.masked,
+      ...(size > MAX_SHOWN_BYTES ? { truncated: true } : {}),
+    };
   };
 
   return {

@@ -63,6 +63,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
   const files = createFileView({
     settingsPath: join(paths.dir, 'file-view.json'),
     logPath: join(paths.stateDir, 'file-view.log'),
+    home: deps.home ?? homedir(),
   });
   // spec 4.11.4: files sent from the phone, received in sealed chunks, placed under ~/Downloads/Svc
   const receiver = createReceiver({

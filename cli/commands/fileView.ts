@@ -9,7 +9,7 @@ import { defineCommand } from 'citty';
 import { changeFileViewSettings, readFileViewLog } from '../../actors/files/view.js';
 import { projectHere } from '../../actors/hooks/projectHere.js';
 import { svcPaths } from '../../core/daemon/paths.js';
-import { readLine } from '../../core/files/view.js';
+import { isBroadRoot, readLine } from '../../core/files/view.js';
 import { fail } from '../output.js';
 
 const paths = () => svcPaths(homedir());
@@ -26,10 +26,13 @@ const switchTo = (kind: 'on' | 'off') =>
     run({ args }) {
       try {
         const project = projectHere();
-        const next = changeFileViewSettings(settings(), { kind, global: args.global === true, project });
+        const broad = isBroadRoot(project, homedir());
+        const next = changeFileViewSettings(settings(), { kind, global: args.global === true, project, broad });
         if (args.global) console.log(`file view ${kind} for every project`);
         else console.log(`file view ${kind}: ${project}`);
         if (kind === 'on' && next.global) console.log('it stays off everywhere (svc file-view on --global lifts it)');
+        else if (kind === 'on' && broad && !args.global)
+          console.log('this is a broad folder: the phone may browse all of it (never ~/.svc, ~/.ssh or key files)');
       } catch (err) {
         fail(err);
       }

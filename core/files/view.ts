@@ -34,6 +34,58 @@ export const isSecretFile = (path: string): boolean => {
   return SECRET_FILES.some((re) => re.test(name));
 };
 
+/**
+ * Folders under the home directory whose files are never shown, whatever the project: svc's own (the computer's
+ * private key, the API key), SSH, GnuPG, the cloud tools' credentials, password stores.
+ */
+export const PRIVATE_DIRS: readonly string[] = [
+  '.svc',
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker',
+  '.config/gh',
+  '.password-store',
+];
+
+/** The agents' own credential files under the home directory (their logins and API keys). */
+export const AGENT_CREDENTIALS: readonly string[] = [
+  '.claude/.credentials.json',
+  '.claude.json',
+  '.codex/auth.json',
+  '.gemini/oauth_creds.json',
+  '.gemini/google_accounts.json',
+  '.pi/agent/auth.json',
+  '.local/share/opencode/auth.json',
+  '.cursor/cli-config.json',
+  '.hermes/.env',
+];
+
+/**
+ * Whether a file, by its real (resolved) absolute path, is never shown: its own name is a secret's, or it is inside
+ * one of `PRIVATE_DIRS` or is one of `AGENT_CREDENTIALS` under `home`. Judged on the resolved path, so a link named
+ * `notes.txt` that leads to `.env` is the secret it leads to.
+ */
+export function isPrivatePath(real: string, home: string): boolean {
+  if (isSecretFile(real)) return true;
+  const base = posix.normalize(home).replace(/\/+$/, '');
+  if (!real.startsWith(`${base}/`)) return false;
+  const rel = real.slice(base.length + 1);
+  return (
+    PRIVATE_DIRS.some((dir) => rel === dir || rel.startsWith(`${dir}/`)) || AGENT_CREDENTIALS.some((f) => rel === f)
+  );
+}
+
+/**
+ * A project root too broad to browse by default: the home directory or `/`. A session started there would put the
+ * person's whole home (or disk) on the phone; file view needs `svc file-view on` run in that very folder.
+ */
+export const isBroadRoot = (root: string, home: string): boolean =>
+  root === '/' || posix.normalize(root).replace(/\/+$/, '') === posix.normalize(home).replace(/\/+$/, '');
+
 export type PathProblem = 'bad_path';
 
 /**
@@ -76,18 +128,36 @@ export const FileViewSettings = z.object({
   global: z.boolean(),
   /** Projects (absolute paths of their roots) where it is off. */
   off: z.array(z.string()).max(1000),
+  /** Broad roots (the home directory, `/`) where the person turned it on (`svc file-view on` there). */
+  on: z.array(z.string()).max(100).optional(),
 });
 export type FileViewSettings = z.infer<typeof FileViewSettings>;
 export const FILE_VIEW_ON: FileViewSettings = { version: 1, global: false, off: [] };
 
-export const fileViewOff = (s: FileViewSettings, project: string): boolean => s.global || s.off.includes(project);
+/**
+ * Why file view is off for `project`, or null when it is on: off everywhere or for this project
+ * (`file_view_off`), or a broad root (home, `/`) the person has not turned it on for (`file_view_broad_root`).
+ */
+export function fileViewRefusal(
+  s: FileViewSettings,
+  project: string,
+  home: string,
+): 'file_view_off' | 'file_view_broad_root' | null {
+  if (s.global || s.off.includes(project)) return 'file_view_off';
+  if (isBroadRoot(project, home) && !(s.on ?? []).includes(project)) return 'file_view_broad_root';
+  return null;
+}
 
-export type FileViewChange = { kind: 'off' | 'on'; global: boolean; project: string };
+/** `broad`: `project` is a broad root (`isBroadRoot`); turning it on there is remembered by name. */
+export type FileViewChange = { kind: 'off' | 'on'; global: boolean; project: string; broad?: boolean };
 
 export function changeFileView(s: FileViewSettings, c: FileViewChange): FileViewSettings {
   if (c.global) return { ...s, global: c.kind === 'off', ...(c.kind === 'on' ? { off: [] } : {}) };
   const off = s.off.filter((p) => p !== c.project);
-  return { ...s, off: c.kind === 'off' ? [...off, c.project] : off };
+  const next: FileViewSettings = { ...s, off: c.kind === 'off' ? [...off, c.project] : off };
+  if (!c.broad) return next;
+  const on = (s.on ?? []).filter((p) => p !== c.project);
+  return { ...next, on: c.kind === 'on' ? [...on, c.project] : on };
 }
 
 /** One read, as `svc file-view log` prints it: when, which device, which session, what. */

@@ -6,7 +6,7 @@
  * binary file is not shown; each read is in `svc file-view log`; `svc file-view off` turns it off for the project.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FileRequest, FileResultBody } from '../../core/seal/bodies.js';
@@ -14,6 +14,7 @@ import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
+import { waitFor } from '../helpers/tmux.js';
 
 const SESSION = 'svc-files';
 // a GitHub token shape secretlint's recommended rules know (random, never a real one)
@@ -78,14 +79,14 @@ afterEach(async () => {
 });
 
 /** Sends a sealed file request and opens the sealed answer. */
-async function ask(file: FileRequest): Promise<FileResultBody> {
+async function ask(file: FileRequest, session = SESSION): Promise<FileResultBody> {
   const n = ++seq;
-  const envelope = await app.seal('pane.keys', me, { session: SESSION, seq: n, file });
-  sock.send({ type: 'pane.keys', computer: computer.hookId, session: SESSION, envelope });
-  const result = await sock.next('keys.result', (f) => f.session === SESSION && f.seq === n, 20_000);
+  const envelope = await app.seal('pane.keys', me, { session, seq: n, file });
+  sock.send({ type: 'pane.keys', computer: computer.hookId, session, envelope });
+  const result = await sock.next('keys.result', (f) => f.session === session && f.seq === n, 20_000);
   expect(result.envelope, `an answer for ${JSON.stringify(file)}`).toBeDefined();
   const body = FileResultBody.parse(await app.open('file', result.envelope, me.publicKey));
-  expect(body).toMatchObject({ session: SESSION, seq: n, op: file.op });
+  expect(body).toMatchObject({ session, seq: n, op: file.op });
   expect(result.state).toBe(body.refused ? 'refused' : 'typed');
   return body;
 }
@@ -149,6 +150,59 @@ describe('file view', () => {
     expect(log.stdout).toContain(`${app.deviceId}  ${SESSION}  read config.ts  shown, 1 masked`);
     expect(log.stdout).toContain(`${app.deviceId}  ${SESSION}  read escape.txt  outside_project`);
     expect(log.stdout.trim().split('\n').length).toBeLessThanOrEqual(50);
+  }, 90_000);
+
+  it('a named pipe is refused, never waited on: the listener goes on serving', async () => {
+    execFileSync('mkfifo', [join(project, 'pipe')]);
+    symlinkSync('pipe', join(project, 'to-pipe.txt'));
+    const r = await ask({ op: 'read', path: 'to-pipe.txt' });
+    expect(r).toMatchObject({ refused: 'not_a_file' });
+    // the listener was not frozen: it answers the next request at once, and a push is typed
+    expect((await ask({ op: 'read', path: 'src/app.ts' })).text).toBe('export const a = 1;\n');
+    expect(listener.child.exitCode).toBeNull();
+  }, 60_000);
+
+  it('secrecy goes by what is read: a link to .env, a file named *, and never the keys under the home', async () => {
+    // a link with an innocent name that leads to the secret
+    symlinkSync('.env', join(project, 'alias.txt'));
+    expect(await ask({ op: 'read', path: 'alias.txt' })).toMatchObject({ secret: true, refused: 'secret_file' });
+    // a tracked secret with a change, and a file named `*`: its diff is its own, not a pattern for every file
+    writeFileSync(join(project, '.env.local'), 'DB_PASSWORD=first\n');
+    writeFileSync(join(project, '*'), 'star one\n');
+    git(project, 'add', '-f', '.env.local', '*');
+    git(project, 'commit', '-qm', 'secret and star');
+    writeFileSync(join(project, '.env.local'), 'DB_PASSWORD=changed-secret\n');
+    writeFileSync(join(project, '*'), 'star two\n');
+    const star = await ask({ op: 'diff', path: '*' });
+    expect(star.text).toContain('+star two');
+    expect(star.text).not.toContain('changed-secret');
+    expect((await ask({ op: 'diff' })).text).not.toContain('changed-secret');
+
+    // a session whose folder is the home directory: refused until turned on there, and then never ~/.svc
+    await computer.tmux.newSession('svc-home', ['cat'], {
+      cwd: computer.home.home,
+      options: { '@svc-kind': 'agent', '@svc-agent': 'A1', '@svc-project': 'home' },
+    });
+    const apiKey = JSON.parse(readFileSync(join(computer.home.home, '.svc', 'config.json'), 'utf8')).apiKey as string;
+    expect(apiKey.length).toBeGreaterThan(10);
+    await waitFor(async () => (await ask({ op: 'list' }, 'svc-home')).refused !== 'session_not_found', {
+      what: 'the listener to know svc-home',
+    });
+    expect(await ask({ op: 'list' }, 'svc-home')).toMatchObject({ refused: 'file_view_broad_root' });
+    expect(await ask({ op: 'read', path: 'outside.txt' }, 'svc-home')).toMatchObject({
+      refused: 'file_view_broad_root',
+    });
+    const on = await runSvc(['file-view', 'on'], computer.env, { cwd: computer.home.home });
+    expect(on.stdout).toContain('broad folder');
+    expect((await ask({ op: 'read', path: 'outside.txt' }, 'svc-home')).text).toBe('outside the project\n');
+    for (const path of ['.svc/config.json', '.svc/device-key.json']) {
+      const r = await ask({ op: 'read', path }, 'svc-home');
+      expect(r.refused, path).toMatch(/^(secret_file|not_in_project)$/);
+      expect(JSON.stringify(r)).not.toContain(apiKey);
+    }
+    const listed = await ask({ op: 'list' }, 'svc-home');
+    for (const e of listed.entries ?? [])
+      if (e.path.startsWith('.svc/')) expect(e, e.path).toMatchObject({ secret: true });
   }, 90_000);
 
   it('svc file-view off refuses for this project until on; the log keeps the last 50', async () => {

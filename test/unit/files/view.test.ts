@@ -6,10 +6,13 @@ import {
   changeFileView,
   checkViewPath,
   FILE_VIEW_ON,
-  fileViewOff,
+  fileViewRefusal,
+  isPrivatePath,
   isSecretFile,
   maskRanges,
 } from '../../../core/files/view.js';
+
+const HOME = '/home/ana';
 
 describe('file view rules', () => {
   it.each([
@@ -74,14 +77,48 @@ describe('file view rules', () => {
 
   it('turns off per project or everywhere, and on again', () => {
     const off = changeFileView(FILE_VIEW_ON, { kind: 'off', global: false, project: '/src/a' });
-    expect(fileViewOff(off, '/src/a')).toBe(true);
-    expect(fileViewOff(off, '/src/b')).toBe(false);
+    expect(fileViewRefusal(off, '/src/a', HOME)).toBe('file_view_off');
+    expect(fileViewRefusal(off, '/src/b', HOME)).toBeNull();
     const all = changeFileView(off, { kind: 'off', global: true, project: '/x' });
-    expect(fileViewOff(all, '/src/b')).toBe(true);
+    expect(fileViewRefusal(all, '/src/b', HOME)).toBe('file_view_off');
     const stillOff = changeFileView(all, { kind: 'on', global: false, project: '/src/b' });
-    expect(fileViewOff(stillOff, '/src/b')).toBe(true);
+    expect(fileViewRefusal(stillOff, '/src/b', HOME)).toBe('file_view_off');
     const on = changeFileView(all, { kind: 'on', global: true, project: '/x' });
     expect(on).toEqual(FILE_VIEW_ON);
+  });
+
+  it('the home directory and / are refused until turned on there by name', () => {
+    for (const root of [HOME, `${HOME}/`, '/'])
+      expect(fileViewRefusal(FILE_VIEW_ON, root, HOME)).toBe('file_view_broad_root');
+    expect(fileViewRefusal(FILE_VIEW_ON, `${HOME}/proj`, HOME)).toBeNull();
+    const on = changeFileView(FILE_VIEW_ON, { kind: 'on', global: false, project: HOME, broad: true });
+    expect(fileViewRefusal(on, HOME, HOME)).toBeNull();
+    expect(fileViewRefusal(on, '/', HOME)).toBe('file_view_broad_root');
+    const offAgain = changeFileView(on, { kind: 'off', global: false, project: HOME, broad: true });
+    expect(fileViewRefusal(offAgain, HOME, HOME)).toBe('file_view_off');
+    expect(offAgain.on).toEqual([]);
+  });
+
+  it.each([
+    [`${HOME}/proj/notes.txt`, false],
+    [`${HOME}/proj/.env`, true],
+    [`${HOME}/proj/deploy.key`, true],
+    [`${HOME}/.svc/config.json`, true],
+    [`${HOME}/.svc/device-key.json`, true],
+    [`${HOME}/.svc`, true],
+    [`${HOME}/.ssh/config`, true],
+    [`${HOME}/.gnupg/pubring.kbx`, true],
+    [`${HOME}/.aws/credentials`, true],
+    [`${HOME}/.config/gcloud/application_default_credentials.json`, true],
+    [`${HOME}/.claude/.credentials.json`, true],
+    [`${HOME}/.codex/auth.json`, true],
+    [`${HOME}/.gemini/oauth_creds.json`, true],
+    [`${HOME}/.claude/settings.json`, false],
+    [`${HOME}/.svcx/notes.txt`, false],
+    ['/etc/ssl/private/server.key', true],
+    ['/srv/.ssh/config', false],
+  ])('isPrivatePath(%s) → %s', (real, expected) => {
+    expect(isPrivatePath(real, HOME)).toBe(expected);
   });
 });
 

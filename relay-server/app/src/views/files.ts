@@ -13,6 +13,8 @@ import { keysRequest } from './control.js';
 
 const REFUSED: Record<string, string> = {
   file_view_off: 'File view is off for this project on the computer (svc file-view on).',
+  file_view_broad_root:
+    'This session runs in the home folder (or /): file view is off there unless you run `svc file-view on` in it.',
   secret_file: 'A secret file: listed, never shown.',
   outside_project: 'It leads outside the project: not shown.',
   bad_path: 'Not a path inside the project.',
