@@ -41,6 +41,7 @@ export const HTTP_ERROR_CODES = [
   'pairing_used', // 410: a pairing code that was already claimed (codes work once)
   'pairing_expired', // 410: a pairing code past its expiry (PAIRING_TTL_MS)
   'storage_full', // 429: the account's open pushes hold MAX_OPEN_PUSH_BYTES already (relay-server/pushes.ts)
+  'bad_endpoint', // 400: a Web Push endpoint the relay will not connect to (core/notify/endpoint.ts)
 ] as const;
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 

@@ -48,6 +48,11 @@ export const subscribe =
     const webPush = need(deps);
     const body = await readJson(req, PushSubscribeRequest);
     await ownDevice(deps.store, key, body.deviceId);
+    const problem = await webPush.endpointProblem(body.subscription.endpoint);
+    if (problem) {
+      deps.log.warn(`web push subscription for ${body.deviceId} refused: ${problem}`);
+      throw new HttpError(400, 'bad_endpoint', problem);
+    }
     await webPush.subscribe(key.accountId, body);
     deps.log.info(`web push subscription for ${body.deviceId} (${(body.events ?? ['all']).join(', ')})`);
     sendJson(res, 200, { deviceId: body.deviceId, events: await webPush.events(body.deviceId) });

@@ -7,12 +7,21 @@
  * key (a phone's subscription is bound to it) and the subscriptions file is renamed `….imported`.
  * One push per device and session per PUSH_BATCH_MS. Payloads carry only the envelope the listener sealed
  * (core/notify/push.ts): the push service and the relay cannot read them.
+ *
+ * A device names where its pushes go, so the relay is careful where it connects (docs/security.md): only `https:`
+ * endpoints on public addresses (or hosts the operator named in `--push-hosts`), checked when a device subscribes
+ * and again at every connect; each send is bounded in time and in the answer it reads (push/transport.ts); at most
+ * `MAX_SENDS_PER_DEVICE` at once per device; and a subscription that fails `MAX_FAILURES` times in a row, that
+ * resolves to a private address, or that its service says is gone, is dropped.
  */
+import { lookup } from 'node:dns/promises';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import type { Agent } from 'node:https';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import webpush from 'web-push';
 import { z } from 'zod';
+import { checkPushEndpoint, isPublicAddress } from '../../core/notify/endpoint.js';
 import {
   NOTIFY_EVENTS,
   type NotifyEvent,
@@ -24,6 +33,12 @@ import {
 } from '../../core/notify/push.js';
 import { describeError, type Log } from '../log.js';
 import type { PushSubscriptionRecord, Store } from '../store.js';
+import { PushFailed, sendPushRequest } from './transport.js';
+
+/** Sends at once to one device; more are skipped (a push is a nudge, and the batching keeps the latest). */
+export const MAX_SENDS_PER_DEVICE = 2;
+/** Failed sends in a row after which a subscription is dropped (the app subscribes again when it opens). */
+export const MAX_FAILURES = 3;
 
 const Vapid = z.object({ publicKey: z.string(), privateKey: z.string() });
 /** The subscriptions file of a relay from before they were kept in the store. */
@@ -50,6 +65,12 @@ export interface WebPushOptions {
   batchMs?: number;
   /** For tests: the HTTPS agent that reaches a loopback push endpoint with its own certificate. */
   agent?: Agent;
+  /** `--push-hosts`: the only hosts pushes go to (a host named exactly may be on a private address); null: any
+   *  host on a public address. */
+  pushHosts?: readonly string[] | null;
+  /** Connect and whole-answer timeouts of one send (push/transport.ts has the defaults). */
+  connectTimeoutMs?: number;
+  totalTimeoutMs?: number;
 }
 
 /** The VAPID keys in the store: the ones there, else this relay's old `vapid.json`, else a new pair. */
@@ -91,6 +112,11 @@ export class WebPush {
   private readonly opts: WebPushOptions;
   /** Sends in flight, so close() can wait for them. */
   private readonly inflight = new Set<Promise<void>>();
+  /** Sends in flight per device. */
+  private readonly sending = new Map<string, number>();
+  /** Failed sends in a row per device. */
+  private readonly failures = new Map<string, number>();
+  private readonly stopping = new AbortController();
 
   private constructor(opts: WebPushOptions, vapid: z.infer<typeof Vapid>) {
     this.opts = opts;
@@ -102,6 +128,24 @@ export class WebPush {
     const vapid = await vapidKeys(opts.store, opts.dataDir);
     await importOldSubscriptions(opts.store, opts.dataDir, opts.log);
     return new WebPush(opts, vapid);
+  }
+
+  /**
+   * Why the relay will not send to `endpoint` (a sentence), or null: not an `https:` URL, not an allowed host, or a
+   * host whose addresses are not all public (unless named in `--push-hosts`).
+   */
+  async endpointProblem(endpoint: string): Promise<string | null> {
+    const checked = checkPushEndpoint(endpoint, this.opts.pushHosts ?? null);
+    if (!checked.ok) return checked.message;
+    if (checked.named || isIP(checked.host) !== 0) return null;
+    let addresses: { address: string }[];
+    try {
+      addresses = await lookup(checked.host, { all: true });
+    } catch {
+      return `${checked.host} does not resolve`;
+    }
+    const bad = addresses.find((a) => !isPublicAddress(a.address));
+    return bad ? `${checked.host} resolves to ${bad.address}, not a public address` : null;
   }
 
   async subscribe(accountId: string, request: PushSubscribeRequest): Promise<void> {
@@ -158,10 +202,21 @@ export class WebPush {
 
   private send(sub: PushSubscriptionRecord, event: PushEvent, count: number): void {
     const { deviceId } = sub;
-    const payload = JSON.stringify(pushPayload(event, count));
-    const keys = { p256dh: sub.p256dh, auth: sub.auth };
-    const sending = webpush
-      .sendNotification({ endpoint: sub.endpoint, keys }, payload, {
+    const busy = this.sending.get(deviceId) ?? 0;
+    if (busy >= MAX_SENDS_PER_DEVICE) {
+      this.opts.log.warn(`web push ${event.kind} to ${deviceId} skipped: ${busy} sends to it still open`);
+      return;
+    }
+    const checked = checkPushEndpoint(sub.endpoint, this.opts.pushHosts ?? null);
+    if (!checked.ok) {
+      this.opts.log.warn(`web push subscription of ${deviceId} dropped: ${checked.message}`);
+      void this.unsubscribe(deviceId).catch(() => {});
+      return;
+    }
+    const details = webpush.generateRequestDetails(
+      { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } },
+      JSON.stringify(pushPayload(event, count)),
+      {
         vapidDetails: {
           subject: this.opts.subject ?? 'mailto:svc-relay@localhost',
           publicKey: this.publicKey,
@@ -169,22 +224,54 @@ export class WebPush {
         },
         TTL: 600,
         urgency: 'high',
-        ...(this.opts.agent ? { agent: this.opts.agent } : {}),
-      })
+      },
+    );
+    this.sending.set(deviceId, busy + 1);
+    const sending = sendPushRequest(
+      { endpoint: details.endpoint, method: details.method, headers: details.headers, body: details.body },
+      {
+        named: checked.named,
+        agent: this.opts.agent,
+        signal: this.stopping.signal,
+        ...(this.opts.connectTimeoutMs ? { connectTimeoutMs: this.opts.connectTimeoutMs } : {}),
+        ...(this.opts.totalTimeoutMs ? { totalTimeoutMs: this.opts.totalTimeoutMs } : {}),
+      },
+    )
       .then(
-        (res) => this.opts.log.info(`web push ${event.kind} to ${deviceId}: ${res.statusCode}`),
-        (error: { statusCode?: number }) => {
-          if (error.statusCode === 404 || error.statusCode === 410) {
-            this.opts.log.info(`web push subscription of ${deviceId} is gone (${error.statusCode}); dropped`);
-            return this.unsubscribe(deviceId).then(() => {});
-          } else this.opts.log.warn(`web push to ${deviceId} failed: ${error.statusCode ?? describeError(error)}`);
+        (status) => {
+          this.failures.delete(deviceId);
+          this.opts.log.info(`web push ${event.kind} to ${deviceId}: ${status}`);
         },
+        (error: unknown) => this.failed(deviceId, error),
       )
-      .finally(() => this.inflight.delete(sending));
+      .finally(() => {
+        const left = (this.sending.get(deviceId) ?? 1) - 1;
+        if (left > 0) this.sending.set(deviceId, left);
+        else this.sending.delete(deviceId);
+        this.inflight.delete(sending);
+      });
     this.inflight.add(sending);
   }
 
+  /** A send failed: a subscription that is gone, points somewhere private, or fails again and again is dropped. */
+  private async failed(deviceId: string, error: unknown): Promise<void> {
+    const e = error instanceof PushFailed ? error : new PushFailed('network', describeError(error));
+    if (e.reason === 'aborted') return;
+    const gone = e.statusCode === 404 || e.statusCode === 410;
+    const failures = (this.failures.get(deviceId) ?? 0) + 1;
+    this.failures.set(deviceId, failures);
+    this.opts.log.warn(`web push to ${deviceId} failed (${e.reason}): ${e.message}`);
+    if (!gone && e.reason !== 'address' && failures < MAX_FAILURES) return;
+    this.failures.delete(deviceId);
+    const why = gone ? `gone (${e.statusCode})` : e.reason === 'address' ? e.message : `${failures} failures in a row`;
+    this.opts.log.warn(`web push subscription of ${deviceId} dropped: ${why}`);
+    await this.unsubscribe(deviceId).catch((err) =>
+      this.opts.log.error(`web push: could not drop the subscription of ${deviceId}: ${describeError(err)}`),
+    );
+  }
+
   async close(): Promise<void> {
+    this.stopping.abort();
     for (const b of this.batches.values()) clearTimeout(b.timer);
     this.batches.clear();
     await Promise.all([...this.inflight]);

@@ -17,7 +17,7 @@ let relay: TestRelay;
 const sockets: TestSocket[] = [];
 
 beforeEach(async () => {
-  relay = await startTestRelay();
+  relay = await startTestRelay({ webPush: { pushHosts: ['push.example.invalid'] } });
 });
 
 afterEach(async () => {

@@ -314,7 +314,7 @@ describe('two relays on one Postgres', () => {
         store: await openPostgresStore(store),
         bus: await RedisBus.open(redis.url),
         log: { info: () => {}, warn: () => {}, error: () => {} },
-        webPush: { agent: new HttpsAgent({ ca: cert.cert }), batchMs: 50 },
+        webPush: { agent: new HttpsAgent({ ca: cert.cert }), batchMs: 50, pushHosts: ['127.0.0.1'] },
       });
     const [a, b] = [await open(), await open()];
     try {

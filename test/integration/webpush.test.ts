@@ -85,7 +85,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
   endpointUrl = `https://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
-  relay = await startTestRelay({ webPush: { agent: new Agent({ ca: cert.cert }), batchMs: 400 } });
+  relay = await startTestRelay({
+    webPush: { agent: new Agent({ ca: cert.cert }), batchMs: 400, pushHosts: ['127.0.0.1'] },
+  });
 });
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
 import { defineCommand } from 'citty';
+import { parsePushHosts } from '../../../core/notify/endpoint.js';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
 import { busArg, dataArg, defaultRelayDataDir, openRelayBus, openRelayStore, storeArg } from './_shared.js';
@@ -24,6 +25,12 @@ export default defineCommand({
     data: dataArg,
     store: storeArg,
     bus: busArg,
+    'push-hosts': {
+      type: 'string',
+      description:
+        "Web Push only to these hosts (comma-separated; `*.example.org`; `known` for the browsers' push services). A host named exactly may be on a private address",
+      valueHint: 'HOSTS',
+    },
     'replay-window': {
       type: 'string',
       description: 'Seconds a missed push may still be replayed to a listener',
@@ -49,6 +56,7 @@ export default defineCommand({
         port: parsePort(args.port),
         dataDir: args.data ?? defaultRelayDataDir(),
         replayWindowMs: parseSeconds(args['replay-window']),
+        webPush: { pushHosts: parsePushHosts(args['push-hosts']) },
       });
       const stop = () => {
         process.off('SIGINT', stop);
