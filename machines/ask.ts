@@ -10,8 +10,11 @@
  * the deadline of an ask it finds in ~/.svc/asks.json (it answers those expired at once). An answer is opened by
  * `openAnswer` with the key the question was sealed for that device and checked against the ask
  * (core/mcp/ask.ts `checkAnswer`); the first one taken ends the ask, so the answer reaches the agent exactly once.
+ * An answer that arrives while another is being opened waits its turn (at most `MAX_QUEUED`): it is refused
+ * `already_answered` only if the one before it was taken. An answer that does not open is no answer: it never ends
+ * the ask, and never makes a real one that came right behind it look late.
  */
-import { assign, fromPromise, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import { type AnswerBody, type AskCode, checkAnswer, type Recipient } from '../core/mcp/ask.js';
 
 export interface AskInput {
@@ -32,7 +35,12 @@ export interface AskContext extends AskInput {
   refused: number;
   /** The answer taken (in `answered`). */
   answer: AnswerBody | null;
+  /** Answers that came while one was being opened, oldest first. */
+  queued: Extract<AskEvent, { type: 'ANSWER' }>[];
 }
+
+/** Answers held while one is being opened; past this many, a further one is refused `already_answered`. */
+export const MAX_QUEUED = 8;
 
 export type AskEvent =
   | { type: 'ANSWER'; deviceId: string | null; connection: string; envelope: unknown }
@@ -81,9 +89,33 @@ export const askMachine = setup({
   delays: {
     untilDeadline: ({ context }) => Math.max(0, context.leftMs),
   },
+  guards: {
+    roomInQueue: ({ context }) => context.queued.length < MAX_QUEUED,
+  },
+  actions: {
+    /** The answer being opened was taken: every answer that waited behind it comes second. */
+    refuseQueued: enqueueActions(({ context, enqueue }) => {
+      for (const q of context.queued)
+        enqueue.sendParent({
+          type: 'ASK.REFUSED',
+          id: context.id,
+          deviceId: q.deviceId,
+          connection: q.connection,
+          code: 'already_answered',
+        } satisfies AskRefused);
+      enqueue.assign({ queued: [] });
+    }),
+    /** The answer being opened was not taken: the next that waited is opened now. */
+    nextQueued: enqueueActions(({ context, enqueue }) => {
+      const [next, ...rest] = context.queued;
+      if (!next) return;
+      enqueue.assign({ queued: rest });
+      enqueue.raise(next);
+    }),
+  },
 }).createMachine({
   id: 'ask',
-  context: ({ input }) => ({ ...input, from: null, refused: 0, answer: null }),
+  context: ({ input }) => ({ ...input, from: null, refused: 0, answer: null, queued: [] }),
   initial: 'open',
   states: {
     open: {
@@ -111,7 +143,10 @@ export const askMachine = setup({
               {
                 guard: ({ context, event }) => event.output.ok && checkAnswer(context, event.output.body).ok,
                 target: '#ask.answered',
-                actions: assign({ answer: ({ event }) => (event.output.ok ? event.output.body : null) }),
+                actions: [
+                  assign({ answer: ({ event }) => (event.output.ok ? event.output.body : null) }),
+                  'refuseQueued',
+                ],
               },
               {
                 target: 'waiting',
@@ -120,6 +155,7 @@ export const askMachine = setup({
                     refusal(context, event.output.ok ? 'bad_seal' : event.output.code),
                   ),
                   assign({ refused: ({ context }) => context.refused + 1, from: null }),
+                  'nextQueued',
                 ],
               },
             ],
@@ -128,21 +164,28 @@ export const askMachine = setup({
               actions: [
                 sendParent(({ context }) => refusal(context, 'bad_seal')),
                 assign({ refused: ({ context }) => context.refused + 1, from: null }),
+                'nextQueued',
               ],
             },
           },
           on: {
-            // Another device answered while the first answer is being opened: the first one is taken or not, but
-            // this one comes second either way.
-            ANSWER: {
-              actions: sendParent(({ context, event }) => ({
-                type: 'ASK.REFUSED',
-                id: context.id,
-                deviceId: event.deviceId,
-                connection: event.connection,
-                code: 'already_answered',
-              })),
-            },
+            // Another answer while one is being opened: it waits; whether it comes second depends on whether the
+            // one being opened is taken.
+            ANSWER: [
+              {
+                guard: 'roomInQueue',
+                actions: assign({ queued: ({ context, event }) => [...context.queued, event] }),
+              },
+              {
+                actions: sendParent(({ context, event }) => ({
+                  type: 'ASK.REFUSED',
+                  id: context.id,
+                  deviceId: event.deviceId,
+                  connection: event.connection,
+                  code: 'already_answered',
+                })),
+              },
+            ],
           },
         },
       },

@@ -195,6 +195,17 @@ async function subscribeApp(ctx: FrameContext, conn: Connection, frame: Subscrib
       conn.send({ type: 'error', code: 'unknown_device', message: 'deviceId is not a device of this account' });
       return;
     }
+    // A paired device speaks only through its own token: an API key cannot pose as the phone and take its frames.
+    const access = decideAccess(conn.key, {
+      act: 'actAsDevice',
+      deviceId: device.deviceId,
+      paired: device.paired === true,
+    });
+    if (!access.ok) {
+      ctx.log.warn(`ws forbidden from ${conn.label}: subscribe as ${frame.deviceId}: ${access.message}`);
+      conn.send({ type: 'error', code: 'forbidden', message: access.message });
+      return;
+    }
     conn.deviceId = device.deviceId;
   }
   conn.role = 'app';

@@ -434,7 +434,10 @@ export class PostgresStore implements Store {
   }
 
   async getDevice(deviceId: string): Promise<DeviceRecord | null> {
-    const r = await this.one('SELECT * FROM devices WHERE id = $1', [deviceId]);
+    const r = await this.one(
+      'SELECT d.*, EXISTS (SELECT 1 FROM api_keys k WHERE k.device_id = d.id) AS paired FROM devices d WHERE d.id = $1',
+      [deviceId],
+    );
     return r ? toDevice(r) : null;
   }
 

@@ -108,6 +108,8 @@ export interface DeviceRecord {
   kind: DeviceKind;
   publicKey: string;
   createdAt: number;
+  /** From `getDevice`: the device was paired and holds a device token of its own (only that token acts as it). */
+  paired?: boolean;
 }
 
 /** A phone's Web Push subscription (relay-server/push/webPush.ts): where to push, its keys, the events it wants. */

@@ -32,8 +32,13 @@ export type Act =
   | { act: 'removeDevice'; deviceId: string; computerOwner?: string | null }
   /** `POST /pairings`: a code that makes a new device token. */
   | { act: 'createPairing' }
-  /** `POST`/`DELETE /push/subscriptions`: Web Push for an app device (a device token: its own only). */
-  | { act: 'subscribePush'; deviceId: string }
+  /**
+   * Act as an app device: `subscribe` naming it (its frames, its asks' questions), and `POST`/`DELETE
+   * /push/subscriptions` for it. A device token: its own device only. An API key: a device registered with a key
+   * (`POST /devices`), never one that was paired (`paired`: it holds a token of its own, and only that token may
+   * speak for it, so a key cannot pose as the phone and take its frames).
+   */
+  | { act: 'actAsDevice'; deviceId: string; paired: boolean }
   /** `ask.answer` from an app: the answer reaches the agent as its tool result, so it drives it like a message. */
   | { act: 'answerAsk' }
   /**
@@ -80,10 +85,9 @@ export function decideAccess(c: Credential, a: Act): Access {
     case 'createPairing':
       if (device) return deny('a device token cannot pair further devices; run `svc pair` on the computer');
       return has(c, 'push:write') ? allow : deny('this key lacks the scope push:write');
-    case 'subscribePush':
-      if (device && c.deviceId !== a.deviceId) {
-        return deny('a device token speaks for its own device only; it cannot subscribe another to Web Push');
-      }
+    case 'actAsDevice':
+      if (device && c.deviceId !== a.deviceId) return deny('a device token speaks for its own device only');
+      if (!device && a.paired) return deny('a paired device speaks only through its own device token, not an API key');
       return c.scopes.length > 0 ? allow : deny('this key has no scope');
     case 'answerAsk':
       return has(c, 'push:write') ? allow : deny('answering an ask needs the scope push:write');

@@ -63,6 +63,7 @@ export function toDevice(r: Row): DeviceRecord {
     kind: r.kind as DeviceKind,
     publicKey: r.public_key as string,
     createdAt: num(r.created_at),
+    ...(r.paired !== undefined ? { paired: r.paired === true } : {}),
   };
 }
 

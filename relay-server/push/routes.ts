@@ -31,9 +31,9 @@ function need(deps: PushRouteDeps): WebPush {
 
 /** A device of this account, and one this key may subscribe (core/relay/access.ts: a device token, its own only). */
 async function ownDevice(store: Store, key: KeyRecord, deviceId: string): Promise<void> {
-  const access = decideAccess(key, { act: 'subscribePush', deviceId });
-  if (!access.ok) throw new HttpError(403, 'forbidden', access.message);
   const device = await store.getDevice(deviceId);
+  const access = decideAccess(key, { act: 'actAsDevice', deviceId, paired: device?.paired === true });
+  if (!access.ok) throw new HttpError(403, 'forbidden', access.message);
   if (!device || device.accountId !== key.accountId) {
     throw new HttpError(400, 'unknown_device', 'deviceId is not a device of this account');
   }

@@ -16,6 +16,7 @@ interface DeviceRow {
   kind: string;
   public_key: string;
   created_at: number;
+  paired?: number;
 }
 
 function toDevice(row: DeviceRow): DeviceRecord {
@@ -26,6 +27,7 @@ function toDevice(row: DeviceRow): DeviceRecord {
     kind: row.kind as DeviceKind,
     publicKey: row.public_key,
     createdAt: row.created_at,
+    ...(row.paired !== undefined ? { paired: row.paired === 1 } : {}),
   };
 }
 
@@ -56,7 +58,11 @@ export function listDevices(db: Database.Database, accountId: string): DeviceRec
 }
 
 export function getDevice(db: Database.Database, deviceId: string): DeviceRecord | null {
-  const row = db.prepare('SELECT * FROM devices WHERE id = ?').get(deviceId) as DeviceRow | undefined;
+  const row = db
+    .prepare(
+      'SELECT d.*, EXISTS (SELECT 1 FROM api_keys k WHERE k.device_id = d.id) AS paired FROM devices d WHERE d.id = ?',
+    )
+    .get(deviceId) as DeviceRow | undefined;
   return row ? toDevice(row) : null;
 }
 

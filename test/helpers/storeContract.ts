@@ -312,6 +312,9 @@ export function storeContract(h: StoreHarness): void {
         });
       const [first, second] = await Promise.all([claim('k1'), claim('k2')]);
       expect([first.ok, second.ok].sort()).toEqual([false, true]);
+      // a paired device holds a token of its own; one registered with an API key does not
+      expect(await store.getDevice('d_2')).toMatchObject({ deviceId: 'd_2', paired: true });
+      expect(await store.getDevice('d_1')).toMatchObject({ deviceId: 'd_1', paired: false });
       expect(await store.pairingState('h1', 30)).toBe('used');
       expect((await store.findKeyByHash('hash-k1')) ?? (await store.findKeyByHash('hash-k2'))).toMatchObject({
         deviceId: 'd_2',

@@ -275,6 +275,25 @@ describe('asks and Web Push', () => {
     },
   };
 
+  it('an API key cannot pose as a paired phone: not on the socket, not for its Web Push (forbidden)', async () => {
+    const phone = await pairPhone();
+    const writer = await relay.createKey(['push:write']);
+    const impostor = await open(writer);
+    impostor.send({ type: 'subscribe', role: 'app', deviceId: phone.deviceId });
+    expect(await impostor.next('error')).toMatchObject({ code: 'forbidden' });
+    expect(relay.logs.join('\n')).toMatch(new RegExp(`ws forbidden from .*subscribe as ${phone.deviceId}`));
+    const sub = await api(relay.url, 'POST', '/push/subscriptions', {
+      key: writer,
+      body: { deviceId: phone.deviceId, subscription },
+    });
+    expect(sub.status).toBe(403);
+    expect(sub.json.error.code).toBe('forbidden');
+    // the phone's own token still may
+    const own = await open(phone.token);
+    own.send({ type: 'subscribe', role: 'app', deviceId: phone.deviceId });
+    expect(await own.next('subscribed')).toMatchObject({ role: 'app' });
+  });
+
   it('a device token reads the VAPID key and subscribes its own device, never another', async () => {
     const phone = await pairPhone();
     const other = await pairPhone();

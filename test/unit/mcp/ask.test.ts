@@ -198,6 +198,43 @@ describe('machines/ask.ts', () => {
     });
   });
 
+  it('a broken answer sent first never makes the real one that follows it "already answered"', async () => {
+    const h = await harness();
+    const broken = { type: 'ANSWER' as const, deviceId: 'd_phone', connection: 'impostor', envelope: { junk: 1 } };
+    const real = {
+      type: 'ANSWER' as const,
+      deviceId: 'd_phone',
+      connection: 'phone',
+      envelope: await h.sealAnswer('d_phone', h.phone.privateKey, { choice: 0 }),
+    };
+    // both arrive before the first is opened
+    h.ask.send(broken);
+    h.ask.send(real);
+    await waitFor(() => h.output() !== null, { what: 'the real answer taken' });
+    expect(h.output()).toMatchObject({ state: 'answered', connection: 'phone', choice: 'yes' });
+    const refused = h.toParent.filter((e) => (e as { type: string }).type === 'ASK.REFUSED');
+    expect(refused).toEqual([expect.objectContaining({ connection: 'impostor', code: 'bad_seal' })]);
+  });
+
+  it('an answer that waited behind one that was taken comes second', async () => {
+    const h = await harness();
+    const answer = async (connection: string, choice: number) => ({
+      type: 'ANSWER' as const,
+      deviceId: 'd_phone',
+      connection,
+      envelope: await h.sealAnswer('d_phone', h.phone.privateKey, { choice }),
+    });
+    const [first, second] = [await answer('one', 0), await answer('two', 0)];
+    h.ask.send(first);
+    h.ask.send(second);
+    await waitFor(() => h.output() !== null, { what: 'the first answer taken' });
+    expect(h.output()).toMatchObject({ state: 'answered', connection: 'one' });
+    await waitFor(() => h.toParent.some((e) => (e as { code?: string }).code === 'already_answered'), {
+      what: 'the second refused',
+    });
+    expect(h.toParent).toContainEqual(expect.objectContaining({ connection: 'two', code: 'already_answered' }));
+  });
+
   it('expires at its deadline, not before', async () => {
     const h = await harness();
     h.clock.increment(59_999);
