@@ -12,7 +12,7 @@ import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mc
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
 import type { FileRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
-import { describeSessions } from '../core/sessions/inventory.js';
+import { describeSessions, forRelay } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
 import {
@@ -638,10 +638,10 @@ export const listenerMachine = setup({
                   ...event.sessions.map((r) => {
                     const card = context.cards[r.name]?.envelope;
                     const remote = isRemote(system.get(sessionId(r.name)));
-                    return { ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) };
+                    return forRelay({ ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) });
                   }),
                   // sessions that ended, or were there before the computer restarted: offered to resume
-                  ...context.past.filter((p) => !event.sessions.some((r) => r.name === p.name)),
+                  ...context.past.filter((p) => !event.sessions.some((r) => r.name === p.name)).map(forRelay),
                 ],
                 ...(context.schedules ? { schedules: context.schedules } : {}),
               },

@@ -15,6 +15,7 @@
  * (`test/fixtures/screens/`, `test/unit/agents/registry.test.ts`); a pattern that finds nothing makes the check answer
  * "unknown" (no retry Enter), never a guess. Agents whose input line no fixture shows have none (unverified).
  */
+import { startProgramName } from '../tmux/startCommand.js';
 import { SCREEN_RULES, type ScreenRules } from './screens.js';
 
 export type SubmitKind = 'literal' | 'paste';
@@ -340,12 +341,7 @@ export function agentForCommand(paneCurrentCommand: string): AgentSpec | undefin
  * a lone program as `exec 'claude'`, so a leading `exec` is skipped). Returns its basename, or '' when there is none.
  */
 export function startProgram(paneStartCommand: string | undefined): string {
-  if (!paneStartCommand) return '';
-  let s = paneStartCommand.trim();
-  if (s.startsWith('"') && s.endsWith('"') && s.length >= 2) s = s.slice(1, -1).trim();
-  const words = s.split(/\s+/);
-  const first = (words[0] === 'exec' ? words[1] : words[0]) ?? '';
-  return basename(first.replace(/^["']|["']$/g, ''));
+  return startProgramName(paneStartCommand);
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 
 import type { SessionRecord } from '../protocol/index.js';
+import { startWord } from '../tmux/startCommand.js';
 import { activePane } from './inventory.js';
 
 export const CONTROL_ACTIONS = ['end', 'kill', 'resume', 'forget'] as const;
@@ -59,8 +60,7 @@ export function resumeArgv(past: Pick<PastSession, 'agent' | 'program'>, id: str
 
 /** The absolute program a pane was started with (`exec '/x/bin/claude' …`), if it was started with one. */
 export function startedProgram(startCommand: string | undefined): string | undefined {
-  const words = (startCommand ?? '').trim().replace(/^"|"$/g, '').split(/\s+/);
-  const first = (words[0] === 'exec' ? words[1] : words[0])?.replace(/^'|'$/g, '');
+  const first = startWord(startCommand);
   return first?.startsWith('/') ? first : undefined;
 }
 

@@ -1,5 +1,6 @@
 /** Pure inventory decisions: has anything a phone would notice changed since the last report? */
 import type { SessionRecord } from '../protocol/index.js';
+import { startProgramName } from '../tmux/startCommand.js';
 
 /** A stable key of what the app shows; order of sessions and panes does not matter. */
 export function inventoryKey(sessions: readonly SessionRecord[]): string {
@@ -29,4 +30,20 @@ export function activePane(session: SessionRecord) {
 
 export function describeSessions(sessions: readonly SessionRecord[]): string {
   return sessions.map((s) => s.name).join(', ');
+}
+
+/**
+ * A session record as the relay may keep it: a pane's start command becomes its program's name alone. The rest of
+ * what the pane was started with (a first prompt, `svc cc --detach "rotate the prod db password to …"`) is what a
+ * person typed, which the relay never holds in the clear.
+ */
+export function forRelay(record: SessionRecord): SessionRecord {
+  if (!record.panes.some((p) => p.startCommand !== undefined)) return record;
+  return {
+    ...record,
+    panes: record.panes.map(({ startCommand, ...pane }) => {
+      const program = startProgramName(startCommand);
+      return program ? { ...pane, startCommand: program } : pane;
+    }),
+  };
 }

@@ -158,6 +158,31 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
     await typedInto(relay.url, relay.apiKey, name, body, seen);
   });
 
+  it('svc cc --detach with a first prompt: the relay gets the program only, never the prompt', async () => {
+    relay = await startTestRelay();
+    expect(await svc(['login', '--url', relay.url, '--key', relay.apiKey])).toMatchObject({ code: 0 });
+    const secret = `rotate the prod db password to pw-${randomBytes(6).toString('hex')}`;
+    expect(await svc(['cc', '--detach', secret])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    // the pane really was started with the prompt
+    expect(await runTmux(defaultSocket(), ['display', '-p', '-t', '=svc-proj:', '#{pane_start_command}'])).toContain(
+      'pw-',
+    );
+    const pane = await waitFor(
+      async () => {
+        const list = await api(relay!.url, 'GET', '/computers', { key: relay!.apiKey });
+        const sessions = (
+          list.json.computers as { sessions?: { name: string; panes: { startCommand?: string }[] }[] }[]
+        ).flatMap((c) => c.sessions ?? []);
+        return sessions.find((x) => x.name === 'svc-proj')?.panes[0];
+      },
+      { what: 'svc-proj in the relay’s inventory' },
+    );
+    expect(pane.startCommand).toBe('claude');
+    const listed = await api(relay.url, 'GET', '/computers', { key: relay.apiKey });
+    expect(JSON.stringify(listed.json)).not.toContain('pw-');
+    expect(databaseHolds(relay.dataDir, secret.slice(-12))).toBe(false);
+  });
+
   it('an empty answer from tmux is an error that says what tmux said', async () => {
     // A socket path given in a directory that does not exist: tmux prints `error creating …` and exits 0.
     env.SVC_TMUX_SOCKET = join(root, 'missing', 'sock');
