@@ -59,6 +59,9 @@ export function refusalFor(facts: InjectionFacts): RefusalCode | null {
   if (facts.shellSession) {
     if (!facts.addressedToThisComputer) return 'not_for_this_computer'; // 7.2
     if (CONTROL_BYTES.test(facts.body) || facts.body.includes('\n')) return 'shell_input_forbidden'; // 7.3
+    // a known agent started inside the shell session is read as that agent: its dialog is never typed into
+    if (facts.screenUnreadable) return 'screen_unreadable';
+    if (facts.approvalPending) return 'approval_pending';
     return null;
   }
   if (isInteractiveShell(facts.pane.command)) return 'shell_in_front'; // 7.1

@@ -124,7 +124,8 @@ const agentPane = (record: SessionRecord): PaneInfo | undefined => mainPane(reco
 export function agentPanes(described: readonly SessionRecord[]): { session: string; pane: string }[] {
   const found: { session: string; pane: string }[] = [];
   for (const record of described) {
-    if (!record.agent || record.shell) continue;
+    // a shell session too, while a known agent is in front of it: its dialogs are read like any agent's
+    if (!record.agent) continue;
     const agent = record.parent ? agentForPane(agentPane(record)!) : sessionAgent(record);
     const pane = agentPane(record);
     if (agent && pane && SCREEN_RULES[agent.id]?.trusted) found.push({ session: record.name, pane: pane.id });
@@ -163,7 +164,7 @@ export function applyScreens(
   const approvals: Record<string, ApprovalPrompt> = {};
   const unreadable: string[] = [];
   const sessions = described.map((record) => {
-    if (!record.agent || record.shell) return record;
+    if (!record.agent) return record;
     const agent = record.parent ? agentForPane(agentPane(record)!) : sessionAgent(record);
     const pane = agentPane(record);
     const text = pane ? screens[pane.id] : undefined;

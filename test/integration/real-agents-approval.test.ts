@@ -15,6 +15,7 @@ import { loggedInComputer } from '../helpers/computer.js';
 import {
   AGENTS_WITH_APPROVAL,
   agentInstalled,
+  CLAUDE_CODE,
   type PreparedAgent,
   prepareAgent,
   waitSettled,
@@ -32,12 +33,17 @@ let model: FakeModel;
 let tmux: TmuxServer;
 let home: ReturnType<typeof tempHome>;
 let listener: SpawnedSvc;
+let hookId: string;
 
 beforeAll(async () => {
   relay = await startTestRelay();
   model = await startFakeModel();
   let env: NodeJS.ProcessEnv;
-  ({ tmux, home, env } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'real-agents' }));
+  ({ tmux, home, env, hookId } = await loggedInComputer({
+    url: relay.url,
+    apiKey: relay.apiKey,
+    name: 'real-agents',
+  }));
   // Windows made and killed: the agents' panes come after %10.
   for (let i = 0; i < 12; i++) {
     await tmux.run(['new-window', '-d', '-t', '=svc-proj:', 'cat']);
@@ -162,3 +168,50 @@ for (const agent of AGENTS_WITH_APPROVAL) {
     }
   });
 }
+
+/**
+ * `svc sh` is a shell session: pushes to it are typed as a person would type them (spec 4.6). A person who starts
+ * Claude Code inside it gets Claude Code's dialogs there; the agent in front is read as that agent, so a push while
+ * its dialog shows is refused `approval_pending` and never picks "1. Yes".
+ */
+describe.skipIf(!agentInstalled(CLAUDE_CODE))('A1 claude started inside a svc sh session', () => {
+  const session = 'svc-proj-sh';
+  let place: PreparedAgent;
+  const screen = () => tmux.capture(session);
+  const asking = async () => CLAUDE_CODE.approval!.test(await screen());
+  const probe = () => join(place.proj, PROBE);
+
+  beforeAll(async () => {
+    place = prepareAgent(CLAUDE_CODE, model.url);
+    await tmux.newSession(session, ['bash', '--norc', '--noprofile'], {
+      cwd: place.proj,
+      env: place.env,
+      options: { '@svc-kind': 'shell', '@svc-project': 'proj' },
+    });
+    // the person starts the agent at the shell's prompt
+    const line = place.argv.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ');
+    await tmux.run(['send-keys', '-t', `=${session}:`, '-l', line]);
+    await tmux.run(['send-keys', '-t', `=${session}:`, 'Enter']);
+    await waitSettled(CLAUDE_CODE, screen, { timeoutMs: START_MS, what: 'Claude Code ready in the shell session' });
+  }, START_MS + 10_000);
+
+  afterAll(async () => {
+    await tmux.run(['kill-session', '-t', `=${session}`]).catch(() => {});
+    await place?.cleanup();
+  });
+
+  it('refuses a push while its dialog is up: approval_pending, nothing ran', { timeout: 3 * STEP_MS }, async () => {
+    model.setToolDelayMs(0);
+    const pane = (await tmux.listSessions()).find((s) => s.name === session)!.panes[0]!.id;
+    await tmux.tmux.paste({ pane }, 'run a command, svc-approve', { bracketed: true });
+    await waitFor(async () => (await screen()).includes('svc-approve'), { what: 'the paste shown' });
+    await tmux.tmux.sendKeys({ pane }, ['Enter']);
+    await waitFor(asking, { timeoutMs: STEP_MS, intervalMs: 100, what: 'the approval dialog in the shell session' });
+    const id = await sendPush(relay, session, 'yes', { targetComputer: hookId });
+    expect(await finalPush(relay, id, STEP_MS)).toMatchObject({ state: 'refused', code: 'approval_pending' });
+    expect(await asking()).toBe(true);
+    expect(existsSync(probe())).toBe(false);
+    expect(listener.output()).toMatch(new RegExp(`push ${id}: refused approval_pending for ${session}`));
+    await tmux.tmux.sendKeys(session, ['Escape']);
+  });
+});

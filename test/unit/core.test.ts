@@ -161,6 +161,16 @@ describe('refusals (spec 7)', () => {
       'shell_input_forbidden',
     ],
     ['shell session, addressed here', { shellSession: true, pane: pane('bash'), addressedToThisComputer: true }, null],
+    [
+      'shell session, an agent in front showing its dialog',
+      { shellSession: true, pane: pane('claude'), addressedToThisComputer: true, approvalPending: true },
+      'approval_pending',
+    ],
+    [
+      'shell session, an agent in front whose screen was not read',
+      { shellSession: true, pane: pane('claude'), addressedToThisComputer: true, screenUnreadable: true },
+      'screen_unreadable',
+    ],
     ['an approval prompt in the fresh reading', { approvalPending: true }, 'approval_pending'],
     ['the screen could not be read', { screenUnreadable: true }, 'screen_unreadable'],
     ['unreadable outranks a prompt', { screenUnreadable: true, approvalPending: true }, 'screen_unreadable'],
