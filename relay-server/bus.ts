@@ -54,6 +54,11 @@ export interface Bus {
    * waiting). Absent on a bus of one process, where nothing is published for an account nobody here is connected to.
    */
   tap?(handler: (accountId: string, event: BusEvent) => void): () => void;
+  /**
+   * A bus that can drop out (Redis) calls `handler` each time it is back, for what it may have missed to be found
+   * in the store; returns the function that stops it. Absent on a bus of one process, which never drops out.
+   */
+  onReconnect?(handler: () => void): () => void;
   /** A bus shared by several instances gives per-key limits shared by them all; absent: each process limits alone. */
   keyLimiter?(config: BucketConfig, log: Log, now?: () => number): KeyLimiter;
 }

@@ -380,6 +380,33 @@ export class Hub implements Presence {
     }
   }
 
+  /**
+   * Pushes the bus did not bring (DESIGN.md "the store is the truth"): each stranded push (relay-server/pushes.ts)
+   * whose listener is connected here is sent to it, as the bus would have, and marked delivered. A listener that
+   * got it already (the bus was only slow) skips it by its id; none is typed twice. Returns how many went.
+   */
+  async deliverStranded(): Promise<number> {
+    const { pushes, log, now } = this.opts;
+    let delivered = 0;
+    for (const push of await pushes.stranded()) {
+      const group = this.accounts.get(push.accountId);
+      if (!group || this.closing) continue;
+      const listeners = [...group.connections].filter((c) => c.role === 'listener' && c.phase === 'subscribed');
+      if (listeners.length === 0) continue;
+      const targets = await pushes.targetsOf(push);
+      let sent = false;
+      for (const conn of listeners) {
+        if (targets !== null && (!conn.hookId || !targets.includes(conn.hookId))) continue;
+        sent = conn.send({ type: 'push.new', push: toWirePush(push, now(), false) }) || sent;
+      }
+      if (!sent) continue;
+      delivered++;
+      log.warn(`push ${push.accountId}/${push.id} delivered from the store: the bus did not bring it`);
+      await pushes.markDelivered(push.accountId, push.id);
+    }
+    return delivered;
+  }
+
   private *apps(group: AccountGroup): Iterable<Connection> {
     for (const conn of group.connections) if (conn.role === 'app' && conn.phase === 'subscribed') yield conn;
   }

@@ -4,7 +4,7 @@
  */
 import type { PushSendRequest, PushState, WirePush } from '../core/protocol/index.js';
 import type { Bus } from './bus.js';
-import type { Log } from './log.js';
+import { describeError, type Log } from './log.js';
 import { type PushCondition, type PushRecord, StorageFullError, type Store } from './store.js';
 
 /** The only push type a listener acts on, and so the only one replayed (spec 2.1). */
@@ -22,6 +22,13 @@ export const NO_RESULT = 'no_result';
 export const MAX_OPEN_PUSH_BYTES = 16 * 1024 * 1024;
 /** Per account: final pushes kept (states only, no bodies); older ones are deleted by the sweeper. */
 export const KEEP_FINAL_PUSHES = 10_000;
+/**
+ * A push still `pending` this long after it was stored is stranded: the bus did not bring it to a listener (Redis
+ * down, an instance killed between commit and publish). The instance holding its listener delivers it from the store.
+ */
+export const STRANDED_AFTER_MS = 1_000;
+/** How often each instance looks for stranded pushes. */
+export const STRANDED_CHECK_MS = 2_000;
 /** Computers whose account `send` remembers; past it the memory starts over. */
 const KNOWN_COMPUTERS = 50_000;
 
@@ -130,13 +137,26 @@ export class Pushes {
    * else, when none has it, every listener of the account.
    */
   async fanOut(push: PushRecord): Promise<void> {
-    let targets: string[] | null = null;
-    if (push.targetComputer !== null) targets = [push.targetComputer];
-    else {
-      const having = await this.deps.store.computersWithSession(push.accountId, push.agentSessionName);
-      if (having.length > 0) targets = having;
-    }
-    await this.deps.bus.publish(push.accountId, { kind: 'push.new', push, targets });
+    await this.deps.bus.publish(push.accountId, { kind: 'push.new', push, targets: await this.targetsOf(push) });
+  }
+
+  /** The computers a push is for (hookIds), or null for every listener of the account. */
+  async targetsOf(push: PushRecord): Promise<string[] | null> {
+    if (push.targetComputer !== null) return [push.targetComputer];
+    const having = await this.deps.store.computersWithSession(push.accountId, push.agentSessionName);
+    return having.length > 0 ? having : null;
+  }
+
+  /**
+   * The store is the truth, the bus a shortcut: agent.commands still `pending` `STRANDED_AFTER_MS` after they were
+   * stored and young enough to be typed, oldest first, for the instance that holds their listener to deliver.
+   */
+  async stranded(): Promise<PushRecord[]> {
+    const now = this.deps.now();
+    const open = await this.deps.store.listOlderThan(['pending'], now - STRANDED_AFTER_MS, SWEEP_BATCH);
+    return open
+      .filter((p) => p.type === AGENT_COMMAND && now - p.createdAt <= this.deps.replayWindowMs)
+      .sort((a, b) => a.id - b.id);
   }
 
   /** A listener has the push: pending becomes delivered (later states stay). */
@@ -239,12 +259,19 @@ export class Pushes {
     return true;
   }
 
+  /** Tells the account's apps; the state is in the store already, so a bus that fails is logged, never thrown. */
   private async publishStatus(push: PushRecord): Promise<void> {
-    await this.deps.bus.publish(push.accountId, {
-      kind: 'push.status',
-      id: push.id,
-      state: push.state,
-      code: push.code,
-    });
+    try {
+      await this.deps.bus.publish(push.accountId, {
+        kind: 'push.status',
+        id: push.id,
+        state: push.state,
+        code: push.code,
+      });
+    } catch (error) {
+      this.deps.log.warn(
+        `status of push ${push.accountId}/${push.id} (${push.state}) not published: ${describeError(error)}`,
+      );
+    }
   }
 }

@@ -80,6 +80,13 @@ export class RedisBus implements Bus {
     return at !== undefined && Date.now() - at < 3 * PRESENCE_BEAT_MS;
   }
 
+  onReconnect(handler: () => void): () => void {
+    // ioredis says `ready` on every connection, subscriptions restored: after the first, each is a return
+    const ready = () => handler();
+    this.sub.on('ready', ready);
+    return () => this.sub.off('ready', ready);
+  }
+
   tap(handler: (accountId: string, event: BusEvent) => void): () => void {
     this.taps.add(handler);
     return () => this.taps.delete(handler);

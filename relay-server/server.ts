@@ -16,7 +16,7 @@ import { type Bus, InProcessBus } from './bus.js';
 import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
 import { WebPush } from './push/webPush.js';
-import { Pushes } from './pushes.js';
+import { Pushes, STRANDED_CHECK_MS } from './pushes.js';
 import { LocalKeyLimiter, RefusalLimiter } from './rateLimit.js';
 import { createRequestHandler } from './routes.js';
 import { openSqliteStore } from './sqliteStore.js';
@@ -40,6 +40,8 @@ export interface RelayOptions {
   pingIntervalMs?: number;
   /** How often the sweeper looks for pending pushes past the replay window (default: a quarter of it, 100 ms–10 s). */
   sweepIntervalMs?: number;
+  /** How often pushes the bus did not bring are looked for in the store (default `STRANDED_CHECK_MS`). */
+  strandedCheckMs?: number;
   /** Given stores and buses belong to the caller: close() leaves them open. */
   store?: Store;
   bus?: Bus;
@@ -157,10 +159,27 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       });
   }, sweepIntervalMs);
   sweeper.unref();
+  // the store is the truth, the bus a shortcut: pushes it did not bring are delivered from the store
+  let rescuing: Promise<void> | null = null;
+  const rescue = () => {
+    rescuing ??= hub
+      .deliverStranded()
+      .then(() => {})
+      .catch((error: unknown) => log.error(`delivering stranded pushes failed: ${describeError(error)}`))
+      .finally(() => {
+        rescuing = null;
+      });
+  };
+  const rescuer = setInterval(rescue, options.strandedCheckMs ?? STRANDED_CHECK_MS);
+  rescuer.unref();
+  const offBusBack = bus.onReconnect?.(rescue);
 
   const releaseOwned = async () => {
     clearInterval(sweeper);
+    clearInterval(rescuer);
+    offBusBack?.();
     await sweeping;
+    await rescuing;
     if (!options.bus) await bus.close();
     await webPush?.close();
     if (!options.store) await store.close();

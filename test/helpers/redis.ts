@@ -8,8 +8,9 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<TestRedis> {
-  const port = await freePort();
+/** `port`: the port of a Redis stopped before, to start it again where its clients look for it. */
+export async function startRedis(port?: number): Promise<TestRedis & { port: number }> {
+  port ??= await freePort();
   const server: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -33,6 +34,7 @@ export async function startRedis(): Promise<TestRedis> {
   }
   return {
     url,
+    port,
     async stop() {
       server.kill('SIGTERM');
       await new Promise((r) => (server.exitCode !== null ? r(null) : server.once('exit', r)));

@@ -294,6 +294,82 @@ describe('two relays on one Postgres', () => {
       await redis.stop();
     }
   }, 120_000);
+  it('Redis killed mid-stream: every push answered 200 is typed once, in order, from the store; none expires', async () => {
+    let redis = await startRedis();
+    const { apiKey: key } = JSON.parse(
+      (await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env())).stdout,
+    );
+    const [a, b] = await Promise.all([relay('blip-a', redis.url), relay('blip-b', redis.url)]);
+    const computer = await loggedInComputer({ url: a.url, apiKey: key, name: 'blip' });
+    const sessions = ['svc-b1', 'svc-b2'];
+    const sink = (name: string) => join(computer.home.home, `${name}.txt`);
+    for (const name of sessions)
+      await computer.tmux.newSession(name, ['sh', '-c', `stty -echo; exec cat >> '${sink(name)}'`]);
+    const listener = spawnSvc(['listener'], computer.env);
+    try {
+      await listener.waitForLine(/connected to ws:/);
+      await waitFor(
+        async () => {
+          const { json } = await api(b.url, 'GET', '/computers', { key });
+          const listed = json.computers?.find((c: { hookId: string }) => c.hookId === computer.hookId)?.sessions;
+          return sessions.every((n) => listed?.some((x: { name: string }) => x.name === n)) || null;
+        },
+        { timeoutMs: 20_000, what: 'the sessions listed' },
+      );
+      await redis.stop();
+      // Redis is gone: 8 pushes, alternately to A (the listener's) and B, each answered 200 (stored in Postgres)
+      const sent: { id: number; session: string; body: string }[] = [];
+      for (let n = 1; n <= 8; n++) {
+        const session = sessions[n % 2]!;
+        const r = await api((n % 2 ? a : b).url, 'POST', '/pushes/send', {
+          key,
+          body: { type: 'agent.command', agentSessionName: session, body: `r${n}`, targetComputer: computer.hookId },
+        });
+        expect(r.status, `push r${n}`).toBe(200);
+        sent.push({ id: r.json.id as number, session, body: `r${n}` });
+      }
+      // typed from the store while Redis is still down…
+      const lines = (name: string) => readFileSync(sink(name), 'utf8').split('\n').filter(Boolean);
+      for (const name of sessions) {
+        const expected = sent.filter((p) => p.session === name).map((p) => p.body);
+        await waitFor(() => lines(name).length >= expected.length, {
+          timeoutMs: 30_000,
+          what: `${name}'s lines`,
+        }).catch((e) => {
+          throw new Error(`${(e as Error).message}: ${lines(name).join(' ')}\n${listener.output()}`);
+        });
+        expect(lines(name), name).toEqual(expected);
+      }
+      expect(a.proc.output()).toMatch(/delivered from the store: the bus did not bring it/);
+      // …and once Redis is back, every sender hears it was typed, from either instance; nothing expired
+      redis = await startRedis(redis.port);
+      for (const p of sent)
+        await waitFor(async () => (await api(b.url, 'GET', `/pushes/${p.id}`, { key })).json.state === 'injected', {
+          timeoutMs: 20_000,
+          intervalMs: 500,
+          what: `push ${p.body} injected`,
+        });
+      // a push after Redis came back goes the ordinary way, once
+      const after = await api(b.url, 'POST', '/pushes/send', {
+        key,
+        body: { type: 'agent.command', agentSessionName: 'svc-b1', body: 'after', targetComputer: computer.hookId },
+      });
+      expect(after.status).toBe(200);
+      await waitFor(() => lines('svc-b1').includes('after'), {
+        timeoutMs: 20_000,
+        what: 'the push after Redis came back',
+      });
+      expect(lines('svc-b1').filter((l) => l === 'after')).toHaveLength(1);
+    } finally {
+      await listener.stop();
+      await computer.tmux.cleanup();
+      computer.home.cleanup();
+      await a.proc.stop();
+      await b.proc.stop();
+      await redis.stop();
+    }
+  }, 120_000);
+
   it('Web Push across instances: a phone subscribed on A is pushed by B, signed with the one VAPID key', async () => {
     const redis = await startRedis();
     const certDir = mkdtempSync(join(tmpdir(), 'svc-pgpush-'));
