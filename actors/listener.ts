@@ -2,6 +2,7 @@
  * The live listener: reads the config once, finds tmux, and starts the root machine with the real adapters
  * (WebSocket, tmux, files under ~/.svc) provided for the names the machines use.
  */
+import { createHash } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { type AnyActorRef, createActor, fromPromise } from 'xstate';
@@ -12,6 +13,8 @@ import { resolveConfig } from '../core/daemon/config.js';
 import { svcPaths } from '../core/daemon/paths.js';
 import { proxyLabel } from '../core/daemon/proxy.js';
 import { VERSION } from '../core/daemon/version.js';
+import { TypedTexts } from '../core/hooks/control.js';
+import { MARKER_FRESH_SECONDS } from '../core/hooks/remoteOrigin.js';
 import { sessionEvents } from '../core/notify/events.js';
 import type { AgentState, SessionRecord } from '../core/protocol/index.js';
 import { pastRecord } from '../core/sessions/control.js';
@@ -139,6 +142,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     };
   const socketPath = found.path;
   const log = createLogger({ file: paths.log, debug: opts.debug, stderr: opts.logToStderr !== false });
+  // what the listener typed lately: only those texts may put a session in sticky REMOTE through a hook
+  const typed = new TypedTexts(MARKER_FRESH_SECONDS * 1000);
   writeDaemonFiles(paths, VERSION);
   log.info(`listener starting v${VERSION} ${socketPath}`);
   log.info(`tmux socket from ${found.source}; relay ${config.wsUrl.value} (from ${config.wsUrl.source})`);
@@ -349,7 +354,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             if (!params.projectDir) return;
             try {
               // Hash what is really typed (normalized), so the agent-side hook's exact match holds.
-              writeMarker(paths.markers, params.session, params.projectDir, normalizeSubmitText(params.text));
+              const text = normalizeSubmitText(params.text);
+              writeMarker(paths.markers, params.session, params.projectDir, text);
+              typed.add(params.session, createHash('sha256').update(text).digest('hex'));
             } catch (err) {
               log.warn(`could not write the remote-origin marker: ${(err as Error).message}`);
             }
@@ -408,6 +415,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   // svc remote-hook: sticky REMOTE and finished turns from the agents' own hooks (actors/hooks/listenerHooks.ts)
   const hooks = createListenerHooks({
     sessions: () => actor.getSnapshot().context.sessions,
+    typed,
     setRemote: (session, on, why) => actor.send({ type: 'SESSION.REMOTE', session, on, why }),
     tell: (session, kind, message) => asks.event(session, kind, message),
     log,

@@ -4,13 +4,15 @@
  * once per turn (the screen reading sees the same finish a moment later: core/notify/events.ts turnNoticeDue).
  */
 import type { ControlReply } from '../../core/daemon/control.js';
-import { hookSession } from '../../core/hooks/control.js';
+import { hookSession, type TypedTexts } from '../../core/hooks/control.js';
 import { TURN_NOTICE_WINDOW_MS, turnNoticeDue } from '../../core/notify/events.js';
 import type { SessionRecord } from '../../core/protocol/frames.js';
 import type { HookRequest } from '../daemon/controlSocket.js';
 
 export interface ListenerHooksDeps {
   sessions: () => Readonly<Record<string, SessionRecord>>;
+  /** The texts the listener typed lately: a `remote` event counts only for one of them. */
+  typed: TypedTexts;
   setRemote: (session: string, on: boolean, why: 'hook' | 'keyboard') => void;
   tell: (session: string, kind: 'turn', message: string) => void;
   log: { info(m: string): void };
@@ -45,6 +47,12 @@ export function createListenerHooks(deps: ListenerHooksDeps) {
       }
       if (request.event === 'finished') return reply(turn(session) ? 'told' : 'ignored');
       const on = request.event === 'remote';
+      if (on && !deps.typed.take(session, request.sha256)) {
+        deps.log.info(
+          `${request.agent} hook asked REMOTE for ${session} for a text the listener did not type: ignored`,
+        );
+        return reply('ignored');
+      }
       deps.setRemote(session, on, on ? 'hook' : 'keyboard');
       return reply(on ? 'remote' : 'local');
     },

@@ -85,7 +85,7 @@ const LISTENER_WAIT_MS = 250;
 /** Tell the running listener; quietly nothing when none answers in time (the hook never blocks the agent). */
 async function tellListener(
   home: string,
-  request: { event: HookEvent; agent: string; session?: string },
+  request: { event: HookEvent; agent: string; session?: string; sha256?: string },
 ): Promise<string> {
   const pane = process.env.TMUX_PANE;
   try {
@@ -134,9 +134,10 @@ export default defineCommand({
         return;
       }
       const path = markerPath(svcPaths(home).markers, input.cwd);
+      const promptSha256 = createHash('sha256').update(input.prompt).digest('hex');
       const match = matchRemote({
         marker: readMarker(path),
-        promptSha256: createHash('sha256').update(input.prompt).digest('hex'),
+        promptSha256,
         projectDir: input.cwd,
         nowSeconds: Math.floor(Date.now() / 1000),
         muted: mutedHere(home, input.cwd),
@@ -144,7 +145,7 @@ export default defineCommand({
       if (match.remote && consume(path)) {
         // the model hears it even when the listener is not there to be told
         process.stdout.write(`${hookOutput(agent)}\n`);
-        const told = await tellListener(home, { event: 'remote', agent, session: match.session });
+        const told = await tellListener(home, { event: 'remote', agent, session: match.session, sha256: promptSha256 });
         log(home, `${agent}: remote prompt in ${match.session}: ${told}`);
       } else if (!match.remote && match.why !== 'muted') {
         // typed at the keyboard: sticky REMOTE ends for the session holding this pane

@@ -24,6 +24,11 @@ export const HOOK_CONTROL_REQUESTS = [
     agent: z.string().min(1).max(32),
     session: SessionName.optional(),
     pane: PaneId.optional(),
+    /** With `remote`: the sha256 (hex) of the submitted prompt; the listener takes it only for a text it typed. */
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   }),
 ] as const;
 
@@ -49,4 +54,40 @@ export function hookSession(
     if (record.panes.some((p) => p.id === request.pane)) return name;
   }
   return null;
+}
+
+/**
+ * The texts the listener typed lately, by session: what a `remote` hook request must name (its sha256) to count.
+ * A marker file or a control-socket request any local process can write proves nothing by itself; only a prompt
+ * the listener itself typed may put a session in sticky REMOTE.
+ */
+export class TypedTexts {
+  private readonly typed = new Map<string, { sha256: string; at: number }[]>();
+
+  constructor(
+    private readonly keepMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The listener typed a text (its sha256) into `session`. */
+  add(session: string, sha256: string): void {
+    const at = this.now();
+    const kept = (this.typed.get(session) ?? []).filter((t) => at - t.at <= this.keepMs).slice(-15);
+    this.typed.set(session, [...kept, { sha256, at }]);
+  }
+
+  /** Whether the listener typed that text into `session` within `keepMs`; a text counts once. */
+  take(session: string, sha256: string | undefined): boolean {
+    if (!sha256) return false;
+    const at = this.now();
+    const list = (this.typed.get(session) ?? []).filter((t) => at - t.at <= this.keepMs);
+    const i = list.findIndex((t) => t.sha256 === sha256);
+    if (i < 0) {
+      this.typed.set(session, list);
+      return false;
+    }
+    list.splice(i, 1);
+    this.typed.set(session, list);
+    return true;
+  }
 }

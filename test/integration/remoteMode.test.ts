@@ -6,10 +6,13 @@
  * a prompt typed at the keyboard takes it out, a muted project is never flagged, and the Stop hook tells the phone
  * the turn finished, sealed.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { controlRequest } from '../../actors/daemon/controlSocket.js';
+import { writeMarker } from '../../actors/sessions/marker.js';
+import { svcPaths } from '../../core/daemon/paths.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
@@ -152,6 +155,40 @@ describe('sticky REMOTE through the listener', () => {
     });
     expect(JSON.stringify(frame)).not.toContain(text);
     expect(databaseHolds(relay.dataDir, text)).toBe(false);
+  }, 90_000);
+
+  it('another local process cannot put a session in REMOTE: not by the control socket, not by a marker file', async () => {
+    await waitFor(async () => (await remoteRegion(SESSION)) === 'local', {
+      timeoutMs: 15_000,
+      what: 'the session actor',
+    });
+    // a hook request of its own, naming the session, with and without a made-up hash
+    const svcDir = join(home.home, '.svc');
+    for (const sha256 of [undefined, createHash('sha256').update('anything').digest('hex')]) {
+      const reply = await controlRequest(
+        svcDir,
+        { type: 'hook', event: 'remote', agent: 'claude', session: SESSION, ...(sha256 ? { sha256 } : {}) },
+        'hook',
+      );
+      expect(reply).toMatchObject({ outcome: 'ignored', session: SESSION });
+    }
+    // a marker written by hand for text then typed at the keyboard: the agent's hook matches it, the listener does not
+    const paneDir = (await tmux.run(['display-message', '-p', '-t', SESSION, '#{pane_current_path}'])).trim();
+    const text = `forged ${randomBytes(4).toString('hex')}`;
+    writeMarker(svcPaths(home.home).markers, SESSION, paneDir, text);
+    await typeAtKeyboard(text);
+    await waitFor(() => hookRuns().some((h) => h.hookEvent === 'UserPromptSubmit'), {
+      timeoutMs: 20_000,
+      what: 'the prompt hook',
+    });
+    await waitFor(
+      () => /hook asked REMOTE for svc-hooked for a text the listener did not type/.test(listener!.output()),
+      {
+        what: 'the listener ignoring it',
+      },
+    );
+    expect(await remoteRegion(SESSION)).toBe('local');
+    expect((await phoneSees())?.remote).toBeUndefined();
   }, 90_000);
 
   it('a muted project is never flagged, and REMOTE never starts there', async () => {

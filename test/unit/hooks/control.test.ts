@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ControlRequest } from '../../../core/daemon/control.js';
-import { hookSession } from '../../../core/hooks/control.js';
+import { hookSession, TypedTexts } from '../../../core/hooks/control.js';
 import { TURN_NOTICE_WINDOW_MS, turnNoticeDue } from '../../../core/notify/events.js';
 
 const sessions = {
@@ -49,5 +49,21 @@ describe('turnNoticeDue', () => {
     ['the clock went back', 50_000, 10_000, true],
   ])('%s', (_n, last, now, expected) => {
     expect(turnNoticeDue(last, now)).toBe(expected);
+  });
+});
+
+describe('TypedTexts: only what the listener typed may put a session in REMOTE', () => {
+  it('takes a hash typed into that session within the window, once', () => {
+    let now = 0;
+    const typed = new TypedTexts(60_000, () => now);
+    typed.add('svc-a', 'a'.repeat(64));
+    expect(typed.take('svc-b', 'a'.repeat(64))).toBe(false); // another session
+    expect(typed.take('svc-a', 'b'.repeat(64))).toBe(false); // another text
+    expect(typed.take('svc-a', undefined)).toBe(false); // no hash at all
+    expect(typed.take('svc-a', 'a'.repeat(64))).toBe(true);
+    expect(typed.take('svc-a', 'a'.repeat(64))).toBe(false); // once
+    typed.add('svc-a', 'c'.repeat(64));
+    now = 60_001;
+    expect(typed.take('svc-a', 'c'.repeat(64))).toBe(false); // too late
   });
 });
