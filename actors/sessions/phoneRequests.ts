@@ -70,6 +70,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
     incoming: join(paths.dir, 'incoming'),
     downloads: join(deps.home ?? homedir(), 'Downloads', 'Svc'),
     notice: desktopNotice(deps.env),
+    log: (line) => deps.log.info(line),
   });
   const receive = (chunk: TransferChunk, device: string): FileAnswer => {
     let a: ReturnType<typeof receiver.take>;

@@ -7,10 +7,28 @@
  * core/files/transfer.ts decides; this carries it out.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, constants, copyFileSync, linkSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  constants,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { clashName, decideChunk, MAX_CLASH, safeFileName, type TransferState } from '../../core/files/transfer.js';
+import {
+  clashName,
+  decideChunk,
+  MAX_CLASH,
+  pendingProblem,
+  safeFileName,
+  TRANSFER_IDLE_MS,
+  type TransferState,
+} from '../../core/files/transfer.js';
 import type { TransferChunk } from '../../core/seal/bodies.js';
 import { ensurePrivateDir, writeFileAtomic } from '../files.js';
 
@@ -57,6 +75,9 @@ export interface ReceiveDeps {
   downloads: string;
   /** The desktop notice (actors/transfer/notice.ts). */
   notice: (title: string, body: string) => void;
+  /** Says what was cleaned up (abandoned transfers). */
+  log?: (line: string) => void;
+  now?: () => number;
 }
 
 export function createReceiver(deps: ReceiveDeps) {
@@ -72,6 +93,44 @@ export function createReceiver(deps: ReceiveDeps) {
       return null;
     }
   };
+  const now = deps.now ?? Date.now;
+
+  /**
+   * Deletes transfers that received nothing for TRANSFER_IDLE_MS (their `.part` and state, and a part file with no
+   * state), and returns the unfinished ones left, by device.
+   */
+  const sweep = (): Map<string, TransferState[]> => {
+    const left = new Map<string, TransferState[]>();
+    let names: string[];
+    try {
+      names = readdirSync(deps.incoming);
+    } catch {
+      return left;
+    }
+    for (const name of names) {
+      const base = name.replace(/\.(part|json)$/, '');
+      if (base === name) continue;
+      const part = join(deps.incoming, `${base}.part`);
+      const state = join(deps.incoming, `${base}.json`);
+      const touched = Math.max(
+        statSync(part, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+        statSync(state, { throwIfNoEntry: false })?.mtimeMs ?? 0,
+      );
+      if (touched === 0) continue; // gone meanwhile (its other half already swept)
+      const held = readState(state);
+      if (now() - touched > TRANSFER_IDLE_MS || (!held && name.endsWith('.part'))) {
+        rmSync(part, { force: true });
+        rmSync(state, { force: true });
+        deps.log?.(
+          `file transfer ${base} abandoned (nothing for ${Math.round((now() - touched) / 60_000)} min): deleted`,
+        );
+        continue;
+      }
+      if (held && name.endsWith('.json')) left.set(held.device, [...(left.get(held.device) ?? []), held]);
+    }
+    return left;
+  };
+  sweep();
 
   return {
     /** One chunk (or a status question) of a transfer from `device`. */
@@ -88,7 +147,11 @@ export function createReceiver(deps: ReceiveDeps) {
       const d = decideChunk(state, { ...chunk, bytes: data.length }, device);
       if (d.kind === 'refuse') return { ok: false, code: d.code, message: d.message, received: state?.received ?? 0 };
       if (d.kind === 'status' || d.kind === 'duplicate') return { ok: true, received: state?.received ?? 0 };
-      if (d.start) rmSync(where.part, { force: true });
+      if (d.start) {
+        const problem = pendingProblem(sweep().get(device) ?? [], chunk.size);
+        if (problem) return { ok: false, ...problem, received: 0 };
+        rmSync(where.part, { force: true });
+      }
       appendFileSync(where.part, data, { mode: 0o600 });
       const next: TransferState = {
         id: chunk.id,
@@ -98,6 +161,7 @@ export function createReceiver(deps: ReceiveDeps) {
         sha256: chunk.sha256,
         received: (state?.received ?? 0) + data.length,
       };
+      // the state goes down with the first chunk: from then on the transfer counts against the device's limits
       if (next.received < next.size) {
         writeFileAtomic(where.state, `${JSON.stringify(next)}\n`, 0o600, false);
         return { ok: true, received: next.received };

@@ -113,3 +113,32 @@ export function decideChunk(
     return { kind: 'refuse', code: 'bad_transfer', message: 'more bytes than the size it announced' };
   return { kind: 'append', start: state === null };
 }
+
+/** Unfinished transfers one device may have on the computer at once. */
+export const MAX_PENDING_TRANSFERS = 4;
+/** The sizes they announced, together, at most (a device cannot make the computer hold more for it). */
+export const MAX_PENDING_BYTES = 2 * MAX_TRANSFER_BYTES;
+/** An unfinished transfer that received nothing for this long is abandoned: its partial file is deleted. */
+export const TRANSFER_IDLE_MS = 30 * 60_000;
+
+/**
+ * Why a device may not start one more transfer of `size` bytes while it has `pending` unfinished ones (their
+ * announced sizes), or null.
+ */
+export function pendingProblem(
+  pending: readonly { size: number }[],
+  size: number,
+): { code: 'transfer_limit'; message: string } | null {
+  if (pending.length >= MAX_PENDING_TRANSFERS)
+    return {
+      code: 'transfer_limit',
+      message: `${pending.length} files from this phone are still arriving; finish or wait for them (unfinished ones go after ${TRANSFER_IDLE_MS / 60_000} min)`,
+    };
+  const held = pending.reduce((sum, p) => sum + p.size, 0);
+  if (held + size > MAX_PENDING_BYTES)
+    return {
+      code: 'transfer_limit',
+      message: `files from this phone still arriving hold ${held} bytes; at most ${MAX_PENDING_BYTES} at once`,
+    };
+  return null;
+}

@@ -22,6 +22,8 @@ const REFUSED: Record<string, string> = {
   not_a_file: 'Not a file.',
   session_not_found: 'The session is gone from the computer.',
   read_failed: 'The computer could not read it.',
+  transfer_limit:
+    'Files from this phone are still arriving on the computer: finish them, or wait (unfinished ones go after 30 min).',
 };
 const refusal = (code: string) => REFUSED[code] ?? `Not shown (${code}).`;
 
