@@ -111,9 +111,19 @@ interface FileState {
   /** Where the content is (the symlink's target). */
   target: string;
   text: string;
+  /** The file's bytes as read: what must still be there right before it is replaced. */
+  bytes: Buffer;
+  /** `latin1` for a file that is not valid UTF-8: read and written byte for byte. */
+  encoding: 'utf8' | 'latin1';
   exists: boolean;
   mode: number;
 }
+
+/** Another process changed the file between our read and our replace: the edit is done again on what it holds. */
+class ChangedMeanwhile extends Error {}
+
+/** Tries of one edit when another process keeps rewriting the file. */
+const EDIT_TRIES = 5;
 
 function readState(file: string): FileState {
   let target = file;
@@ -127,10 +137,28 @@ function readState(file: string): FileState {
     // a dangling symlink has an lstat but no realpath: refuse it rather than write beside it
     if (existsLink(file)) throw new Error('a symlink to nothing');
   }
-  if (!exists) return { target, text: '', exists, mode: 0o600 };
+  if (!exists) return { target, text: '', bytes: Buffer.alloc(0), encoding: 'utf8', exists, mode: 0o600 };
   const st = statSync(target);
   if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
-  return { target, text: readFileSync(target, 'utf8'), exists, mode: st.mode & 0o777 };
+  const bytes = readFileSync(target);
+  try {
+    return { target, text: UTF8.decode(bytes), bytes, encoding: 'utf8', exists, mode: st.mode & 0o777 };
+  } catch {
+    // not UTF-8 (a Latin-1 comment): one character per byte, so every byte svc does not touch is written back as is
+    return { target, text: bytes.toString('latin1'), bytes, encoding: 'latin1', exists, mode: st.mode & 0o777 };
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const nonAscii = (text: string) => text.replace(/[\u0000-\u007f]/g, '').length;
+
+/** `text` as the bytes to write for a file read as `state`. */
+function encode(state: FileState, text: string): Buffer {
+  if (state.encoding === 'utf8') return Buffer.from(text, 'utf8');
+  // a file that is not UTF-8 keeps its own bytes; what svc adds or takes out must be plain ASCII then
+  if (/[^\u0000-\u00ff]/.test(text) || nonAscii(text) !== nonAscii(state.text))
+    throw new Error('not UTF-8 text, and the entry is not plain ASCII: edit it by hand');
+  return Buffer.from(text, 'latin1');
 }
 
 function existsLink(file: string): boolean {
@@ -142,20 +170,38 @@ function existsLink(file: string): boolean {
 }
 
 /**
- * Atomic replace that leaves directories' modes alone and keeps the file's own mode. Returns the outermost folder
- * it had to make, if any.
+ * Where a test puts "another process writes the file" between svc's edit and its replace, which a real agent does
+ * whenever it saves its own config. Nothing sets it outside tests.
  */
-function writeKeepingMode(target: string, text: string, mode: number): string | undefined {
+export const editSeam: { beforeReplace: ((target: string) => void) | null } = { beforeReplace: null };
+
+/**
+ * Atomic replace that leaves directories' modes alone and keeps the file's own mode. With `expect` (the bytes read
+ * before the edit), the file is read once more right before the rename: another process that rewrote it meanwhile
+ * (an agent saving its own config) throws `ChangedMeanwhile`, and nothing of ours replaces its write. Returns the
+ * outermost folder it had to make, if any.
+ */
+function writeKeepingMode(
+  target: string,
+  content: string | Buffer,
+  mode: number,
+  expect?: Buffer | null,
+): string | undefined {
   const made = mkdirSync(dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.svc-tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {
-    writeSync(fd, text);
+    writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   try {
+    editSeam.beforeReplace?.(target);
+    if (expect !== undefined) {
+      const now = existsSync(target) ? readFileSync(target) : null;
+      if (expect === null ? now !== null : now === null || !now.equals(expect)) throw new ChangedMeanwhile();
+    }
     renameSync(tmp, target);
   } catch (err) {
     rmSync(tmp, { force: true });
@@ -184,6 +230,23 @@ export type InstallOutcome =
 
 /** Wire one agent: add its entry, keep a backup on the first change, record what was added. */
 export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOutcome {
+  for (let tries = 1; ; tries++) {
+    try {
+      return installOnce(home, w, dryRun);
+    } catch (err) {
+      if (!(err instanceof ChangedMeanwhile)) throw err;
+      if (tries >= EDIT_TRIES)
+        return {
+          agentId: w.agentId,
+          file: w.file,
+          result: 'refused',
+          reason: `${w.file} kept changing while svc edited it; try again`,
+        };
+    }
+  }
+}
+
+function installOnce(home: string, w: Wiring, dryRun: boolean): InstallOutcome {
   const base = { agentId: w.agentId, file: w.file };
   let state: FileState;
   try {
@@ -220,8 +283,9 @@ export function installOne(home: string, w: Wiring, dryRun: boolean): InstallOut
   try {
     const backup = w.file + BACKUP_SUFFIX;
     if (state.exists && !existsSync(backup)) copyFileSync(state.target, backup);
-    madeDir = writeKeepingMode(state.target, added.text, state.mode);
+    madeDir = writeKeepingMode(state.target, encode(state, added.text), state.mode, state.exists ? state.bytes : null);
   } catch (err) {
+    if (err instanceof ChangedMeanwhile) throw err;
     return { ...base, result: 'refused', reason: `cannot write ${w.file}: ${cause(err)}` };
   }
   if (madeDir) {
@@ -244,6 +308,63 @@ export type UninstallOutcome =
   | { agentId: string; file: string; result: 'changed' }
   | { agentId: string; file: string; result: 'refused'; reason: string };
 
+/** Takes one recorded entry out of its file; throws `ChangedMeanwhile` when another process rewrote the file. */
+function uninstallEntry(e: RecordedEntry, dryRun: boolean, out: UninstallOutcome[], kept: RecordedEntry[]): void {
+  const base = { agentId: e.agentId, file: e.file };
+  let state: FileState;
+  try {
+    state = readState(e.file);
+  } catch (err) {
+    out.push({ ...base, result: 'refused', reason: `cannot read ${e.file}: ${cause(err)}` });
+    kept.push(e);
+    return;
+  }
+  if (!state.exists) {
+    out.push({ ...base, result: 'absent' });
+    return;
+  }
+  const spec = { format: e.format, path: e.path, value: e.value };
+  const r = e.element ? removeElement(state.text, spec, e.created) : removeEntry(state.text, spec, e.created);
+  if (r.kind === 'invalid') {
+    out.push({ ...base, result: 'refused', reason: `${e.file}: ${r.reason}` });
+    kept.push(e);
+    return;
+  }
+  if (r.kind !== 'removed') {
+    out.push({ ...base, result: r.kind });
+    return;
+  }
+  if (dryRun) {
+    out.push({ ...base, result: 'would remove' });
+    kept.push(e);
+    return;
+  }
+  const left = readConfig(r.text, e.format);
+  const emptied = left.ok && isEmptyTable(left.value);
+  try {
+    if (emptied && e.before === 'missing') {
+      unlinkSync(state.target);
+      if (e.madeDir) removeMadeDirs(state.target, e.madeDir);
+    } else
+      writeKeepingMode(
+        state.target,
+        encode(state, emptied && e.before === 'empty' ? '' : r.text),
+        state.mode,
+        state.bytes,
+      );
+    // the backup goes only when the file is again byte for byte what it was before install
+    const backup = e.file + BACKUP_SUFFIX;
+    const now = existsSync(state.target) ? readFileSync(state.target) : null;
+    if (existsSync(backup) && now?.equals(readFileSync(backup))) unlinkSync(backup);
+  } catch (err) {
+    if (err instanceof ChangedMeanwhile) throw err;
+    out.push({ ...base, result: 'refused', reason: `cannot write ${e.file}: ${cause(err)}` });
+    kept.push(e);
+    return;
+  }
+  out.push({ ...base, result: 'removed' });
+}
+
 /** Take out everything the record says install added. */
 export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] {
   const record = readRecord(home);
@@ -253,50 +374,18 @@ export function uninstallAll(home: string, dryRun: boolean): UninstallOutcome[] 
   // added into that table later, so the table it made goes with it
   for (const e of [...record.entries].reverse()) {
     const base = { agentId: e.agentId, file: e.file };
-    let state: FileState;
-    try {
-      state = readState(e.file);
-    } catch (err) {
-      out.push({ ...base, result: 'refused', reason: `cannot read ${e.file}: ${cause(err)}` });
-      kept.push(e);
-      continue;
+    for (let tries = 1; ; tries++) {
+      try {
+        uninstallEntry(e, dryRun, out, kept);
+        break;
+      } catch (err) {
+        if (!(err instanceof ChangedMeanwhile)) throw err;
+        if (tries < EDIT_TRIES) continue;
+        out.push({ ...base, result: 'refused', reason: `${e.file} kept changing while svc edited it; try again` });
+        kept.push(e);
+        break;
+      }
     }
-    if (!state.exists) {
-      out.push({ ...base, result: 'absent' });
-      continue;
-    }
-    const spec = { format: e.format, path: e.path, value: e.value };
-    const r = e.element ? removeElement(state.text, spec, e.created) : removeEntry(state.text, spec, e.created);
-    if (r.kind === 'invalid') {
-      out.push({ ...base, result: 'refused', reason: `${e.file}: ${r.reason}` });
-      kept.push(e);
-      continue;
-    }
-    if (r.kind !== 'removed') {
-      out.push({ ...base, result: r.kind });
-      continue;
-    }
-    if (dryRun) {
-      out.push({ ...base, result: 'would remove' });
-      kept.push(e);
-      continue;
-    }
-    const left = readConfig(r.text, e.format);
-    const emptied = left.ok && isEmptyTable(left.value);
-    try {
-      if (emptied && e.before === 'missing') {
-        unlinkSync(state.target);
-        if (e.madeDir) removeMadeDirs(state.target, e.madeDir);
-      } else writeKeepingMode(state.target, emptied && e.before === 'empty' ? '' : r.text, state.mode);
-      const backup = e.file + BACKUP_SUFFIX;
-      const now = existsSync(state.target) ? readFileSync(state.target, 'utf8') : null;
-      if (existsSync(backup) && now === readFileSync(backup, 'utf8')) unlinkSync(backup);
-    } catch (err) {
-      out.push({ ...base, result: 'refused', reason: `cannot write ${e.file}: ${cause(err)}` });
-      kept.push(e);
-      continue;
-    }
-    out.push({ ...base, result: 'removed' });
   }
   const keptFiles: RecordedFile[] = [];
   for (const f of record.files ?? []) {
