@@ -52,6 +52,18 @@ async function relay(name: string, bus?: string): Promise<{ proc: SpawnedSvc; ur
   return { proc, url, wsUrl: `${url.replace('http', 'ws')}/ws` };
 }
 
+/** Until `url`'s `GET /computers` lists every one of `sessions` for the computer `hookId`. */
+async function sessionsListed(url: string, key: string, hookId: string, sessions: readonly string[]): Promise<void> {
+  await waitFor(
+    async () => {
+      const { json } = await api(url, 'GET', '/computers', { key });
+      const listed = json.computers?.find((c: { hookId: string }) => c.hookId === hookId)?.sessions;
+      return sessions.every((n) => listed?.some((x: { name: string }) => x.name === n)) || null;
+    },
+    { timeoutMs: 20_000, what: `${sessions.join(', ')} listed` },
+  );
+}
+
 describe('two relays on one Postgres', () => {
   it('share accounts, number pushes once, replay on the other instance, and outlive each other', async () => {
     const made = await runSvc(['relay', 'account', 'create', '--store', store, '--json'], env());
@@ -242,14 +254,7 @@ describe('two relays on one Postgres', () => {
     const listener = spawnSvc(['listener'], computer.env);
     try {
       await listener.waitForLine(/connected to ws:/);
-      await waitFor(
-        async () => {
-          const { json } = await api(b.url, 'GET', '/computers', { key });
-          const listed = json.computers?.find((c: { hookId: string }) => c.hookId === computer.hookId)?.sessions;
-          return sessions.every((n) => listed?.some((x: { name: string }) => x.name === n)) || null;
-        },
-        { timeoutMs: 20_000, what: 'the four sessions listed' },
-      );
+      await sessionsListed(b.url, key, computer.hookId, sessions);
       const sent: { id: number; session: string; body: string }[] = [];
       for (let n = 1; n <= 20; n++) {
         const session = sessions[n % 4]!;
@@ -308,14 +313,7 @@ describe('two relays on one Postgres', () => {
     const listener = spawnSvc(['listener'], computer.env);
     try {
       await listener.waitForLine(/connected to ws:/);
-      await waitFor(
-        async () => {
-          const { json } = await api(b.url, 'GET', '/computers', { key });
-          const listed = json.computers?.find((c: { hookId: string }) => c.hookId === computer.hookId)?.sessions;
-          return sessions.every((n) => listed?.some((x: { name: string }) => x.name === n)) || null;
-        },
-        { timeoutMs: 20_000, what: 'the sessions listed' },
-      );
+      await sessionsListed(b.url, key, computer.hookId, sessions);
       await redis.stop();
       // Redis is gone: 8 pushes, alternately to A (the listener's) and B, each answered 200 (stored in Postgres)
       const sent: { id: number; session: string; body: string }[] = [];
