@@ -470,6 +470,45 @@ describe('injectText waits for states, not for fixed times (a busy machine)', ()
   });
 });
 
+describe('an approval prompt on screen while the input line still holds our text (the last guard)', () => {
+  const TEXT = 'run a command, svc-approve';
+  const fixture = (id: string, name: string) =>
+    readFileSync(new URL(`../../fixtures/screens/${id}/${name}.txt`, import.meta.url), 'utf8').replace(/\n+$/, '');
+  /** The real dialog of each agent, with its input line below it still holding our text (a redraw caught halfway). */
+  const both = (id: string) => {
+    const line = id === 'A2' ? `› ${TEXT}` : id === 'A1' ? `❯ ${TEXT}` : ` >   ${TEXT}`;
+    return [fixture(id, 'awaiting_approval-1'), '─'.repeat(60), line, ''].join('\n');
+  };
+
+  it.each(['A1', 'A2', 'A3'])('%s: read as "unknown", never as our text still there', (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    const screen = both(id);
+    // the input-line rule alone would find our text (so a retry Enter would follow): the prompt must stop it
+    expect(readInput(screen, strategy.inputLine!, { belowRule: strategy.inputBelowRule })?.trim()).toBe(TEXT);
+    expect(readScreen(strategy.screen!, { text: screen })).toBe('awaiting_approval');
+    expect(inputCleared({ after: screen, ...strategy, text: TEXT })).toBe('unknown');
+  });
+
+  it.each(['A1', 'A2', 'A3'])('%s: after the first Enter that screen gets no second Enter', async (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    let entered = false;
+    const enters: string[] = [];
+    const idle = fixture(id, 'idle-1');
+    const tmux = {
+      sendLiteral: async () => {},
+      paste: async () => {},
+      sendKeys: async () => {
+        enters.push(entered ? both(id) : idle);
+        entered = true;
+      },
+      capture: async () => (entered ? both(id) : idle),
+    };
+    const r = await injectText({ tmux, target: { pane: '%1' }, text: TEXT, strategy, sleep: async () => {} });
+    expect(enters).toHaveLength(1);
+    expect(r).toMatchObject({ submitted: 'unverified', enters: 1 });
+  });
+});
+
 describe('the submit check on the real agents’ screens right after an Enter (test/fixtures/submit)', () => {
   // Captured by test/fixtures/capture/submit-screens.capture.ts: the prompt below, answered at once by a tool call.
   const PROMPT_SENT = 'run a command, svc-approve';
