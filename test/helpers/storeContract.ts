@@ -143,6 +143,29 @@ export function storeContract(h: StoreHarness): void {
       ).toBe(null);
     });
 
+    it('forgets a sealed push’s envelope once final, as it forgets a plain body', async () => {
+      await store.createAccount('a', 0);
+      const sealed = JSON.stringify({ v: 1, ct: 'sealed-ciphertext-kept-while-open' });
+      const { push: p } = await store.insertPush(push('a', { body: '', sealed }));
+      expect(await store.getPush('a', p.id)).toMatchObject({ sealed });
+      const delivered = await store.updatePush(
+        'a',
+        p.id,
+        { states: ['pending'] },
+        { state: 'delivered', code: null, now: 2 },
+      );
+      expect(delivered).toMatchObject({ sealed });
+      const done = await store.updatePush(
+        'a',
+        p.id,
+        { states: ['delivered'] },
+        { state: 'injected', code: null, now: 3 },
+      );
+      expect(done).toMatchObject({ state: 'injected', body: '' });
+      expect(done?.sealed ?? null).toBeNull();
+      expect((await store.getPush('a', p.id))?.sealed ?? null).toBeNull();
+    });
+
     it('lists what a listener may replay and what the sweeper may expire', async () => {
       await store.createAccount('a', 0);
       await store.insertPush(push('a')); // 1

@@ -6,7 +6,15 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { databaseHolds } from '../helpers/devices.js';
-import { type ApiAnswer, api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import {
+  type ApiAnswer,
+  api,
+  someEnvelope,
+  startTestRelay,
+  type TestRelay,
+  TestSocket,
+  waitFor,
+} from '../helpers/relay.js';
 
 let relay: TestRelay | null = null;
 let listener: TestSocket | null = null;
@@ -59,6 +67,19 @@ it('sweeps delivered pushes to expired no_result after twice the window, erases 
   // Byte for byte, main file and WAL: no body left.
   await waitFor(() => !databaseHolds(r.dataDir, 'NOTE-body-5e1f') && !databaseHolds(r.dataDir, 'CMD-body-9a2c'), {
     what: 'the bodies to be gone from the database files',
+  });
+
+  // A sealed push (what every push is once a phone is paired): its envelope is what must go, byte for byte.
+  const envelope = await someEnvelope();
+  const sealed = (
+    await send({ type: 'agent.command', agentSessionName: 's', body: '', sealed: envelope, targetComputer: here })
+  ).json;
+  await listener.next('push.new', (f) => f.push.id === sealed.id);
+  expect(databaseHolds(r.dataDir, envelope.ct)).toBe(true);
+  listener.send({ type: 'push.result', id: sealed.id, state: 'injected' });
+  await listener.next('push.ack', (f) => f.id === sealed.id);
+  await waitFor(() => !databaseHolds(r.dataDir, envelope.ct) && !databaseHolds(r.dataDir, envelope.to[0]!.wrap), {
+    what: 'the sealed envelope to be gone from the database files',
   });
 
   // The listener comes back with its result after all: the truth replaces no_result, and it is acknowledged.
