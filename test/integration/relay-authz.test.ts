@@ -266,6 +266,53 @@ describe('typing', () => {
   });
 });
 
+describe('the relay’s own refusal of an answer that comes second or late (a fake listener)', () => {
+  it('already_answered and ask_expired once the listener closed the ask, also while it is offline', async () => {
+    const { hookId, listener } = await loggedInComputer();
+    const phone = await pairPhone();
+    const app = await open(phone.token);
+    app.send({ type: 'subscribe', role: 'app', deviceId: phone.deviceId });
+    await app.next('subscribed');
+    const ask = async (id: string) => {
+      listener.send({
+        type: 'ask.new',
+        id,
+        session: 'svc-proj',
+        deadline: Date.now() + 60_000,
+        leftMs: 60_000,
+        envelope: await junkEnvelope(),
+      });
+      await app.next('ask.new', (f) => f.id === id);
+    };
+    const answer = async (id: string) => {
+      app.send({ type: 'ask.answer', computer: hookId, id, envelope: await junkEnvelope() });
+      return app.next('ask.result', (f) => f.id === id);
+    };
+    await ask('a_00000000000000a1');
+    await ask('a_00000000000000a2');
+    // the first answer goes to the listener, which takes it and closes the ask
+    app.send({ type: 'ask.answer', computer: hookId, id: 'a_00000000000000a1', envelope: await junkEnvelope() });
+    await listener.next('ask.answer', (f) => f.id === 'a_00000000000000a1');
+    listener.send({ type: 'ask.closed', id: 'a_00000000000000a1', state: 'answered' });
+    listener.send({ type: 'ask.closed', id: 'a_00000000000000a2', state: 'expired' });
+    await app.next('ask.closed', (f) => f.id === 'a_00000000000000a2');
+    // a second answer, and a late one: the relay itself refuses them, and the listener hears nothing of them
+    expect(await answer('a_00000000000000a1')).toMatchObject({ state: 'refused', code: 'already_answered' });
+    expect(await answer('a_00000000000000a2')).toMatchObject({ state: 'refused', code: 'ask_expired' });
+    expect(listener.frames.filter((f) => f.type === 'ask.answer')).toHaveLength(1);
+    // the computer goes offline: still what became of the ask, not computer_offline
+    await listener.close();
+    await waitFor(async () => {
+      const list = await api(relay.url, 'GET', '/computers', { key: relay.apiKey });
+      return list.json.computers.find((c: { hookId: string }) => c.hookId === hookId)?.online === false;
+    });
+    expect(await answer('a_00000000000000a1')).toMatchObject({ state: 'refused', code: 'already_answered' });
+    expect(await answer('a_00000000000000a2')).toMatchObject({ state: 'refused', code: 'ask_expired' });
+    // an ask never closed, its computer offline: that one is computer_offline
+    expect(await answer('a_00000000000000a3')).toMatchObject({ state: 'refused', code: 'computer_offline' });
+  });
+});
+
 describe('asks and Web Push', () => {
   const subscription = {
     endpoint: 'https://push.example.invalid/send/abc',
