@@ -2,7 +2,7 @@
  * Where a file sent from the phone lands (spec 2.6, 4.11.4; issue 13 part 5): `~/Downloads/Svc/` under its own name,
  * made safe — no directories, no control characters, never `.`/`..`, not longer than a file system takes — and on a
  * clash `name (2).ext`, `name (3).ext`, …; never overwriting (the IO side creates exclusively:
- * actors/transfer/save.ts). Pure.
+ * actors/transfer/receive.ts placeReceived). Pure.
  */
 
 /** The largest file the phone may send (spec 8 is silent: decided here, docs/files.md). */

@@ -1,13 +1,13 @@
 /**
- * Files sent from the phone (core/files/transfer.ts, actors/transfer/save.ts): hostile names made safe, clashes
+ * Files sent from the phone (core/files/transfer.ts, actors/transfer/receive.ts placeReceived): hostile names made safe, clashes
  * named `name (2).ext`, never overwriting — also with two processes saving the same name at once —, the size limit.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { saveReceived } from '../../../actors/transfer/save.js';
+import { placeReceived } from '../../../actors/transfer/receive.js';
 import {
   clashName,
   MAX_NAME_BYTES,
@@ -67,26 +67,41 @@ describe('safeFileName', () => {
   });
 });
 
-describe('saving under ~/Downloads/Svc', () => {
-  it('saves under its own name, then name (2).ext, never overwriting an existing file', () => {
+describe('placing a received file under ~/Downloads/Svc (placeReceived, what the receiver uses)', () => {
+  /** A finished transfer's part file, as the receiver leaves it (0600). */
+  const part = (text: string) => {
+    const path = join(temp(), `${Math.random().toString(36).slice(2)}.part`);
+    writeFileSync(path, text, { mode: 0o600 });
+    return path;
+  };
+
+  it('places under its own name, then name (2).ext, never overwriting an existing file', () => {
     const dir = join(temp(), 'Downloads', 'Svc');
-    const first = saveReceived(dir, 'notes.txt', bytes('one'));
+    const firstPart = part('one');
+    const first = placeReceived(dir, 'notes.txt', firstPart);
     expect(first).toBe(join(dir, 'notes.txt'));
+    expect(existsSync(firstPart)).toBe(false);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(first).mode & 0o777).toBe(0o600);
     writeFileSync(join(dir, 'notes (2).txt'), 'the person’s own file');
-    const third = saveReceived(dir, '../notes.txt', bytes('two'));
+    const third = placeReceived(dir, '../notes.txt', part('two'));
     expect(third).toBe(join(dir, 'notes (3).txt'));
     expect(readFileSync(first, 'utf8')).toBe('one');
     expect(readFileSync(join(dir, 'notes (2).txt'), 'utf8')).toBe('the person’s own file');
     expect(readFileSync(third, 'utf8')).toBe('two');
   });
 
-  it('two processes saving the same name at once get a file each', async () => {
+  it('two processes placing the same name at once get a file each', async () => {
     const dir = join(temp(), 'Svc');
-    const save = resolve('dist/actors/transfer/save.js');
-    const script = `import { saveReceived } from ${JSON.stringify(save)};
-      for (let i = 0; i < 25; i++) saveReceived(${JSON.stringify(dir)}, 'same.bin', new TextEncoder().encode(process.argv[1] + i));`;
+    const work = temp();
+    const receive = resolve('dist/actors/transfer/receive.js');
+    const script = `import { writeFileSync } from 'node:fs';
+      import { placeReceived } from ${JSON.stringify(receive)};
+      for (let i = 0; i < 25; i++) {
+        const part = ${JSON.stringify(work)} + '/' + process.argv[1] + i + '.part';
+        writeFileSync(part, process.argv[1] + i, { mode: 0o600 });
+        placeReceived(${JSON.stringify(dir)}, 'same.bin', part);
+      }`;
     const run = (who: string) =>
       new Promise<void>((done, fail) =>
         execFile(process.execPath, ['--input-type=module', '-e', script, who], (err) => (err ? fail(err) : done())),
