@@ -374,9 +374,9 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
       expect(list.entries!.find((e) => e.path === '.env')).toMatchObject({ secret: true });
       expect(await request({ file: { op: 'read', path: 'notes.md' } })).toMatchObject({ text: 'planted-in-notes\n' });
       const secret = await request({ file: { op: 'read', path: '.env' } });
-      expect(secret.refused).toBeDefined();
+      expect(secret.refused).toBe('secret_file');
       expect(JSON.stringify(secret)).not.toContain('never-shown');
-      expect((await request({ file: { op: 'read', path: '../home/.svc/config.json' } })).refused).toBeDefined();
+      expect((await request({ file: { op: 'read', path: '../home/.svc/config.json' } })).refused).toBe('bad_path');
 
       const data = randomBytes(300 * 1024); // two chunks
       const sha256 = createHash('sha256').update(data).digest('hex');
