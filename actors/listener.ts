@@ -234,7 +234,11 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         ready: () => root?.getSnapshot().context.online === true,
         send: async (chunk) => {
           const envelope = await asks.historyChunk(chunk);
-          if (!envelope) return; // no device to seal for: nothing leaves the computer
+          if (!envelope) {
+            // no device to seal for: nothing leaves the computer (said, so a timeline with a gap can be explained)
+            log.info(`history of ${chunk.session}: ${chunk.items.length} item(s) not sent: no device to seal for`);
+            return;
+          }
           const relay = root?.system.get('relay');
           if (!relay) throw new Error('the relay link is not up');
           relay.send({ type: 'SEND', frame: { type: 'history.chunk', session: chunk.session, envelope } });

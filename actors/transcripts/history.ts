@@ -141,7 +141,9 @@ export function createHistory(deps: HistoryDeps) {
         if (record.parent || record.meta?.kind !== 'agent' || !agent || !TIMELINE_AGENTS.has(agent) || !cwd) continue;
         names.add(record.name);
         const known = followed.get(record.name);
-        if (known && known.agent === agent && known.cwd === cwd) continue;
+        // the transcript was found from the folder the agent started in: a pane whose current folder flickers (a
+        // helper process of the agent in front for a moment) keeps its follower
+        if (known && known.agent === agent && (known.cwd === cwd || known.path !== null)) continue;
         // a transcript written since the session started (a little before: clocks and file times differ)
         const since = record.createdAt * 1000 - 5_000;
         const start = positions[record.name];

@@ -17,7 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followTranscript } from '../../../actors/transcripts/follow.js';
+import { createHistory, type HistoryChunkOut } from '../../../actors/transcripts/history.js';
 import { findTranscript } from '../../../actors/transcripts/locate.js';
+import type { SessionRecord } from '../../../core/protocol/index.js';
 import { HistoryChunkBody } from '../../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../../core/sessions/control.js';
 import { chunked, historyItems, MAX_TODO_CHARS, MAX_TODOS, timeline } from '../../../core/transcripts/history.js';
@@ -140,6 +142,49 @@ describe('following a transcript across a listener restart', () => {
     expect(third.poll().events).toEqual([]);
     appendFileSync(file, `${lines.slice(1).join('\n')}\n`);
     expect(third.poll().events.length).toBeGreaterThan(0);
+  });
+
+  it('a pane whose current folder flickers keeps following the transcript it found', async () => {
+    const home = temp();
+    const cwd = '/src/my app';
+    const store = join(home, '.claude', 'projects', claudeProjectDir(cwd));
+    mkdirSync(store, { recursive: true });
+    const file = join(store, '33333333-3333-3333-3333-333333333333.jsonl');
+    const lines = fixture('A1').trim().split('\n');
+    const half = Math.ceil(lines.length / 2);
+    writeFileSync(file, `${lines.slice(0, half).join('\n')}\n`);
+    const sent: HistoryChunkOut[] = [];
+    const history = createHistory({
+      positionsPath: join(home, 'history.json'),
+      env: { HOME: home },
+      log: { info: () => {}, warn: () => {} },
+      pollMs: 60_000,
+      send: async (chunk) => {
+        sent.push(chunk);
+      },
+    });
+    const record = (path: string): SessionRecord => ({
+      name: 'svc-app',
+      attached: false,
+      createdAt: 0,
+      activityAt: 0,
+      meta: { kind: 'agent', agent: 'A1' },
+      panes: [{ id: '%1', command: 'claude', path, active: true }],
+    });
+    try {
+      history.sessions([record(cwd)]);
+      await history.tick();
+      const first = sent.length;
+      expect(first).toBeGreaterThan(0);
+      // a helper process of the agent in front for a moment: tmux reports its folder
+      history.sessions([record('/')]);
+      appendFileSync(file, `${lines.slice(half).join('\n')}\n`);
+      await history.tick();
+      expect(sent.length).toBeGreaterThan(first);
+      expect(sent.every((c) => !c.reset)).toBe(true);
+    } finally {
+      history.stop();
+    }
   });
 
   it('finds a Claude Code session’s transcript in its store, the newest since the session started', () => {
