@@ -52,6 +52,17 @@ async function relay(name: string, bus?: string): Promise<{ proc: SpawnedSvc; ur
   return { proc, url, wsUrl: `${url.replace('http', 'ws')}/ws` };
 }
 
+/** Sessions that write each line typed into them to a file of their own; returns where each one's file is. */
+async function sinkSessions(
+  computer: Awaited<ReturnType<typeof loggedInComputer>>,
+  sessions: readonly string[],
+): Promise<(name: string) => string> {
+  const sink = (name: string) => join(computer.home.home, `${name}.txt`);
+  for (const name of sessions)
+    await computer.tmux.newSession(name, ['sh', '-c', `stty -echo; exec cat >> '${sink(name)}'`]);
+  return sink;
+}
+
 /** Until `url`'s `GET /computers` lists every one of `sessions` for the computer `hookId`. */
 async function sessionsListed(url: string, key: string, hookId: string, sessions: readonly string[]): Promise<void> {
   await waitFor(
@@ -248,9 +259,7 @@ describe('two relays on one Postgres', () => {
     const front = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
     const computer = await loggedInComputer({ url: front, apiKey: key, name: 'desk' });
     const sessions = ['svc-k1', 'svc-k2', 'svc-k3', 'svc-k4'];
-    const sink = (name: string) => join(computer.home.home, `${name}.txt`);
-    for (const name of sessions)
-      await computer.tmux.newSession(name, ['sh', '-c', `stty -echo; exec cat >> '${sink(name)}'`]);
+    const sink = await sinkSessions(computer, sessions);
     const listener = spawnSvc(['listener'], computer.env);
     try {
       await listener.waitForLine(/connected to ws:/);
@@ -307,9 +316,7 @@ describe('two relays on one Postgres', () => {
     const [a, b] = await Promise.all([relay('blip-a', redis.url), relay('blip-b', redis.url)]);
     const computer = await loggedInComputer({ url: a.url, apiKey: key, name: 'blip' });
     const sessions = ['svc-b1', 'svc-b2'];
-    const sink = (name: string) => join(computer.home.home, `${name}.txt`);
-    for (const name of sessions)
-      await computer.tmux.newSession(name, ['sh', '-c', `stty -echo; exec cat >> '${sink(name)}'`]);
+    const sink = await sinkSessions(computer, sessions);
     const listener = spawnSvc(['listener'], computer.env);
     try {
       await listener.waitForLine(/connected to ws:/);

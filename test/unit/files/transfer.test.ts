@@ -25,7 +25,6 @@ const temp = () => {
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-const bytes = (text: string) => new TextEncoder().encode(text);
 
 describe('safeFileName', () => {
   it.each([
