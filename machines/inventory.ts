@@ -44,7 +44,9 @@ export interface InventoryContext {
   reported: SessionRecord[] | null;
   seq: number;
   /** A report is owed at the next snapshot, whatever it contains. */
-  owed: 'heartbeat' | 'connect' | null;
+  owed: 'heartbeat' | 'connect' | 'retry' | null;
+  /** Reports the relay rejected in a row: the first is sent again at the next poll, later ones wait for a change. */
+  rejected: number;
   /** A REFRESH came while a query was running: that query may predate what was asked about, so run another. */
   again: boolean;
   /** REFRESH requests received so far, and how many had come when the running query began. */
@@ -64,6 +66,8 @@ export type InventoryEvent =
   | { type: 'LOOK' } // internal: the screen watch saw a change; unlike REFRESH it answers no request
   | { type: 'WATCH' } // internal: a reading found agent panes to watch
   | { type: 'FORCE_REPORT' } // the relay link came back: it must hear the inventory again
+  | { type: 'REJECTED' } // the relay rejected a report (spec 7): it does not hold what was sent
+  | { type: 'PERSISTED' } // the relay kept a report
   | { type: 'REPORTED' }; // internal: a report went out, so the heartbeat counts from now
 
 /** Events the inventory sends its parent. */
@@ -84,7 +88,12 @@ export type InventoryOutEvent =
       /** Why it was taken: the listener ticks the scheduler only on the poll's readings. */
       cause: ReadingCause;
     }
-  | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: 'change' | 'heartbeat' | 'connect' };
+  | {
+      type: 'INVENTORY.REPORT';
+      sessions: SessionRecord[];
+      seq: number;
+      reason: 'change' | 'heartbeat' | 'connect' | 'retry';
+    };
 
 export const inventoryMachine = setup({
   types: { context: {} as InventoryContext, events: {} as InventoryEvent, input: {} as InventoryInput },
@@ -116,6 +125,7 @@ export const inventoryMachine = setup({
     reported: null,
     seq: 0,
     owed: null,
+    rejected: 0,
     again: false,
     asked: 0,
     answering: 0,
@@ -210,6 +220,16 @@ export const inventoryMachine = setup({
       },
       on: {
         FORCE_REPORT: { actions: assign({ owed: 'connect', cause: 'tick' }), target: '.querying' },
+        // A rejected report is sent once more at the next poll, not at the next change or heartbeat (minutes
+        // later): the phone would show an old inventory. One that is rejected again waits for those, so a relay
+        // that refuses every report is not sent the same one every 5 s.
+        REJECTED: {
+          actions: assign({
+            owed: ({ context }) => (context.rejected === 0 ? (context.owed ?? 'retry') : context.owed),
+            rejected: ({ context }) => context.rejected + 1,
+          }),
+        },
+        PERSISTED: { actions: assign({ rejected: 0 }) },
       },
     },
     watch: {

@@ -448,6 +448,7 @@ export const listenerMachine = setup({
                     ? line('info', `server persisted listener.sessions (seq ${frame.seq})`)
                     : line('warn', `server rejected listener.sessions: ${frame.reason ?? 'no reason given'}`),
                 );
+                enqueue.sendTo('inventory', { type: frame.ok ? 'PERSISTED' : 'REJECTED' });
                 return;
               case 'error':
                 enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));

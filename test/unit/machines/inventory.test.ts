@@ -49,7 +49,7 @@ function harness(opts: { watch: boolean }) {
     },
   });
   const parent = setup({
-    types: { events: {} as InventoryOutEvent | { type: 'REFRESH' } },
+    types: { events: {} as InventoryOutEvent | { type: 'REFRESH' | 'REJECTED' | 'PERSISTED' } },
     actors: { inventory },
   }).createMachine({
     invoke: { id: 'inventory', src: 'inventory', input: { hostname: 'box' } },
@@ -62,6 +62,8 @@ function harness(opts: { watch: boolean }) {
           reports.push({ at: clock.now(), state: event.sessions[0]?.state, reason: event.reason }),
       },
       REFRESH: { actions: sendTo('inventory', { type: 'REFRESH' }) },
+      REJECTED: { actions: sendTo('inventory', { type: 'REJECTED' }) },
+      PERSISTED: { actions: sendTo('inventory', { type: 'PERSISTED' }) },
     },
   });
   const actor = createActor(parent, { clock }).start();
@@ -172,5 +174,36 @@ describe('inventory: the screen watch between ticks', () => {
     await h.advance(2_000); // looks and readings for them
     const after = h.actor.getSnapshot().children.inventory!.getSnapshot() as { context: { asked: number } };
     expect(after.context.asked).toBe(1);
+  });
+});
+
+describe('inventory: the relay rejects a report (spec 6, 7)', () => {
+  it('sends the same inventory again at the next poll, once; after a kept one, a rejection is retried again', async () => {
+    const h = await settledIdle({ watch: false });
+    const since = (t: number) => h.reports.filter((r) => r.at > t);
+    let start = h.clock.now();
+    await h.advance(20_000);
+    expect(since(start), 'nothing changed: nothing reported before the heartbeat').toEqual([]);
+
+    start = h.clock.now();
+    h.actor.send({ type: 'REJECTED' });
+    await h.advance(5_000);
+    expect(since(start).map((r) => [r.reason, r.state])).toEqual([['retry', 'idle']]);
+
+    // rejected again: not sent every poll; the next change still goes
+    start = h.clock.now();
+    h.actor.send({ type: 'REJECTED' });
+    await h.advance(20_000);
+    expect(since(start)).toEqual([]);
+    h.world.screen = APPROVAL; // confirmed by a second reading: two polls
+    await h.advance(10_000);
+    expect(since(start).map((r) => [r.reason, r.state])).toEqual([['change', 'awaiting_approval']]);
+
+    // once one is kept, the next rejection is retried again
+    h.actor.send({ type: 'PERSISTED' });
+    start = h.clock.now();
+    h.actor.send({ type: 'REJECTED' });
+    await h.advance(5_000);
+    expect(since(start).map((r) => r.reason)).toEqual(['retry']);
   });
 });
