@@ -12,6 +12,7 @@ import type { ResolvedConfig } from '../core/daemon/config.js';
 import { resolveConfig } from '../core/daemon/config.js';
 import { svcPaths } from '../core/daemon/paths.js';
 import { proxyLabel } from '../core/daemon/proxy.js';
+import { stageMismatch } from '../core/daemon/verify.js';
 import { VERSION } from '../core/daemon/version.js';
 import { TypedTexts } from '../core/hooks/control.js';
 import { MARKER_FRESH_SECONDS } from '../core/hooks/remoteOrigin.js';
@@ -155,6 +156,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log.error(`proxy setting: ${(err as Error).message}; the relay cannot be reached until it is fixed`);
   }
   for (const w of config.warnings) log.warn(w);
+  const mismatch = stageMismatch(config.baseUrl.value, config.wsUrl.value);
+  if (mismatch) log.warn(mismatch);
 
   // One long-lived control-mode client carries the tmux calls (no process per push); plain calls when it is not up.
   const tmux = createTmux({

@@ -75,6 +75,18 @@ export function stageOf(url: string): string | null {
   return host;
 }
 
+/**
+ * Spec 2.5: `baseUrl` (the HTTP API: device list, pushes) and `wsUrl` (the socket) name one relay, on one stage.
+ * Two stages would seal for the devices one relay lists while the phones are on the other. Null when they agree
+ * (or either is not a URL: that is said on its own); else the line that says what to do.
+ */
+export function stageMismatch(baseUrl: string, wsUrl: string): string | null {
+  const http = stageOf(baseUrl);
+  const ws = stageOf(wsUrl);
+  if (http === null || ws === null || http === ws) return null;
+  return `baseUrl ${baseUrl} (stage ${http}) and wsUrl ${wsUrl} (stage ${ws}) are not the same relay: run \`svc login --url <relay>\` again, or make them agree in the config`;
+}
+
 function configOrigin(source: Source, path: string): Origin {
   if (source === 'file') return { source, where: path };
   if (source === 'env') return { source, where: 'SVC_WS_URL' };
@@ -117,6 +129,8 @@ export function buildVerifyReport(f: VerifyFacts): VerifyReport {
 
   const stage = stageOf(f.config.wsUrl.value);
   if (stage === null) problems.push(`wsUrl ${f.config.wsUrl.value} is not a URL: run \`svc login\` again`);
+  const mismatch = stageMismatch(f.config.baseUrl.value, f.config.wsUrl.value);
+  if (mismatch) problems.push(mismatch);
 
   return {
     ok: problems.length === 0,
@@ -200,7 +214,11 @@ export function formatVerifyReport(r: VerifyReport): string[] {
         ? (find('wsUrl') ?? '')
         : `${r.wsUrl.value} (stage ${r.wsUrl.stage}; from ${from(r.wsUrl.from)})`,
     ),
-    line(true, 'base url', `${r.baseUrl.value} (from ${from(r.baseUrl.from)})`),
+    line(
+      !find('baseUrl'),
+      'base url',
+      find('baseUrl') ?? `${r.baseUrl.value} (same stage; from ${from(r.baseUrl.from)})`,
+    ),
   ];
   lines.push(r.ok ? 'everything svc needs is here' : `${r.problems.length} problem(s): see the FAIL lines`);
   return lines;

@@ -1,7 +1,13 @@
 /** core/daemon/verify.ts: the `svc verify` report (spec 4.5). */
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../core/daemon/config.js';
-import { buildVerifyReport, formatVerifyReport, stageOf, type VerifyFacts } from '../../../core/daemon/verify.js';
+import {
+  buildVerifyReport,
+  formatVerifyReport,
+  stageMismatch,
+  stageOf,
+  type VerifyFacts,
+} from '../../../core/daemon/verify.js';
 
 const PATH = '/h/.svc/config.json';
 const loggedIn = resolveConfig(
@@ -41,6 +47,43 @@ describe('stageOf', () => {
     ['not a url', null],
   ])('%s → %s', (url, stage) => {
     expect(stageOf(url)).toBe(stage);
+  });
+});
+
+describe('stageMismatch (spec 2.5: baseUrl on the same stage as wsUrl)', () => {
+  it.each([
+    ['https://relay.example.com', 'wss://relay.example.com/ws', false],
+    ['http://127.0.0.1:8787', 'ws://localhost:8787/ws', false],
+    ['https://relay.example.com:8443', 'wss://relay.example.com/ws', false],
+    ['http://127.0.0.1:8787', 'wss://relay.example.com/ws', true],
+    ['https://staging.relay.example.com', 'wss://relay.example.com/ws', true],
+    ['not a url', 'wss://relay.example.com/ws', false], // said on its own
+  ])('%s + %s → mismatch %s', (baseUrl, wsUrl, differs) => {
+    const line = stageMismatch(baseUrl, wsUrl);
+    expect(line !== null).toBe(differs);
+    if (line) expect(line).toMatch(/^baseUrl .* are not the same relay: run `svc login/);
+  });
+
+  it('fails `svc verify` on the base url line, saying what to do', () => {
+    const split = resolveConfig(
+      {
+        status: 'ok',
+        data: { apiKey: 'k', hookId: 'h1', baseUrl: 'http://127.0.0.1:8787', wsUrl: 'wss://relay.example.com/ws' },
+      },
+      {},
+      {},
+      PATH,
+    );
+    const r = buildVerifyReport(facts({ config: split }));
+    expect(r.ok).toBe(false);
+    const lines = formatVerifyReport(r);
+    expect(lines.find((l) => l.includes('base url'))).toMatch(
+      /^FAIL\s+base url\s+baseUrl http:\/\/127\.0\.0\.1:8787 \(stage local\)/,
+    );
+    expect(lines.at(-1)).toBe('1 problem(s): see the FAIL lines');
+    expect(formatVerifyReport(buildVerifyReport(facts())).find((l) => l.includes('base url'))).toMatch(
+      /^ok\s+base url/,
+    );
   });
 });
 
