@@ -292,8 +292,20 @@ describe('the phone app', () => {
     // The agents are still listed, from the last inventory.
     await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
     await shot(page, '5-offline');
+    // A tap while the offline screen redraws every second: pressed before a redraw, released after it, it still
+    // opens the session (the list under the finger is not swapped when nothing changed; CI missed the tap once).
+    const link = page.getByRole('link', { name: /^proj · Claude Code, session/ });
+    const box0 = (await link.boundingBox())!;
+    await page.mouse.move(box0.x + box0.width / 2, box0.y + box0.height / 2);
+    const strip = await page.getByText(/^Offline/).textContent();
+    await page.mouse.down();
+    await page
+      .getByText(/^Offline/)
+      .filter({ hasNotText: strip! })
+      .waitFor(); // a redraw came
+    await page.mouse.up();
+    await page.waitForURL(/#\/s\//, { timeout: 5_000 });
     // A message sent now waits in the outbox, and stays in the box, until the relay is back.
-    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('sent while offline');
     // Sealing this one message takes 2.5 s (a slow phone): the screen's once-a-second offline updates run while the

@@ -53,3 +53,16 @@ export function replace(el: Node, ...children: (Child | Child[])[]): void {
   while (el.firstChild) el.removeChild(el.firstChild);
   append(el, children);
 }
+
+/**
+ * `replace`, but only when the new children differ from what is shown (their markup, a `<details>` being open
+ * aside). A screen that redraws every second (offline, "last seen" ageing) must not swap the element under a
+ * finger: a tap whose press and release land on two different elements is no click, and an open list would close.
+ */
+export function replaceChanged(el: Element, ...children: (Child | Child[])[]): void {
+  const next = document.createElement('div');
+  append(next, children);
+  const markup = (e: Element) => e.innerHTML.replace(/ open=""/g, '');
+  if (markup(next) === markup(el)) return;
+  replace(el, ...next.childNodes);
+}

@@ -1,6 +1,6 @@
 /** "Active Agents": computers and their live sessions, what needs a person first. */
 import { AGENT_STATE_TEXT, ago } from '../../../../core/protocol/refusalText.js';
-import { h, replace } from '../dom.js';
+import { h, replaceChanged } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
 import { needsYouSection } from './needsYou.js';
@@ -82,7 +82,7 @@ export function agentsScreen(app: App): Screen {
     // While the phone is offline, what the list says about each computer is only what was last seen.
     const live = app.linkState === 'online';
     if (app.inventoryAt === null) {
-      replace(
+      replaceChanged(
         list,
         h(
           'p',
@@ -93,7 +93,7 @@ export function agentsScreen(app: App): Screen {
       return;
     }
     if (views.length === 0) {
-      replace(
+      replaceChanged(
         list,
         h(
           'div',
@@ -104,7 +104,7 @@ export function agentsScreen(app: App): Screen {
       );
       return;
     }
-    replace(
+    replaceChanged(
       list,
       views.map((c) =>
         h(
