@@ -93,6 +93,9 @@ export function timeline(items: readonly HistoryItem[]): {
   const turns: TimelineTurn[] = [];
   let todos: (HistoryItem & { k: 'todos' }) | null = null;
   const tools = new Map<string, TimelineTurn['steps'][number] & { kind: 'tool' }>();
+  // Claude Code does not write its transcript in order (a turn's reply can come before its prompt): an outcome read
+  // before its call waits for it.
+  const early = new Map<string, boolean>();
   const current = () => {
     if (turns.length === 0) turns.push({ prompt: null, steps: [], tokens: { input: 0, output: 0 } });
     return turns[turns.length - 1]!;
@@ -110,7 +113,7 @@ export function timeline(items: readonly HistoryItem[]): {
           kind: 'tool' as const,
           name: item.name,
           ...(item.target ? { target: item.target } : {}),
-          ok: null,
+          ok: early.get(item.id) ?? null,
         };
         tools.set(item.id, step);
         current().steps.push(step);
@@ -119,6 +122,7 @@ export function timeline(items: readonly HistoryItem[]): {
       case 'result': {
         const step = tools.get(item.id);
         if (step) step.ok = item.ok;
+        else early.set(item.id, item.ok);
         break;
       }
       case 'tokens': {

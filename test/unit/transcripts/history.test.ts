@@ -118,6 +118,20 @@ describe('history items', () => {
     ]);
     expect(todos?.items).toEqual([{ text: 'a', status: 'completed' }]);
   });
+
+  it('an outcome read before its call (Claude Code writes out of order) is kept for the call', () => {
+    const { turns } = timeline([
+      { k: 'prompt', text: 'look' },
+      { k: 'result', id: 't1', ok: true },
+      { k: 'tool', id: 't1', name: 'Read', target: '/p/notes.txt' },
+      { k: 'result', id: 'gone', ok: false }, // a call never seen is nothing
+      { k: 'tool', id: 't2', name: 'Edit' },
+    ]);
+    expect(turns[0]?.steps).toEqual([
+      { kind: 'tool', name: 'Read', target: '/p/notes.txt', ok: true },
+      { kind: 'tool', name: 'Edit', ok: null },
+    ]);
+  });
 });
 
 describe('following a transcript across a listener restart', () => {
