@@ -57,6 +57,7 @@ export class App {
   readonly link: Link;
   private readonly listeners = new Set<() => void>();
   private readonly frameHandlers = new Set<FrameHandler>();
+  private readonly subscribedHandlers = new Set<() => void>();
   /** push.status frames that arrived before the POST that made the push answered. */
   private readonly earlyStatus = new Map<number, { state: Message['state']; code: string | null }>();
   private refreshing: Promise<void> | null = null;
@@ -80,6 +81,7 @@ export class App {
         void this.refresh();
         void this.resync();
         this.pump();
+        for (const fn of this.subscribedHandlers) fn();
       },
       checkToken: async () => {
         try {
@@ -120,6 +122,15 @@ export class App {
   onFrames(fn: FrameHandler): () => void {
     this.frameHandlers.add(fn);
     return () => this.frameHandlers.delete(fn);
+  }
+
+  /**
+   * Each time the link (re)subscribes: frames sent while it was down are not sent again, so a view kept live by
+   * frames reads what the relay stored meanwhile.
+   */
+  onSubscribed(fn: () => void): () => void {
+    this.subscribedHandlers.add(fn);
+    return () => this.subscribedHandlers.delete(fn);
   }
 
   changed(): void {

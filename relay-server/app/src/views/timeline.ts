@@ -25,6 +25,8 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
   let problem: string | null = null;
   /** The oldest chunk loaded, when the relay has older ones (a page at a time). */
   let older: number | null = null;
+  /** The person asked for earlier pages: a reload of the newest page keeps where they got to. */
+  let pagedBack = false;
 
   const open = async (id: number, envelope: unknown) => {
     if (chunks.has(id)) return;
@@ -122,7 +124,8 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
       const q = `computer=${encodeURIComponent(hookId)}&session=${encodeURIComponent(name)}&limit=200${before ? `&before=${before}` : ''}`;
       const page = await request(HistoryPage, 'GET', `/history?${q}`, { token: app.device.token });
       for (const c of page.chunks) await open(c.id, c.envelope);
-      older = page.more ? (page.chunks.at(-1)?.id ?? null) : null;
+      if (before !== undefined) pagedBack = true;
+      if (before !== undefined || !pagedBack) older = page.more ? (page.chunks.at(-1)?.id ?? null) : null;
       problem = null;
     } catch (error) {
       problem = `Could not load the history: ${(error as Error).message}`;
@@ -134,7 +137,15 @@ export function timelineSection(app: App, hookId: string, name: string, agent: s
     if (frame.type !== 'history.chunk' || frame.computer !== hookId || frame.session !== name) return;
     void open(frame.id, frame.envelope).then(draw);
   });
+  // chunks stored while the link was down came as no frame: read the newest page again (known ones are skipped)
+  const offSubscribed = supported ? app.onSubscribed(() => void load()) : () => {};
   draw();
   if (supported) void load();
-  return { el, dispose: off };
+  return {
+    el,
+    dispose: () => {
+      off();
+      offSubscribed();
+    },
+  };
 }
