@@ -6,6 +6,7 @@ import { relayJson } from '../../actors/relay/http.js';
 import { qrStyle } from '../../core/cli/commandLine.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { PairingCreateResponse } from '../../core/protocol/index.js';
+import { pairingShow } from '../../core/relay/reach.js';
 import { fail } from '../output.js';
 
 export interface PairingLink {
@@ -24,19 +25,25 @@ export async function createPairingLink(opts: { baseUrl: string; apiKey: string;
 
 /**
  * The lines `svc pair` and `svc up` print: the link, a QR code of it (on a terminal only: coloured, or in plain
- * block characters under NO_COLOR; core/cli/commandLine.ts `qrStyle`), and when it stops working.
+ * block characters under NO_COLOR; core/cli/commandLine.ts `qrStyle`), and when it stops working. A link a phone
+ * cannot open (the relay on loopback) gets no QR code but the ways in (core/relay/reach.ts); `named`: the person
+ * gave this address (`--url`, `--lan-host`), so it is drawn whatever it is.
  */
 export async function pairingText(
   link: PairingLink,
   style: 'ansi' | 'blocks' | 'none' = qrStyle(Boolean(process.stdout.isTTY), process.env),
   now = Date.now(),
+  named = false,
 ): Promise<string> {
+  const show = pairingShow(link.url, named);
+  const drawn = style !== 'none' && show.qr;
   const minutes = Math.max(1, Math.round((link.expiresAt - now) / 60_000));
   const lines = [
-    `Pair a phone: open this link on it${style === 'none' ? '' : ' (or scan the code)'}. It works once, for the next ${minutes} minutes.`,
+    ...show.notes,
+    `Pair ${show.qr ? 'a phone' : 'a browser on this computer'}: open this link${show.qr ? ' on it' : ''}${drawn ? ' (or scan the code)' : ''}. It works once, for the next ${minutes} minutes.`,
     `  ${link.url}`,
   ];
-  if (style !== 'none') {
+  if (drawn) {
     const qr = await QRCode.toString(link.url, {
       type: style === 'ansi' ? 'terminal' : 'utf8',
       small: true,
@@ -61,7 +68,10 @@ export default defineCommand({
     }
     try {
       const link = await createPairingLink({ baseUrl: file.data.baseUrl, apiKey: file.data.apiKey, appUrl: args.url });
-      process.stdout.write(args.json ? `${JSON.stringify(link)}\n` : await pairingText(link));
+      const named = args.url !== undefined;
+      process.stdout.write(
+        args.json ? `${JSON.stringify(link)}\n` : await pairingText(link, undefined, undefined, named),
+      );
     } catch (err) {
       fail(err);
     }

@@ -1,3 +1,4 @@
+import { readFileSync, rmSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
@@ -5,9 +6,10 @@ import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon/daemon.js';
 import { stopListenerVia } from '../../actors/daemon/listenerControl.js';
 import { createLogger } from '../../actors/daemon/logger.js';
-import { ensurePrivateDir } from '../../actors/files.js';
+import { ensurePrivateDir, writeFileAtomic } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/relay/tls.js';
+import { createTmux } from '../../actors/tmux/tmux.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { VERSION } from '../../core/daemon/version.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
@@ -25,6 +27,30 @@ export function listenerEndedLine(code: number, relayUrl: string, log: string): 
     `svc: the listener stopped (exit ${code}; the lines above and ${log} say why); the relay keeps serving at ${relayUrl}.`,
     '  The next `svc cc` (or `svc listener --restart`) starts a listener in the background.',
   ].join('\n');
+}
+
+/** The `svc up` already running on this computer, from its file, if its process is alive and not this one. */
+function runningUp(file: string): { pid: number; relayUrl: string; appUrl: string } | null {
+  try {
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; relayUrl?: unknown; appUrl?: unknown };
+    const { pid, relayUrl, appUrl } = data;
+    if (typeof pid !== 'number' || typeof relayUrl !== 'string' || typeof appUrl !== 'string') return null;
+    if (pid === process.pid) return { pid, relayUrl, appUrl };
+    process.kill(pid, 0);
+    return { pid, relayUrl, appUrl };
+  } catch {
+    return null; // none, unreadable, or its process is gone
+  }
+}
+
+/** The tmux sessions on the server `svc cc` uses, by name (none when it does not run). */
+async function sessionNames(): Promise<string[]> {
+  try {
+    const socket = wrapperSocket(process.env, process.getuid?.() ?? 0);
+    return (await createTmux({ socketPath: socket.path }).listSessions()).map((r) => r.name);
+  } catch {
+    return [];
+  }
 }
 
 export default defineCommand({
@@ -45,6 +71,13 @@ export default defineCommand({
   async run({ args }) {
     const paths = svcPaths(homedir());
     ensurePrivateDir(paths.dir);
+    const first = runningUp(paths.up);
+    if (first) {
+      process.stdout.write(
+        `svc up is already running (pid ${first.pid}): web app ${first.appUrl}/, relay ${first.relayUrl}. Ctrl-C it in its terminal (or kill ${first.pid}) to stop it.\n`,
+      );
+      return;
+    }
     const port = Number.parseInt(args.port, 10);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       return fail(new Error(`--port ${args.port} is not a port`));
@@ -89,6 +122,12 @@ export default defineCommand({
       return fail(err);
     }
     const appUrl = relay.tlsUrl ?? relay.url;
+    writeFileAtomic(
+      paths.up,
+      `${JSON.stringify({ pid: process.pid, relayUrl: relay.url, appUrl, startedAt: Date.now() })}\n`,
+      0o600,
+      false,
+    );
 
     // Reuse this computer's key when it belongs to this relay; otherwise make the account now.
     const file = readConfigFile(paths.config);
@@ -129,48 +168,71 @@ export default defineCommand({
       process.stderr.write(`svc: ${err.message}\n`);
     }
 
-    const curl = [
-      `curl -sS -X POST ${relay.url}/pushes/send`,
-      `-H "Authorization: Bearer $(node -p "require('${paths.config}').apiKey")"`,
-      `-H 'Content-Type: application/json'`,
-      `-d '{"type":"agent.command","agentSessionName":"my-session","body":"hello from svc"}'`,
-    ].join(' \\\n    ');
+    // A pairing code only when no phone is paired yet (or on `svc pair`): later runs are a few lines.
+    const auth = await authenticate(store, `Bearer ${apiKey}`);
+    const phones = auth.ok ? (await store.listDevices(auth.key.accountId)).filter((d) => d.kind === 'app').length : 0;
     let pairing = '';
-    try {
-      pairing = await pairingText(await createPairingLink({ baseUrl: relay.url, apiKey, appUrl }));
-    } catch (err) {
-      pairing = `(no pairing link: ${(err as Error).message}; run \`svc pair\`)\n`;
+    if (fresh || phones === 0) {
+      try {
+        const link = await createPairingLink({ baseUrl: relay.url, apiKey, appUrl });
+        pairing = await pairingText(link, undefined, undefined, Boolean(args['lan-host']));
+      } catch (err) {
+        pairing = `(no pairing link: ${(err as Error).message}; run \`svc pair\`)\n`;
+      }
+    } else pairing = `${phones} phone${phones === 1 ? '' : 's'} paired; \`svc pair\` pairs another.\n`;
+    const sessions = await sessionNames();
+    const lanLines = lan
+      ? [
+          `The phone opens ${appUrl}/: it must be on the same network as this computer. It warns about the`,
+          'certificate once: it is a certificate svc made for this computer; check the fingerprint before you accept it:',
+          `  SHA-256 ${lan.certificate.fingerprint}   (${paths.tlsDir}/cert.pem)`,
+          '',
+        ]
+      : [];
+    if (!fresh) {
+      process.stdout.write(
+        [
+          `svc is up: web app ${appUrl}/ · relay ${relay.url}`,
+          `  computer ${account.name} (${account.hookId}) · listener ${listener ? 'running' : 'not started here (see above)'}`,
+          `  ${sessions.length === 0 ? 'no tmux session yet: `svc cc` starts Claude Code in one' : `${sessions.length} session${sessions.length === 1 ? '' : 's'}: ${sessions.join(', ')}`}`,
+          'Ctrl-C stops the relay and the listener.',
+          '',
+          ...lanLines,
+          pairing,
+        ].join('\n'),
+      );
+    } else {
+      const curl = [
+        `curl -sS -X POST ${relay.url}/pushes/send`,
+        `-H "Authorization: Bearer $(node -p "require('${paths.config}').apiKey")"`,
+        `-H 'Content-Type: application/json'`,
+        `-d '{"type":"agent.command","agentSessionName":"my-session","body":"hello from svc"}'`,
+      ].join(' \\\n    ');
+      process.stdout.write(
+        [
+          '',
+          'svc is up (new account created)',
+          `  relay    ${relay.url}   (data: ${paths.relayData})`,
+          `  web app  ${appUrl}/`,
+          `  computer ${account.name} (${account.hookId})`,
+          `  listener ${listener ? `running, log ${paths.log}` : 'not started here (see above)'}`,
+          '',
+          'Start an agent in another terminal: `svc cc` (Claude Code), `svc codex`, `svc gemini`, …',
+          'Or send a first message to any program in tmux, e.g.',
+          '  tmux new-session -d -s my-session cat',
+          'then',
+          `  ${curl}`,
+          '  tmux capture-pane -p -t my-session',
+          'Once a phone is paired, plain text like this curl is refused (e2ee_required): from the command line, send',
+          '  svc agent send --session my-session "hello from svc"',
+          '',
+          'Ctrl-C stops the relay and the listener.',
+          '',
+          ...lanLines,
+          pairing,
+        ].join('\n'),
+      );
     }
-    process.stdout.write(
-      [
-        '',
-        `svc is up${fresh ? ' (new account created)' : ''}`,
-        `  relay    ${relay.url}   (data: ${paths.relayData})`,
-        `  web app  ${appUrl}/`,
-        `  computer ${account.name} (${account.hookId})`,
-        `  listener ${listener ? `running, log ${paths.log}` : 'not started here (see above)'}`,
-        '',
-        'Send a first message: start any program in tmux, e.g.',
-        '  tmux new-session -d -s my-session cat',
-        'then',
-        `  ${curl}`,
-        '  tmux capture-pane -p -t my-session',
-        'Once a phone is paired, plain text like this curl is refused (e2ee_required): from the command line, send',
-        '  svc agent send --session my-session "hello from svc"',
-        '',
-        'Ctrl-C stops the relay and the listener.',
-        '',
-        ...(lan
-          ? [
-              `The phone opens ${appUrl}/: it must be on the same network as this computer. It warns about the`,
-              'certificate once: it is a certificate svc made for this computer; check the fingerprint before you accept it:',
-              `  SHA-256 ${lan.certificate.fingerprint}   (${paths.tlsDir}/cert.pem)`,
-              '',
-            ]
-          : []),
-        pairing,
-      ].join('\n'),
-    );
 
     let stopping = false;
     const stop = async () => {
@@ -178,6 +240,7 @@ export default defineCommand({
       stopping = true;
       listener?.stop();
       if (listener) await listener.done;
+      if (runningUp(paths.up)?.pid === process.pid) rmSync(paths.up, { force: true });
       await relay.close();
       await store.close();
       process.exit(0);

@@ -23,6 +23,8 @@ export interface SvcPaths {
   cliPins: string;
   /** `svc up --lan`'s self-signed certificate for this computer's LAN address: key.pem and cert.pem (0600). */
   tlsDir: string;
+  /** A running `svc up`: its pid and addresses (0600), so a second one says where the first is. */
+  up: string;
 }
 
 export function svcPaths(home: string): SvcPaths {
@@ -45,5 +47,6 @@ export function svcPaths(home: string): SvcPaths {
     cliDeviceKey: join(dir, 'cli-device-key.json'),
     cliPins: join(dir, 'cli-pins.json'),
     tlsDir: join(dir, 'tls'),
+    up: join(dir, 'up.json'),
   };
 }

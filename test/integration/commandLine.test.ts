@@ -75,7 +75,7 @@ describe('svc on a pipe and on a terminal', () => {
     expect((await svc(['--help'], { FORCE_COLOR: '1' })).stdout).toContain(`${ESC}[1mUsage:`);
   });
 
-  it('svc pair prints the link alone through a pipe, and the QR code only on a terminal', async () => {
+  it('svc pair prints the link alone through a pipe, and the QR code only on a terminal, for an address a phone reaches', async () => {
     relay = await startTestRelay();
     expect((await svc(['login', '--url', relay.url, '--key', relay.apiKey])).code).toBe(0);
     const piped = await svc(['pair']);
@@ -83,10 +83,16 @@ describe('svc on a pipe and on a terminal', () => {
     expect(piped.stdout).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
     expect(piped.stdout).not.toContain(ESC);
     expect(piped.stdout).not.toMatch(/[▀▄█]/);
-    const drawn = await inTerminal(['pair']);
+    // the login is on loopback: a phone could not open the link, so no code is drawn even on a terminal
+    const here = await inTerminal(['pair']);
+    expect(here).not.toMatch(/[▀▄█]/);
+    expect(here).toMatch(/a phone cannot open it, so no QR code/);
+    // an address a phone reaches, named with --url: drawn on a terminal
+    const drawn = await inTerminal(['pair', '--url', 'https://relay.example.org']);
     expect(drawn).toMatch(/[▀▄█]/);
     expect(drawn).toContain(ESC);
-    const plain = await inTerminal(['pair'], { NO_COLOR: '1' });
+    expect(drawn).toMatch(/https:\/\/relay\.example\.org\/#pair=/);
+    const plain = await inTerminal(['pair', '--url', 'https://relay.example.org'], { NO_COLOR: '1' });
     expect(plain).toMatch(/[▀▄█]/); // block characters, no colour codes
     expect(plain).not.toContain(ESC);
   });

@@ -266,8 +266,11 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect(await serving(url)).toBe(true);
     expect(up!.child.exitCode).toBeNull();
     expect(up!.output()).not.toMatch(/another listener|listener stopped/);
-    // through a pipe: the pairing link alone, no QR code, no escape codes
+    // through a pipe: the pairing link alone, no QR code, no escape codes; the relay is on loopback, which is said
+    // with the ways a phone gets in
     expect(up!.output()).toMatch(/^ {2}http:\/\/127\.0\.0\.1:\d+\/#pair=\S+$/m);
+    expect(up!.output()).toMatch(/a phone cannot open it, so no QR code/);
+    expect(up!.output()).toMatch(/^ {2}svc up --lan /m);
     expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
   });
 

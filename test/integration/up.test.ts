@@ -4,11 +4,12 @@
  */
 
 import { X509Certificate } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { get } from 'node:https';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { registerTestDevice } from '../helpers/devices.js';
 import { api, waitFor } from '../helpers/relay.js';
 import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
@@ -42,6 +43,12 @@ describe('svc up', () => {
     up = started.proc;
     expect(up.output()).toMatch(/svc is up \(new account created\)/);
     expect(up.output()).toMatch(/curl -sS -X POST http:\/\/127\.0\.0\.1:\d+\/pushes\/send/);
+    // the relay is on loopback: no QR code a phone could not open, but the ways in
+    expect(up.output()).toMatch(
+      /The relay is on this computer only \(http:\/\/127\.0\.0\.1:\d+\): a phone cannot open it/,
+    );
+    expect(up.output()).toMatch(/^ {2}svc up --lan {4}a phone on this Wi-Fi/m);
+    expect(up.output()).toMatch(/^Pair a browser on this computer: open this link\./m);
 
     const config = JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8'));
     expect(config.baseUrl).toBe(started.url);
@@ -75,7 +82,7 @@ describe('svc up', () => {
     expect(status.state).toBe('injected');
   });
 
-  it('reuses the account on a second run', async () => {
+  it('a second run reuses the account and is short; a pairing code only until a phone is paired', async () => {
     home = tempHome();
     tmux = await startTmuxServer();
     const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
@@ -83,12 +90,45 @@ describe('svc up', () => {
     const key = JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey;
     const port = new URL(first.url).port;
     await first.proc.stop('SIGINT');
-    up = spawnSvc(['up', '--port', port], env);
-    await up.waitForLine(/connected to ws:/);
-    // the listener's first lines and `svc up`'s own summary come from two writers: wait for the summary too
-    await up.waitForLine(/svc is up/);
-    expect(up.output()).toMatch(/svc is up\n/);
+    await tmux.newSession('my-session', 'cat');
+
+    const again = async () => {
+      const proc = spawnSvc(['up', '--port', port], env);
+      await proc.waitForLine(/connected to ws:/);
+      // the listener's first lines and `svc up`'s own summary come from two writers: wait for the summary too
+      await proc.waitForLine(/Ctrl-C stops/);
+      await proc.waitForLine(/#pair=|phone paired/);
+      return proc;
+    };
+    up = await again();
+    expect(up.output()).toMatch(new RegExp(`^svc is up: web app http://127\\.0\\.0\\.1:${port}/ · relay`, 'm'));
+    expect(up.output()).toMatch(/^ {2}1 session: my-session$/m);
+    expect(up.output()).not.toMatch(/new account|curl/);
+    expect(up.output()).toMatch(/#pair=/); // no phone yet
     expect(JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8')).apiKey).toBe(key);
+    await registerTestDevice({ url: first.url, apiKey: key }, 'app', 'phone');
+    await up.stop('SIGINT');
+    up = await again();
+    expect(up.output()).toMatch(/^1 phone paired; `svc pair` pairs another\.$/m);
+    expect(up.output()).not.toMatch(/#pair=/);
+  });
+
+  it('a second `svc up` beside the first says where it runs and exits 0', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath });
+    const started = await startUp(env);
+    up = started.proc;
+    expect(statSync(join(home.home, '.svc', 'up.json')).mode & 0o777).toBe(0o600);
+    const second = spawnSvc(['up'], env);
+    expect(await second.exited).toBe(0);
+    expect(second.output()).toBe(
+      `svc up is already running (pid ${up.child.pid}): web app ${started.url}/, relay ${started.url}. Ctrl-C it in its terminal (or kill ${up.child.pid}) to stop it.\n`,
+    );
+    // the first is untouched, and once it stops a new one starts
+    expect(up.child.exitCode).toBeNull();
+    await up.stop('SIGINT');
+    expect(existsSync(join(home.home, '.svc', 'up.json'))).toBe(false);
   });
 
   it('--lan serves the app over HTTPS with its own certificate and prints that pairing link', async () => {
