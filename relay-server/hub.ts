@@ -35,6 +35,8 @@ export interface HubOptions {
   httpBuckets: KeyLimiter;
   /** Upgrades refused without a valid key spend from their address's bucket, like HTTP requests. */
   refusals: RefusalLimiter;
+  /** The client's address: the socket's, or a trusted proxy's word for it (core/relay/clientAddress.ts). */
+  clientOf: (req: IncomingMessage) => string;
   wsBucket: BucketConfig;
   /** Web Push for asks and notifications (relay-server/push/). */
   webPush?: WebPush | null;
@@ -171,7 +173,7 @@ export class Hub implements Presence {
       return;
     }
     if (!auth.ok) {
-      const limit = this.opts.refusals.charge(req.socket.remoteAddress ?? '?', `ws upgrade ${path}`);
+      const limit = this.opts.refusals.charge(this.opts.clientOf(req), `ws upgrade ${path}`);
       if (!limit.allowed) {
         const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
         const message = 'too many refused requests from this address';

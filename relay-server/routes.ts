@@ -55,6 +55,8 @@ export interface RouteDeps {
   httpBuckets: KeyLimiter;
   /** Refused requests without a valid key, per client address (docs/security.md "Requests without a valid key"). */
   refusals: RefusalLimiter;
+  /** The client's address: the socket's, or a trusted proxy's word for it (core/relay/clientAddress.ts). */
+  clientOf: (req: IncomingMessage) => string;
   log: Log;
   now: () => number;
   /** The built phone app (relay-server/static.ts), or null: `/` then says how to build it. */
@@ -425,7 +427,7 @@ export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, re
       const who = keyId ? ` (${keyId})` : '';
       if (error instanceof HttpError && !keyId && error.status >= 400 && error.status < 500 && error.status !== 429) {
         // Refused without a valid key: spend from the address's bucket; past it, a quiet 429 (the limiter logs runs).
-        const address = req.socket.remoteAddress ?? '?';
+        const address = deps.clientOf(req);
         const limit = deps.refusals.charge(address, `http ${method} ${path}`);
         if (!limit.allowed) {
           if (error.status === 413) discardBody(req);

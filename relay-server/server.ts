@@ -2,9 +2,10 @@
  * startRelay: one port for the HTTP routes and the WebSocket upgrade, a store, a bus, and the sweeper that expires
  * pushes no listener received in time. With `tls`, a second (HTTPS) port serves the same routes and upgrades.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { clientAddress, type TrustedProxies, trustedProxies } from '../core/relay/clientAddress.js';
 import {
   type BucketConfig,
   RELAY_HTTP_BUCKET,
@@ -63,6 +64,11 @@ export interface RelayOptions {
    * `key` and `cert` are PEM text. Port 0 picks a free port.
    */
   tls?: { host: string; port: number; key: string; cert: string };
+  /**
+   * The reverse proxies whose `X-Forwarded-For`/`Forwarded` name the client (`--trust-proxy`); without them the
+   * headers are ignored and the socket's address is the client's.
+   */
+  trustProxy?: TrustedProxies;
 }
 
 export interface Relay {
@@ -113,6 +119,10 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     ...(options.webPush ?? {}),
   });
   const refusals = new RefusalLimiter(options.refusedBucket ?? RELAY_REFUSED_BUCKET, log, now);
+  const trusted = options.trustProxy ?? trustedProxies(undefined);
+  if (trusted.list.length > 0)
+    log.info(`client addresses from X-Forwarded-For/Forwarded of ${trusted.list.join(', ')}`);
+  const clientOf = (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers, trusted);
   const hub = new Hub({
     webPush,
     store,
@@ -124,6 +134,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     pingIntervalMs,
     httpBuckets,
     refusals,
+    clientOf,
     wsBucket: options.wsBucket ?? RELAY_WS_BUCKET,
     resultBucket: options.resultBucket ?? RELAY_RESULT_BUCKET,
   });
@@ -134,6 +145,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     presence: hub,
     httpBuckets,
     refusals,
+    clientOf,
     log,
     now,
     appDir: options.appDir === undefined ? findAppDir() : options.appDir,

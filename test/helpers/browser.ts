@@ -18,7 +18,12 @@ export const PHONE = { width: 375, height: 812 } as const;
 
 export interface TestBrowser {
   /** A new page in a new profile (its own IndexedDB, service workers and cookies). */
-  newPage(opts?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } }): Promise<Page>;
+  newPage(opts?: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: { width: number; height: number };
+    /** Certificates whose key hash (base64 sha256 of the SPKI) Chromium accepts as valid: a test CA's server. */
+    trustSpki?: string[];
+  }): Promise<Page>;
   /** What the pages printed to their consoles, and their uncaught errors. */
   logs: string[];
   /**
@@ -54,7 +59,13 @@ export async function startBrowser(): Promise<TestBrowser> {
       const dir = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
       const context = await chromium.launchPersistentContext(dir, {
         executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-background-networking',
+          '--disable-gpu',
+          ...(opts.trustSpki?.length ? [`--ignore-certificate-errors-spki-list=${opts.trustSpki.join(',')}`] : []),
+        ],
         viewport: opts.viewport ?? PHONE,
         deviceScaleFactor: 2,
         isMobile: false,

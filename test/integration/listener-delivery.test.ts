@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { computerDevice, registerTestDevice } from '../helpers/devices.js';
+import { freePort } from '../helpers/ports.js';
 import { api, pushStatus, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand } from '../helpers/tmux.js';
 
@@ -91,18 +91,6 @@ async function allFinal(r: Pick<TestRelay, 'url' | 'apiKey'>, ids: number[], tim
     throw new Error(`${(error as Error).message}; still open: ${open.join(' ')}`);
   }
   return last;
-}
-
-/** A loopback port free a moment ago: a server bound to port 0, then closed. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** `svc relay serve` as its own process on a fixed port and data dir, once it says it is listening. */

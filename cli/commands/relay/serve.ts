@@ -1,6 +1,7 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
 import { defineCommand } from 'citty';
 import { parsePushHosts } from '../../../core/notify/endpoint.js';
+import { trustedProxies } from '../../../core/relay/clientAddress.js';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
 import { busArg, dataArg, defaultRelayDataDir, openRelayBus, openRelayStore, storeArg } from './_shared.js';
@@ -31,6 +32,12 @@ export default defineCommand({
         "Web Push only to these hosts (comma-separated; `*.example.org`; `known` for the browsers' push services). A host named exactly may be on a private address",
       valueHint: 'HOSTS',
     },
+    'trust-proxy': {
+      type: 'string',
+      description:
+        'Reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For/Forwarded name the client; other requests’ headers are ignored',
+      valueHint: 'CIDRS',
+    },
     'replay-window': {
       type: 'string',
       description: 'Seconds a missed push may still be replayed to a listener',
@@ -40,6 +47,8 @@ export default defineCommand({
   },
   async run({ args }) {
     try {
+      // flags first: a bad one is said before any store or bus is opened
+      const trustProxy = trustedProxies(args['trust-proxy']);
       const store =
         args.store || process.env.SVC_RELAY_STORE
           ? await openRelayStore(args, (err) =>
@@ -57,6 +66,7 @@ export default defineCommand({
         dataDir: args.data ?? defaultRelayDataDir(),
         replayWindowMs: parseSeconds(args['replay-window']),
         webPush: { pushHosts: parsePushHosts(args['push-hosts']) },
+        trustProxy,
       });
       const stop = () => {
         process.off('SIGINT', stop);
