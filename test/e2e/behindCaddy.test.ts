@@ -137,4 +137,19 @@ describe('a relay behind Caddy with --trust-proxy', () => {
     await relay.waitForLine(/429 rate_limited from 127\.0\.0\.2: dropping requests without a valid key/);
     expect(relay.output()).toMatch(/client addresses from X-Forwarded-For\/Forwarded of 127\.0\.0\.1\/32/);
   });
+
+  it('over its HTTPS origin the app is installable and its service worker runs (issue 29 part 6)', async () => {
+    const phone = await browser.newPage({ trustSpki: [caddy.spki] });
+    await phone.goto(`${caddy.url}/`);
+    // the worker registers (a page with a certificate error could not) and becomes the active one
+    await phone.waitForFunction(async () => (await navigator.serviceWorker.ready).active?.state === 'activated');
+    const cdp = await phone.context().newCDPSession(phone);
+    const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as {
+      installabilityErrors: { errorId: string }[];
+    };
+    expect(installabilityErrors).toEqual([]);
+    const manifest = (await cdp.send('Page.getAppManifest')) as { url: string; errors: unknown[] };
+    expect(manifest.url).toBe(`${caddy.url}/manifest.webmanifest`);
+    expect(manifest.errors).toEqual([]);
+  });
 });
