@@ -28,6 +28,14 @@ export function ensurePrivateDir(dir: string): void {
  */
 export function writeFileAtomic(path: string, data: string, mode = 0o600, durable = true): void {
   ensurePrivateDir(dirname(path));
+  replaceFile(path, data, mode, durable);
+}
+
+/**
+ * `writeFileAtomic` in a folder that is not svc's to make private (a service manager's, e.g. /etc/systemd/system):
+ * the folder must exist and keeps its mode.
+ */
+export function replaceFile(path: string, data: string, mode: number, durable = true): void {
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {

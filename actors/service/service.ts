@@ -10,12 +10,13 @@ import {
   lingerLine,
   mayFail,
   type ServiceFacts,
+  serviceCommand,
   serviceCommands,
   serviceFile,
   servicePlatform,
   serviceText,
 } from '../../core/service/service.js';
-import { writeFileAtomic } from '../files.js';
+import { replaceFile } from '../files.js';
 import { onPath } from '../which.js';
 
 export interface ServiceOutcome {
@@ -70,11 +71,11 @@ export function installService(f: ServiceFacts): ServiceOutcome {
   const same = again && readFileSync(file, 'utf8') === text;
   mkdirSync(dirname(file), { recursive: true });
   // the unit folder is the person's (~/.config/systemd/user): its mode is left alone; the file is 0644 as units are
-  if (!same) writeFileAtomic(file, text, 0o644);
+  if (!same) replaceFile(file, text, 0o644);
   const ok = runAll(serviceCommands(f, 'install'), lines);
   lines.unshift(
     `login service ${again ? (same ? 'already installed' : 'repointed') : 'installed'}: ${file}` +
-      ` (runs ${f.node} ${f.svcBin} listener)`,
+      ` (runs ${f.node} ${f.svcBin} ${serviceCommand(f).join(' ')})`,
   );
   if (f.platform === 'systemd') {
     const user = process.env.USER || process.env.LOGNAME || String(f.uid);

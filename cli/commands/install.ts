@@ -7,12 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import { defineCommand } from 'citty';
+import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { agentsFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { type InstallOutcome, installOne } from '../../actors/hooks/configFiles.js';
 import { installService, isServiceInstalled, serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
-import { LOGIN_SERVICE_OFFER, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
+import { svcPaths } from '../../core/daemon/paths.js';
+import { stageOf } from '../../core/daemon/verify.js';
+import { loginServiceOffer, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
 import { hermesEntry } from '../../core/hooks/wiring.js';
 import { fail } from '../output.js';
 
@@ -70,16 +73,14 @@ export default defineCommand({
       const service = serviceFacts(home, svcMcpCommand());
       let loginService = service ? serviceState(service) : 'not available on this system';
       if (service && !isServiceInstalled(service)) {
-        if (
-          !dryRun &&
-          !args.json &&
-          process.stdin.isTTY &&
-          (await askYes('Start the listener at login (login service)? [y/N] '))
-        ) {
-          const done = installService(service);
+        const config = readConfigFile(svcPaths(home).config);
+        const baseUrl = config.status === 'ok' ? config.data.baseUrl : undefined;
+        const offer = loginServiceOffer(baseUrl !== undefined && stageOf(baseUrl) === 'local');
+        if (!dryRun && !args.json && process.stdin.isTTY && (await askYes(offer.question))) {
+          const done = installService({ ...service, command: offer.command });
           for (const line of done.lines) out(line);
           loginService = serviceState(service);
-        } else out(LOGIN_SERVICE_OFFER);
+        } else out(offer.line);
       } else out(`login service: ${loginService}`);
       const refused = outcomes.some((o) => o.result === 'refused');
       if (args.json)

@@ -9,6 +9,7 @@ import { createLogger } from '../../actors/daemon/logger.js';
 import { ensurePrivateDir, writeFileAtomic } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/relay/tls.js';
+import { installService, serviceFacts } from '../../actors/service/service.js';
 import { createTmux } from '../../actors/tmux/tmux.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { VERSION } from '../../core/daemon/version.js';
@@ -43,6 +44,23 @@ function runningUp(file: string): { pid: number; relayUrl: string; appUrl: strin
   }
 }
 
+/** The flags of this `svc up` that differ from the defaults, for the login service to run it the same way. */
+export function upFlags(args: {
+  host: string;
+  port: string;
+  lan?: boolean;
+  'lan-host'?: string;
+  'lan-port': string;
+}): string[] {
+  return [
+    ...(args.host !== '127.0.0.1' ? ['--host', args.host] : []),
+    ...(args.port !== '8787' ? ['--port', args.port] : []),
+    ...(args.lan ? ['--lan'] : []),
+    ...(args['lan-host'] ? ['--lan-host', args['lan-host']] : []),
+    ...(args['lan-port'] !== '8443' ? ['--lan-port', args['lan-port']] : []),
+  ];
+}
+
 /** The tmux sessions on the server `svc cc` uses, by name (none when it does not run). */
 async function sessionNames(): Promise<string[]> {
   try {
@@ -67,10 +85,27 @@ export default defineCommand({
     },
     'lan-host': { type: 'string', description: 'The LAN address for --lan (default: the first non-internal IPv4)' },
     'lan-port': { type: 'string', default: '8443', description: 'The HTTPS port for --lan (0 picks a free one)' },
+    'install-service': {
+      type: 'boolean',
+      description:
+        'Run this `svc up` (with these flags) at login instead, as the login service (systemd user unit / LaunchAgent)',
+    },
   },
   async run({ args }) {
     const paths = svcPaths(homedir());
     ensurePrivateDir(paths.dir);
+    if (args['install-service']) {
+      const service = serviceFacts(homedir(), { node: process.execPath, svcBin: defaultEntry() });
+      if (!service) return fail(new Error(`no login service on ${process.platform}: run svc up yourself`));
+      try {
+        const done = installService({ ...service, command: ['up', ...upFlags(args)] });
+        for (const line of done.lines) process.stdout.write(`${line}\n`);
+        if (!done.ok) process.exitCode = 1;
+      } catch (err) {
+        fail(err);
+      }
+      return;
+    }
     const first = runningUp(paths.up);
     if (first) {
       process.stdout.write(

@@ -30,8 +30,23 @@ export function tmuxInstallLine(facts: SystemFacts): { line: string; offerBrew: 
 export const PACKAGE_MANAGERS = ['brew', 'port', 'apt-get', 'dnf', 'pacman', 'zypper', 'apk'] as const;
 
 /** Said by install when it does not ask (no terminal, --json, --dry-run) and the service is not installed. */
-export const LOGIN_SERVICE_OFFER =
-  'login service: not installed; to start the listener at login run: svc listener --install-service';
+/**
+ * What `svc install` offers for the login service: `svc up` when this computer is logged in to a relay on loopback
+ * (its own `svc up`: the relay must start too, and `svc up` runs the listener), else the listener alone.
+ */
+export function loginServiceOffer(localRelay: boolean): { line: string; question: string; command: string[] } {
+  return localRelay
+    ? {
+        line: 'login service: not installed; to start svc up (relay, listener, web app) at login run: svc up --install-service',
+        question: 'Start svc up (the relay and the listener) at login (login service)? [y/N] ',
+        command: ['up'],
+      }
+    : {
+        line: 'login service: not installed; to start the listener at login run: svc listener --install-service',
+        question: 'Start the listener at login (login service)? [y/N] ',
+        command: ['listener'],
+      };
+}
 
 /** One word for an agent's hooks, from the state of each entry `svc setup` writes for it (and why, when none). */
 export function hooksWord(states: readonly string[], elsewhere?: string): string {

@@ -28,6 +28,21 @@ export interface ServiceFacts {
   /** The installing shell's LANG. */
   lang: string | undefined;
   uid: number;
+  /**
+   * What the service runs after svc's bin: `listener` (default), or `up` and its flags (`svc up --install-service`:
+   * relay, listener and web app). One login service per computer either way: installing one replaces the other.
+   */
+  command?: readonly string[];
+}
+
+/** The words after svc's bin in the service's command line. */
+export const serviceCommand = (f: Pick<ServiceFacts, 'command'>): readonly string[] => f.command ?? ['listener'];
+
+/** What each kind of login service is, for its description. */
+function serviceDescription(f: Pick<ServiceFacts, 'command'>): string {
+  return serviceCommand(f)[0] === 'up'
+    ? 'svc up: the relay, the listener and the web app on this computer'
+    : 'svc listener: your coding agents, reachable from your phone';
 }
 
 export function servicePlatform(platform: string): ServicePlatform | null {
@@ -56,8 +71,13 @@ export function serviceLang(f: Pick<ServiceFacts, 'platform' | 'lang'>): string 
 }
 
 /** A word for systemd's ExecStart and Environment lines: quoted, with `\`, `"`, `%` and `$` escaped. */
-function systemdWord(word: string): string {
+export function systemdWord(word: string): string {
   return `"${word.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/%/g, '%%').replace(/\$/g, '$$$$')}"`;
+}
+
+/** A flag or word as is when systemd reads it so (`listener`, `--port`, `8443`), else quoted as `systemdWord`. */
+export function systemdArg(word: string): string {
+  return /^[A-Za-z0-9_@+=:,./-]+$/.test(word) ? word : systemdWord(word);
 }
 
 export class ServiceInputError extends Error {}
@@ -68,20 +88,27 @@ function checkPath(what: string, p: string): void {
     throw new ServiceInputError(`${what} must be an absolute path without control characters: ${JSON.stringify(p)}`);
 }
 
+function checkWords(words: readonly string[]): void {
+  for (const w of words)
+    if (/[\u0000-\u001f\u007f]/.test(w)) throw new ServiceInputError(`a control character in ${JSON.stringify(w)}`);
+}
+
 export function systemdUnit(f: ServiceFacts): string {
   checkPath('node', f.node);
   checkPath('svc', f.svcBin);
+  const words = serviceCommand(f);
+  checkWords(words);
   const env = (k: string, v: string) => `Environment=${systemdWord(`${k}=${v}`)}`;
   return [
-    '# Written by `svc listener --install-service`; `svc listener --uninstall-service` removes it.',
+    `# Written by \`svc ${words[0]} --install-service\`; \`svc listener --uninstall-service\` removes it.`,
     '[Unit]',
-    'Description=svc listener: your coding agents, reachable from your phone',
+    `Description=${serviceDescription(f)}`,
     'After=network-online.target',
     'Wants=network-online.target',
     '',
     '[Service]',
     'Type=simple',
-    `ExecStart=${systemdWord(f.node)} ${systemdWord(f.svcBin)} listener`,
+    `ExecStart=${[systemdWord(f.node), systemdWord(f.svcBin), ...words.map(systemdArg)].join(' ')}`,
     env('PATH', servicePath(f)),
     env('LANG', serviceLang(f)),
     // the listener writes ~/.svc/listener.log itself; the journal keeps what it cannot
@@ -101,8 +128,10 @@ const xml = (s: string) =>
 export function launchdPlist(f: ServiceFacts): string {
   checkPath('node', f.node);
   checkPath('svc', f.svcBin);
+  const words = serviceCommand(f);
+  checkWords(words);
   const str = (s: string) => `<string>${xml(s)}</string>`;
-  const log = join(f.home, '.svc', 'listener.log');
+  const log = join(f.home, '.svc', words[0] === 'up' ? 'up.log' : 'listener.log');
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">',
@@ -111,7 +140,7 @@ export function launchdPlist(f: ServiceFacts): string {
     '<plist version="1.0">',
     '<dict>',
     `  <key>Label</key>${str(SERVICE_LABEL)}`,
-    `  <key>ProgramArguments</key><array>${str(f.node)}${str(f.svcBin)}${str('listener')}</array>`,
+    `  <key>ProgramArguments</key><array>${[f.node, f.svcBin, ...words].map(str).join('')}</array>`,
     '  <key>EnvironmentVariables</key><dict>',
     `    <key>PATH</key>${str(servicePath(f))}`,
     `    <key>LANG</key>${str(serviceLang(f))}`,

@@ -5,9 +5,11 @@
  * stop, uninstall and `svc uninstall` ask the service manager as they should.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { relaySystemUnit } from '../../core/service/relayUnit.js';
 import { launchdPlist, type ServiceFacts, systemdUnit } from '../../core/service/service.js';
 import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 
@@ -63,6 +65,21 @@ describe.skipIf(!onPath('systemd-analyze'))('the systemd unit', () => {
     execFileSync('systemd-analyze', ['verify', good], { stdio: 'pipe' });
     writeFileSync(good, systemdUnit({ ...facts(home), node: '/nonexistent/node' }));
     expect(() => execFileSync('systemd-analyze', ['verify', good], { stdio: 'pipe' })).toThrow(/not executable/);
+  });
+
+  it('`svc up` as the login service, and the relay as a system service, pass systemd-analyze verify', () => {
+    const dir = join(home, 'units');
+    mkdirSync(dir);
+    const up = join(dir, 'app.svc.listener.service');
+    writeFileSync(up, systemdUnit({ ...facts(home), command: ['up', '--lan', '--lan-port', '9443'] }));
+    execFileSync('systemd-analyze', ['verify', up], { stdio: 'pipe' });
+    const relay = join(dir, 'svc-relay.service');
+    const user = userInfo().username;
+    const unit = relaySystemUnit({ node: process.execPath, svcBin: SVC_BIN, user, flags: ['--port', '443'] });
+    writeFileSync(relay, unit);
+    execFileSync('systemd-analyze', ['verify', relay], { stdio: 'pipe' });
+    writeFileSync(relay, relaySystemUnit({ node: '/nonexistent/node', svcBin: SVC_BIN, user, flags: [] }));
+    expect(() => execFileSync('systemd-analyze', ['verify', relay], { stdio: 'pipe' })).toThrow(/not executable/);
   });
 });
 
@@ -126,11 +143,66 @@ describe.runIf(process.platform === 'linux')('svc listener --install-service and
     expect(after.code).toBe(1);
   });
 
+  it('svc up --install-service makes the login service run `svc up` with its flags, in place of the listener', async () => {
+    const install = await runSvc(['up', '--install-service', '--lan', '--port', '9000'], env);
+    expect(install.code, install.stderr).toBe(0);
+    expect(install.stdout).toMatch(/^login service installed: .* \(runs .* up --port 9000 --lan\)$/m);
+    expect(readFileSync(unitFile(), 'utf8')).toContain(
+      `ExecStart="${process.execPath}" "${SVC_BIN}" up --port 9000 --lan`,
+    );
+    expect(ran().slice(0, 3)).toEqual([
+      'systemctl --user daemon-reload',
+      'systemctl --user enable app.svc.listener.service',
+      'systemctl --user restart app.svc.listener.service',
+    ]);
+    // nothing else ran: no relay was started in this process
+    expect(existsSync(join(home, '.svc', 'up.json'))).toBe(false);
+    // the listener's own install replaces it: one login service
+    await runSvc(['listener', '--install-service'], env);
+    expect(readFileSync(unitFile(), 'utf8')).toContain(`"${SVC_BIN}" listener`);
+  });
+
+  it('svc relay serve --install-service writes the system unit and starts it; never a store password', async () => {
+    const units = join(home, 'system-units');
+    mkdirSync(units);
+    const args = ['relay', 'serve', '--install-service', '--host', '0.0.0.0', '--port', '443'];
+    const store = 'postgres://relay:s3cret@db/relay';
+    const res = await runSvc([...args, '--store', store], { ...env, SVC_SYSTEM_UNIT_DIR: units, SUDO_USER: 'me' });
+    expect(res.code, res.stderr).toBe(0);
+    const file = join(units, 'svc-relay.service');
+    expect(res.stdout).toMatch(
+      new RegExp(`^relay service installed: ${file} \\(runs as me, data in /var/lib/svc-relay\\)$`, 'm'),
+    );
+    expect(res.stdout).toMatch(/--store is not written into the unit/);
+    const unit = readFileSync(file, 'utf8');
+    expect(unit).toContain('relay serve --data /var/lib/svc-relay --host 0.0.0.0 --port 443');
+    expect(unit).toContain('User=me');
+    expect(unit).not.toContain('s3cret');
+    expect(statSync(file).mode & 0o777).toBe(0o644);
+    expect(ran()).toEqual(['systemctl daemon-reload', 'systemctl enable --now svc-relay.service']);
+    // a bad flag is refused before anything is written
+    const bad = await runSvc(['relay', 'serve', '--install-service', '--trust-proxy', 'nope'], {
+      ...env,
+      SVC_SYSTEM_UNIT_DIR: join(home, 'other'),
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--trust-proxy: nope is not an address or a CIDR/);
+    expect(existsSync(join(home, 'other'))).toBe(false);
+  });
+
   it('svc install offers it, without asking when there is no terminal', async () => {
     const res = await runSvc(['install'], env);
     expect(res.stdout).toMatch(
       /login service: not installed; to start the listener at login run: svc listener --install-service/,
     );
     expect(existsSync(unitFile())).toBe(false);
+    // logged in to a relay on this computer (its own `svc up`): the offer is `svc up`, which starts the relay too
+    mkdirSync(join(home, '.svc'), { recursive: true, mode: 0o700 });
+    const config = { apiKey: 'svc_k', hookId: 'c_x', baseUrl: 'http://127.0.0.1:8787' };
+    writeFileSync(join(home, '.svc', 'config.json'), JSON.stringify(config), { mode: 0o600 });
+    const local = await runSvc(['install'], env);
+    expect(local.stdout).toMatch(
+      /login service: not installed; to start svc up .* at login run: svc up --install-service/,
+    );
   });
 });

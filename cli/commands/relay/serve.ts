@@ -1,7 +1,20 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
+import { spawnSync } from 'node:child_process';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { defineCommand } from 'citty';
+import { defaultEntry } from '../../../actors/daemon/daemon.js';
+import { replaceFile } from '../../../actors/files.js';
 import { parsePushHosts } from '../../../core/notify/endpoint.js';
 import { trustedProxies } from '../../../core/relay/clientAddress.js';
+import {
+  RELAY_STATE_DIR,
+  RELAY_UNIT,
+  RELAY_UNIT_COMMANDS,
+  RELAY_UNIT_DIR,
+  relaySystemUnit,
+  relayUnitFlags,
+} from '../../../core/service/relayUnit.js';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
 import { busArg, dataArg, defaultRelayDataDir, openRelayBus, openRelayStore, storeArg } from './_shared.js';
@@ -16,6 +29,34 @@ function parseSeconds(text: string): number {
   const seconds = Number(text);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`--replay-window must be seconds > 0, not "${text}"`);
   return Math.round(seconds * 1000);
+}
+
+/** `--install-service`: the system unit written (root only), then systemd asked to start it now and at boot. */
+function installRelayService(args: Readonly<Record<string, unknown>>): void {
+  try {
+    trustedProxies(args['trust-proxy'] as string | undefined); // a bad flag is said now, not at boot
+    if (process.getuid?.() !== 0)
+      throw new Error('a system service is installed as root: run `sudo svc relay serve --install-service …`');
+    const { flags, notes } = relayUnitFlags(args);
+    const user = process.env.SUDO_USER || userInfo().username;
+    const text = relaySystemUnit({ node: process.execPath, svcBin: defaultEntry(), user, flags });
+    const file = join(process.env.SVC_SYSTEM_UNIT_DIR || RELAY_UNIT_DIR, RELAY_UNIT);
+    replaceFile(file, text, 0o644);
+    process.stdout.write(`relay service installed: ${file} (runs as ${user}, data in ${RELAY_STATE_DIR})\n`);
+    for (const note of notes) process.stdout.write(`${note}\n`);
+    for (const argv of RELAY_UNIT_COMMANDS) {
+      const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 30_000 });
+      if (r.error || r.status !== 0) {
+        const why = r.error?.message ?? `${r.stderr ?? ''}`.trim().split('\n')[0];
+        process.stdout.write(`${argv.join(' ')} failed${why ? `: ${why}` : ''}\n`);
+        process.exitCode = 1;
+        return;
+      }
+    }
+    process.stdout.write(`started: systemctl status ${RELAY_UNIT}; its log: journalctl -u ${RELAY_UNIT}\n`);
+  } catch (err) {
+    fail(err);
+  }
 }
 
 export default defineCommand({
@@ -38,6 +79,11 @@ export default defineCommand({
         'Reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For/Forwarded name the client; other requests’ headers are ignored',
       valueHint: 'CIDRS',
     },
+    'install-service': {
+      type: 'boolean',
+      description:
+        'Install this relay (with these flags) as a system service started at boot, allowed to bind ports below 1024; as root',
+    },
     'replay-window': {
       type: 'string',
       description: 'Seconds a missed push may still be replayed to a listener',
@@ -46,6 +92,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
+    if (args['install-service']) return installRelayService(args);
     try {
       // flags first: a bad one is said before any store or bus is opened
       const trustProxy = trustedProxies(args['trust-proxy']);

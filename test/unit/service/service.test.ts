@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { relaySystemUnit, relayUnitFlags } from '../../../core/service/relayUnit.js';
 import {
   launchdPlist,
   lingerLine,
@@ -88,5 +89,62 @@ describe('the login service', () => {
   it('mentions lingering unless it is on, and never turns it on', () => {
     expect(lingerLine('yes', 'me')).toBeNull();
     expect(lingerLine('no', 'me')).toMatch(/loginctl enable-linger me/);
+  });
+});
+
+describe('svc up as the login service (issue 29)', () => {
+  it('runs `svc up` with the flags it was installed with, described as such', () => {
+    const unit = systemdUnit({ ...linux, command: ['up', '--lan', '--lan-port', '9443'] });
+    expect(unit).toContain('ExecStart="/opt/node/bin/node" "/home/me/lib/svc/bin/svc.js" up --lan --lan-port 9443');
+    expect(unit).toContain('Description=svc up: the relay, the listener and the web app on this computer');
+    expect(unit).toMatch(/^# Written by `svc up --install-service`/);
+    const plist = launchdPlist({ ...mac, command: ['up', '--lan'] });
+    expect(plist).toContain('<string>up</string><string>--lan</string></array>');
+    expect(plist).toContain('<string>/Users/me/.svc/up.log</string>');
+  });
+
+  it('quotes a flag systemd would read otherwise, and refuses control characters', () => {
+    expect(systemdUnit({ ...linux, command: ['up', '--host', '100%$x y'] })).toContain('up --host "100%%$$x y"');
+    expect(() => systemdUnit({ ...linux, command: ['up', 'a\nExecStartPre=/bin/evil'] })).toThrow(ServiceInputError);
+  });
+});
+
+describe('the relay as a system service (issue 29)', () => {
+  const facts = { node: '/usr/bin/node', svcBin: '/usr/lib/svc/bin/svc.js', user: 'alice', flags: ['--port', '443'] };
+
+  it('runs as the installing user, may bind ports below 1024 and nothing else, its data in /var/lib/svc-relay', () => {
+    const unit = relaySystemUnit(facts);
+    expect(unit).toContain(
+      'ExecStart="/usr/bin/node" "/usr/lib/svc/bin/svc.js" relay serve --data /var/lib/svc-relay --port 443',
+    );
+    for (const line of [
+      'User=alice',
+      'AmbientCapabilities=CAP_NET_BIND_SERVICE',
+      'CapabilityBoundingSet=CAP_NET_BIND_SERVICE',
+      'NoNewPrivileges=true',
+      'StateDirectory=svc-relay',
+      'WantedBy=multi-user.target',
+    ])
+      expect(unit.split('\n')).toContain(line);
+  });
+
+  it('refuses a user name or flag that could write another line', () => {
+    expect(() => relaySystemUnit({ ...facts, user: 'root\nExecStartPre=/x' })).toThrow(ServiceInputError);
+    expect(() => relaySystemUnit({ ...facts, flags: ['--host', 'x\ny'] })).toThrow(ServiceInputError);
+    expect(() => relaySystemUnit({ ...facts, node: 'node' })).toThrow(ServiceInputError);
+  });
+
+  it('keeps the flags given, never --store or --bus (their URLs may hold passwords): it says so instead', () => {
+    const { flags, notes } = relayUnitFlags({
+      host: '0.0.0.0',
+      port: '443',
+      'trust-proxy': '10.0.0.0/8',
+      store: 'postgres://relay:secret@db/relay',
+      'install-service': true,
+      data: '/elsewhere',
+    });
+    expect(flags).toEqual(['--host', '0.0.0.0', '--port', '443', '--trust-proxy', '10.0.0.0/8']);
+    expect(notes).toEqual([expect.stringMatching(/^--store is not written into the unit .*SVC_RELAY_STORE=/)]);
+    expect(JSON.stringify(relaySystemUnit({ ...facts, flags }))).not.toContain('secret');
   });
 });
