@@ -9,10 +9,13 @@ import { createLogger } from '../../actors/daemon/logger.js';
 import { ensurePrivateDir, writeFileAtomic } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/relay/tls.js';
+import { type RunningTunnel, startTunnel } from '../../actors/relay/tunnel.js';
 import { installService, serviceFacts } from '../../actors/service/service.js';
 import { createTmux } from '../../actors/tmux/tmux.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { VERSION } from '../../core/daemon/version.js';
+import { trustedProxies } from '../../core/relay/clientAddress.js';
+import { type TunnelKind, tunnelKind } from '../../core/relay/tunnel.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 import { createAccount } from '../../relay-server/accounts.js';
 import { authenticate } from '../../relay-server/auth.js';
@@ -51,8 +54,12 @@ export function upFlags(args: {
   lan?: boolean;
   'lan-host'?: string;
   'lan-port': string;
+  tunnel?: string;
+  public?: boolean;
 }): string[] {
   return [
+    ...(args.tunnel ? ['--tunnel', args.tunnel] : []),
+    ...(args.public ? ['--public'] : []),
     ...(args.host !== '127.0.0.1' ? ['--host', args.host] : []),
     ...(args.port !== '8787' ? ['--port', args.port] : []),
     ...(args.lan ? ['--lan'] : []),
@@ -85,6 +92,16 @@ export default defineCommand({
     },
     'lan-host': { type: 'string', description: 'The LAN address for --lan (default: the first non-internal IPv4)' },
     'lan-port': { type: 'string', default: '8443', description: 'The HTTPS port for --lan (0 picks a free one)' },
+    tunnel: {
+      type: 'string',
+      description:
+        'Reach the relay from anywhere through your own tunnel program: cloudflared (a quick tunnel) or tailscale (Serve; Funnel with --public)',
+      valueHint: 'cloudflared|tailscale',
+    },
+    public: {
+      type: 'boolean',
+      description: 'With --tunnel tailscale: Funnel (the internet), not Serve (your tailnet)',
+    },
     'install-service': {
       type: 'boolean',
       description:
@@ -112,6 +129,14 @@ export default defineCommand({
         `svc up is already running (pid ${first.pid}): web app ${first.appUrl}/, relay ${first.relayUrl}. Ctrl-C it in its terminal (or kill ${first.pid}) to stop it.\n`,
       );
       return;
+    }
+    let tunnelKindGiven: TunnelKind | null = null;
+    try {
+      if (args.tunnel !== undefined) tunnelKindGiven = tunnelKind(args.tunnel);
+      if (args.public && tunnelKindGiven !== 'tailscale') throw new Error('--public goes with --tunnel tailscale');
+      if (tunnelKindGiven && args.lan) throw new Error('--tunnel and --lan are two ways in: pick one');
+    } catch (err) {
+      return fail(err);
     }
     const port = Number.parseInt(args.port, 10);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -144,7 +169,9 @@ export default defineCommand({
       const tls = lan
         ? { host: lan.host, port: lan.port, key: lan.certificate.key, cert: lan.certificate.cert }
         : undefined;
-      relay = await startRelay({ host: args.host, port, store, log: relayLog, tls });
+      // through a tunnel every phone comes from the tunnel program on loopback: its X-Forwarded-For names them
+      const trustProxy = tunnelKindGiven ? trustedProxies('127.0.0.1/32, ::1') : undefined;
+      relay = await startRelay({ host: args.host, port, store, log: relayLog, tls, trustProxy });
     } catch (err) {
       await store.close();
       const error = err as NodeJS.ErrnoException & { port?: number };
@@ -156,7 +183,27 @@ export default defineCommand({
         return fail(new Error(`--lan-host ${lan.host} is not an address of this computer`));
       return fail(err);
     }
-    const appUrl = relay.tlsUrl ?? relay.url;
+    let appUrl = relay.tlsUrl ?? relay.url;
+    let tunnel: RunningTunnel | null = null;
+    if (tunnelKindGiven) {
+      tunnel = startTunnel({
+        kind: tunnelKindGiven,
+        localUrl: relay.url,
+        publicly: Boolean(args.public),
+        died: (line) =>
+          process.stderr.write(
+            `svc: ${line}; the relay keeps serving at ${relay.url}. Restart \`svc up --tunnel ${tunnelKindGiven}\` for a new address.\n`,
+          ),
+      });
+      try {
+        appUrl = await tunnel.url;
+      } catch (err) {
+        process.stderr.write(
+          `svc: ${(err as Error).message}; the relay serves at ${relay.url} on this computer only.\n`,
+        );
+        tunnel = null;
+      }
+    }
     writeFileAtomic(
       paths.up,
       `${JSON.stringify({ pid: process.pid, relayUrl: relay.url, appUrl, startedAt: Date.now() })}\n`,
@@ -274,6 +321,7 @@ export default defineCommand({
       if (stopping) return;
       stopping = true;
       listener?.stop();
+      await tunnel?.stop();
       if (listener) await listener.done;
       if (runningUp(paths.up)?.pid === process.pid) rmSync(paths.up, { force: true });
       await relay.close();

@@ -30,7 +30,8 @@ export interface PairingShow {
 
 /** The ways in, said when the relay is on loopback only (docs/hosting.md has each as a recipe). */
 export const WAYS_IN = [
-  '  svc up --lan    a phone on this Wi-Fi: HTTPS on this computer’s LAN address',
+  '  svc up --lan                          a phone on this Wi-Fi: HTTPS on this computer’s LAN address',
+  '  svc up --tunnel cloudflared|tailscale  a phone anywhere, through your own tunnel program',
   '  a relay on a server with HTTPS in front (a reverse proxy such as Caddy): see docs/hosting.md',
 ];
 

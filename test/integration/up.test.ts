@@ -47,7 +47,8 @@ describe('svc up', () => {
     expect(up.output()).toMatch(
       /The relay is on this computer only \(http:\/\/127\.0\.0\.1:\d+\): a phone cannot open it/,
     );
-    expect(up.output()).toMatch(/^ {2}svc up --lan {4}a phone on this Wi-Fi/m);
+    expect(up.output()).toMatch(/^ {2}svc up --lan +a phone on this Wi-Fi/m);
+    expect(up.output()).toMatch(/^ {2}svc up --tunnel cloudflared\|tailscale +a phone anywhere/m);
     expect(up.output()).toMatch(/^Pair a browser on this computer: open this link\./m);
 
     const config = JSON.parse(readFileSync(join(home.home, '.svc', 'config.json'), 'utf8'));
