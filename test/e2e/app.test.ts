@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
-import { fakeAgentBin, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+import { fakeAgentBin, fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 const SHOTS = resolve(
   import.meta.dirname,
@@ -147,6 +147,11 @@ describe('the phone app', () => {
   it('sends a message: typed in the pane, and "typed" on the phone', async () => {
     await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
     const box = page.getByRole('textbox', { name: 'Message' });
+    await box.waitFor();
+    // no prompt on screen: no approval card, not even an empty box (`hidden` lost to the card's display once);
+    // Claude Code has its hook, so no offer to end answers with svc_ask
+    expect(await page.locator('.approval').isVisible()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Ask it to end answers with a question' }).count()).toBe(0);
     await box.fill('run the tests please');
     await page.getByRole('button', { name: 'Send' }).click();
     await waitFor(async () => (await screen('svc-proj')).includes('you said: run the tests please'), {
@@ -156,6 +161,20 @@ describe('the phone app', () => {
     await page.locator('.message[data-state="injected"]').getByText('typed').waitFor({ timeout: 10_000 });
     expect(await box.inputValue()).toBe('');
     await shot(page, '3-sent');
+  }, 60_000);
+
+  it('offers Cursor Agent (no prompt hook) the line that ends its answers with svc_ask', async () => {
+    await tmux.newSession('svc-cursor', fakeAgentCommand('cursor-agent'), {
+      options: { '@svc-kind': 'agent', '@svc-agent': 'A6', '@svc-project': 'proj' },
+    });
+    await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/svc-cursor`);
+    await page.getByRole('button', { name: 'Ask it to end answers with a question' }).click();
+    expect(await page.getByRole('textbox', { name: 'Message' }).inputValue()).toMatch(
+      /^From now on, end every response/,
+    );
+    await page.getByRole('textbox', { name: 'Message' }).fill('');
+    await tmux.run(['kill-session', '-t', '=svc-cursor']);
+    await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/svc-proj`);
   }, 60_000);
 
   it('watches the pane: a line printed in the session appears on the phone', async () => {

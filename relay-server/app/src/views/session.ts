@@ -129,11 +129,12 @@ export const ASK_LOOP_LINE =
 const ASK_LOOP_AGENTS = new Set(['A6', 'A7']);
 
 function askLoopOffer(
-  card: { agent: string | null; viewOnly: boolean } | undefined,
+  agentId: string | undefined,
   compose: { box: HTMLTextAreaElement } | null,
   sent: boolean,
 ): HTMLElement | null {
-  if (!card || !compose || sent || !card.agent || !ASK_LOOP_AGENTS.has(card.agent)) return null;
+  // the registry id (`@svc-agent`), not the name the listener shows ("Cursor Agent")
+  if (!compose || sent || !agentId || !ASK_LOOP_AGENTS.has(agentId)) return null;
   return h(
     'p',
     { class: 'note ask-loop' },
@@ -262,7 +263,7 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
       ),
       h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch'),
       askLoopOffer(
-        card,
+        found?.record.meta?.kind === 'agent' ? found.record.meta.agent : undefined,
         compose,
         app.messages.some((m) => m.computer === hookId && m.session === name && m.text === ASK_LOOP_LINE),
       ),
