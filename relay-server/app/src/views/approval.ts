@@ -80,7 +80,11 @@ export function approvalCard(app: App, hookId: string, name: string) {
     const shown = card !== null || problem !== null || outcome !== null;
     el.hidden = !shown;
     const result = outcome
-      ? h('p', { class: 'approval-result', role: 'status' }, `${outcome.label}: ${outcome.text}`)
+      ? h(
+          'p',
+          { class: 'approval-result', role: 'status' },
+          `${card && outcome.typed ? 'Last answer, ' : ''}${outcome.label}: ${outcome.text}`,
+        )
       : null;
     replace(el, shown ? [...cardContent(), result] : []);
   }
@@ -139,9 +143,9 @@ export function approvalCard(app: App, hookId: string, name: string) {
     }
     if (JSON.stringify(envelope) === JSON.stringify(sealed)) return;
     sealed = envelope;
-    // a new prompt after one answered: the old outcome goes; after a refusal (the prompt changed, which is why a
-    // new card came) it stays, so the person reads why their tap did nothing
-    if (outcome?.typed) outcome = null;
+    // What became of the last tap stays until the next one: an agent may redraw its dialog once more after the
+    // answer was typed (a new card for a moment, then none), and that must not wipe the "typed" the person is
+    // reading (it did, on a loaded CI machine with Gemini CLI); after a refusal it says why the tap did nothing.
     void open(envelope);
   };
   update();
