@@ -5,7 +5,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import {
+  RELAY_STATE_DIR,
+  RELAY_UNIT,
+  RELAY_UNIT_COMMANDS,
+  RELAY_UNIT_DIR,
+  type RelayUnitFacts,
+  relaySystemUnit,
+} from '../../core/service/relayUnit.js';
 import {
   lingerLine,
   mayFail,
@@ -113,5 +121,21 @@ export function serviceAction(f: ServiceFacts, action: 'stop' | 'restart'): Serv
   const lines: string[] = [];
   const ok = runAll(serviceCommands(f, action), lines);
   lines.unshift(`${action === 'stop' ? 'stopped' : 'restarted'} through the login service (${serviceFile(f)})`);
+  return { ok, lines };
+}
+
+/**
+ * `svc relay serve --install-service`: the system unit written into `dir` (its mode left alone), then systemd asked
+ * to start it now and at boot. `notes` are said after the first line.
+ */
+export function installRelayUnit(f: RelayUnitFacts, notes: readonly string[], dir = RELAY_UNIT_DIR): ServiceOutcome {
+  const file = join(dir, RELAY_UNIT);
+  replaceFile(file, relaySystemUnit(f), 0o644);
+  const lines = [`relay service installed: ${file} (runs as ${f.user}, data in ${RELAY_STATE_DIR})`, ...notes];
+  const ok = runAll(
+    RELAY_UNIT_COMMANDS.map((argv) => [...argv]),
+    lines,
+  );
+  if (ok) lines.push(`started: systemctl status ${RELAY_UNIT}; its log: journalctl -u ${RELAY_UNIT}`);
   return { ok, lines };
 }

@@ -1,4 +1,3 @@
-import { readFileSync, rmSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
@@ -6,7 +5,8 @@ import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { type DaemonContext, defaultEntry, findListener } from '../../actors/daemon/daemon.js';
 import { stopListenerVia } from '../../actors/daemon/listenerControl.js';
 import { createLogger } from '../../actors/daemon/logger.js';
-import { ensurePrivateDir, writeFileAtomic } from '../../actors/files.js';
+import { clearRunningUp, runningUp, writeRunningUp } from '../../actors/daemon/upFile.js';
+import { ensurePrivateDir } from '../../actors/files.js';
 import { ListenerStartError, type RunningListener, startListener } from '../../actors/listener.js';
 import { ensureLanCertificate, type LanCertificate, lanAddress } from '../../actors/relay/tls.js';
 import { type RunningTunnel, startTunnel } from '../../actors/relay/tunnel.js';
@@ -31,20 +31,6 @@ export function listenerEndedLine(code: number, relayUrl: string, log: string): 
     `svc: the listener stopped (exit ${code}; the lines above and ${log} say why); the relay keeps serving at ${relayUrl}.`,
     '  The next `svc cc` (or `svc listener --restart`) starts a listener in the background.',
   ].join('\n');
-}
-
-/** The `svc up` already running on this computer, from its file, if its process is alive and not this one. */
-function runningUp(file: string): { pid: number; relayUrl: string; appUrl: string } | null {
-  try {
-    const data = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; relayUrl?: unknown; appUrl?: unknown };
-    const { pid, relayUrl, appUrl } = data;
-    if (typeof pid !== 'number' || typeof relayUrl !== 'string' || typeof appUrl !== 'string') return null;
-    if (pid === process.pid) return { pid, relayUrl, appUrl };
-    process.kill(pid, 0);
-    return { pid, relayUrl, appUrl };
-  } catch {
-    return null; // none, unreadable, or its process is gone
-  }
 }
 
 /** The flags of this `svc up` that differ from the defaults, for the login service to run it the same way. */
@@ -204,12 +190,7 @@ export default defineCommand({
         tunnel = null;
       }
     }
-    writeFileAtomic(
-      paths.up,
-      `${JSON.stringify({ pid: process.pid, relayUrl: relay.url, appUrl, startedAt: Date.now() })}\n`,
-      0o600,
-      false,
-    );
+    writeRunningUp(paths.up, { relayUrl: relay.url, appUrl });
 
     // Reuse this computer's key when it belongs to this relay; otherwise make the account now.
     const file = readConfigFile(paths.config);
@@ -323,7 +304,7 @@ export default defineCommand({
       listener?.stop();
       await tunnel?.stop();
       if (listener) await listener.done;
-      if (runningUp(paths.up)?.pid === process.pid) rmSync(paths.up, { force: true });
+      clearRunningUp(paths.up);
       await relay.close();
       await store.close();
       process.exit(0);

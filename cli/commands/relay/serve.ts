@@ -1,20 +1,11 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
-import { spawnSync } from 'node:child_process';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
 import { defineCommand } from 'citty';
 import { defaultEntry } from '../../../actors/daemon/daemon.js';
-import { replaceFile } from '../../../actors/files.js';
+import { installRelayUnit } from '../../../actors/service/service.js';
 import { parsePushHosts } from '../../../core/notify/endpoint.js';
 import { trustedProxies } from '../../../core/relay/clientAddress.js';
-import {
-  RELAY_STATE_DIR,
-  RELAY_UNIT,
-  RELAY_UNIT_COMMANDS,
-  RELAY_UNIT_DIR,
-  relaySystemUnit,
-  relayUnitFlags,
-} from '../../../core/service/relayUnit.js';
+import { relayUnitFlags } from '../../../core/service/relayUnit.js';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, startRelay } from '../../../relay-server/server.js';
 import { fail } from '../../output.js';
 import { busArg, dataArg, defaultRelayDataDir, openRelayBus, openRelayStore, storeArg } from './_shared.js';
@@ -39,21 +30,10 @@ function installRelayService(args: Readonly<Record<string, unknown>>): void {
       throw new Error('a system service is installed as root: run `sudo svc relay serve --install-service …`');
     const { flags, notes } = relayUnitFlags(args);
     const user = process.env.SUDO_USER || userInfo().username;
-    const text = relaySystemUnit({ node: process.execPath, svcBin: defaultEntry(), user, flags });
-    const file = join(process.env.SVC_SYSTEM_UNIT_DIR || RELAY_UNIT_DIR, RELAY_UNIT);
-    replaceFile(file, text, 0o644);
-    process.stdout.write(`relay service installed: ${file} (runs as ${user}, data in ${RELAY_STATE_DIR})\n`);
-    for (const note of notes) process.stdout.write(`${note}\n`);
-    for (const argv of RELAY_UNIT_COMMANDS) {
-      const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 30_000 });
-      if (r.error || r.status !== 0) {
-        const why = r.error?.message ?? `${r.stderr ?? ''}`.trim().split('\n')[0];
-        process.stdout.write(`${argv.join(' ')} failed${why ? `: ${why}` : ''}\n`);
-        process.exitCode = 1;
-        return;
-      }
-    }
-    process.stdout.write(`started: systemctl status ${RELAY_UNIT}; its log: journalctl -u ${RELAY_UNIT}\n`);
+    const facts = { node: process.execPath, svcBin: defaultEntry(), user, flags };
+    const done = installRelayUnit(facts, notes, process.env.SVC_SYSTEM_UNIT_DIR || undefined);
+    for (const line of done.lines) process.stdout.write(`${line}\n`);
+    if (!done.ok) process.exitCode = 1;
   } catch (err) {
     fail(err);
   }
