@@ -39,15 +39,26 @@ function log(home: string, line: string): void {
   }
 }
 
+/**
+ * Stdin to its end, or an error after `limitMs`. The limit counts our waiting, not the time the process was not
+ * running: a loop turn runs its timers before it reads, so a hook descheduled past the limit on a busy machine would
+ * give up on input already in the pipe. On the timer it lets the loop read once more (setImmediate runs after the
+ * read) before it gives up.
+ */
 function readStdin(limitMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = '';
-    const timer = setTimeout(() => reject(new Error('no hook input in time')), limitMs);
+    let ended = false;
+    const timer = setTimeout(
+      () => setImmediate(() => (ended ? undefined : reject(new Error('no hook input in time')))),
+      limitMs,
+    );
     process.stdin.setEncoding('utf8');
     process.stdin.on('data', (chunk) => {
       data += chunk;
     });
     process.stdin.on('end', () => {
+      ended = true;
       clearTimeout(timer);
       resolve(data);
     });
