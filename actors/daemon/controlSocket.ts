@@ -96,7 +96,10 @@ function probe(path: string, timeoutMs = 1000): Promise<boolean> {
       sock.destroy();
       resolve(alive);
     };
-    const timer = setTimeout(() => done(true), timeoutMs); // something holds it but does not answer: not ours to take
+    // something holds it but does not answer: not ours to take. Decided after the loop has read once more (a turn
+    // runs its timers before it polls): a listener descheduled past the limit on a busy machine would otherwise take
+    // a refused connect still unread for an answer, and exit
+    const timer = setTimeout(() => setImmediate(() => done(true)), timeoutMs);
     sock.once('connect', () => done(true));
     sock.once('error', () => done(false));
   });

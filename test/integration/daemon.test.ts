@@ -76,7 +76,12 @@ beforeEach(async () => {
   );
 });
 
-afterEach(async () => {
+afterEach(async (ctx) => {
+  // a failure shows what the daemons said (the home is removed below)
+  if (ctx.task.result?.state === 'fail')
+    process.stderr.write(
+      `listener.log:\n${existsSync(join(svcDir(), 'listener.log')) ? readFileSync(join(svcDir(), 'listener.log'), 'utf8') : '(none)'}\n`,
+    );
   await killDaemonsOf(home.home);
   await tmux.cleanup();
   home.cleanup();
