@@ -3,8 +3,9 @@
  * pushes no listener received in time. With `tls`, a second (HTTPS) port serves the same routes and upgrades.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { plainHttpAnswer } from '../core/relay/certificate.js';
 import { clientAddress, type TrustedProxies, trustedProxies } from '../core/relay/clientAddress.js';
 import {
   type BucketConfig,
@@ -61,9 +62,15 @@ export interface RelayOptions {
   appDir?: string | null;
   /**
    * Also listen with HTTPS (same routes, same WebSocket hub) on this address, e.g. the LAN address a phone reaches;
-   * `key` and `cert` are PEM text. Port 0 picks a free port.
+   * `key` and `cert` are PEM text. Port 0 picks a free port. Without them the port is taken at once (a port in use
+   * is said at start) and handshakes fail until the first `setCertificate` (a certificate still to be got over ACME).
    */
-  tls?: { host: string; port: number; key: string; cert: string };
+  tls?: { host: string; port: number; key?: string; cert?: string };
+  /**
+   * HTTPS is the relay's address: the plain-HTTP port answers ACME's HTTP-01 challenges and redirects everything else
+   * to HTTPS (`domain`, or the request's host, on the TLS port), and takes no WebSocket.
+   */
+  httpsOnly?: { domain?: string; challenge(token: string): string | undefined };
   /**
    * The reverse proxies whose `X-Forwarded-For`/`Forwarded` name the client (`--trust-proxy`); without them the
    * headers are ignored and the socket's address is the client's.
@@ -81,6 +88,11 @@ export interface Relay {
   tlsUrl?: string;
   /** Its port. */
   tlsPort?: number;
+  /**
+   * Serve this certificate (PEM) from now on: new connections get it, open ones (WebSockets) keep theirs. Throws,
+   * serving the old one still, when key and certificate do not make a pair.
+   */
+  setCertificate(key: string, cert: string): Promise<void>;
   /** Close connections, the servers, and the store and bus it opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -151,14 +163,31 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     appDir: options.appDir === undefined ? findAppDir() : options.appDir,
     webPush,
   });
-  const servers: Server[] = [createServer(handler)];
-  if (options.tls) servers.push(createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler));
+  const plainHandler = options.httpsOnly
+    ? redirectToHttps(
+        options.httpsOnly,
+        () => (tlsServer?.address() as AddressInfo | null)?.port ?? options.tls?.port ?? 443,
+        log,
+      )
+    : handler;
+  const servers: Server[] = [createServer(plainHandler)];
+  const tlsOptions = options.tls;
+  if (tlsOptions)
+    servers.push(
+      createHttpsServer(
+        tlsOptions.key && tlsOptions.cert ? { key: tlsOptions.key, cert: tlsOptions.cert } : {},
+        handler,
+      ),
+    );
   for (const each of servers) {
     each.headersTimeout = 20_000;
     each.requestTimeout = 30_000;
-    each.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
+    each.on('upgrade', (req, socket, head) => {
+      if (each instanceof HttpsServer || !options.httpsOnly) return hub.handleUpgrade(req, socket, head);
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'); // wss:// only
+    });
   }
-  const [server, tlsServer] = servers as [Server, Server | undefined];
+  const [server, tlsServer] = servers as [Server, HttpsServer | undefined];
 
   let sweeping: Promise<void> | null = null;
   const sweeper = setInterval(() => {
@@ -214,7 +243,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   };
   try {
     await listen(server, options.port ?? DEFAULT_PORT, host);
-    if (tlsServer && options.tls) await listen(tlsServer, options.tls.port, options.tls.host);
+    if (tlsServer && tlsOptions) await listen(tlsServer, tlsOptions.port, tlsOptions.host);
   } catch (error) {
     await closeServers();
     await hub.close();
@@ -237,10 +266,41 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     })();
     return closing;
   };
-  const relay: Relay = { url, wsUrl: `ws://${hostForUrl(host)}:${port}/ws`, port, close };
-  if (tlsServer && options.tls) {
+  const setCertificate = async (key: string, cert: string) => {
+    if (!tlsServer) throw new Error('this relay has no HTTPS server');
+    tlsServer.setSecureContext({ key, cert }); // throws on a key that is not the certificate's
+  };
+  const relay: Relay = { url, wsUrl: `ws://${hostForUrl(host)}:${port}/ws`, port, close, setCertificate };
+  if (tlsServer && tlsOptions) {
     relay.tlsPort = (tlsServer.address() as AddressInfo).port;
-    relay.tlsUrl = `https://${hostForUrl(options.tls.host)}:${relay.tlsPort}`;
+    relay.tlsUrl = `https://${hostForUrl(tlsOptions.host)}:${relay.tlsPort}`;
   }
   return relay;
+}
+
+/** The plain-HTTP port of a relay whose address is HTTPS: ACME challenges, else a redirect (core/relay/certificate.ts). */
+function redirectToHttps(
+  https: NonNullable<RelayOptions['httpsOnly']>,
+  tlsPort: () => number,
+  log: Log,
+): (req: IncomingMessage, res: import('node:http').ServerResponse) => void {
+  return (req, res) => {
+    const answer = plainHttpAnswer(
+      req.url ?? '/',
+      req.headers.host,
+      { domain: https.domain, port: tlsPort() },
+      https.challenge,
+    );
+    if (answer.status === 308) {
+      try {
+        res.writeHead(308, { location: answer.location, 'content-length': 0 }).end();
+      } catch {
+        res.writeHead(400, { 'content-length': 0 }).end(); // a path Node will not put in a header
+      }
+      return;
+    }
+    if (answer.status === 200) log.info(`answered an ACME challenge for ${req.socket.remoteAddress}`);
+    res.writeHead(answer.status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(answer.body);
+  };
 }

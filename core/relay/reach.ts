@@ -32,7 +32,7 @@ export interface PairingShow {
 export const WAYS_IN = [
   '  svc up --lan                          a phone on this Wi-Fi: HTTPS on this computer’s LAN address',
   '  svc up --tunnel cloudflared|tailscale  a phone anywhere, through your own tunnel program',
-  '  a relay on a server with HTTPS in front (a reverse proxy such as Caddy): see docs/hosting.md',
+  '  svc relay serve --domain <name>        a relay on a server, with its own HTTPS certificate (docs/hosting.md)',
 ];
 
 /** What to print for the pairing link at `url`; `named`: the person gave this address. */

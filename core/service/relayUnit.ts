@@ -75,7 +75,19 @@ export const RELAY_UNIT_COMMANDS: readonly (readonly string[])[] = [
  */
 export function relayUnitFlags(args: Readonly<Record<string, unknown>>): { flags: string[]; notes: string[] } {
   const flags: string[] = [];
-  for (const name of ['host', 'port', 'push-hosts', 'trust-proxy', 'replay-window']) {
+  for (const name of [
+    'host',
+    'port',
+    'https-port',
+    'domain',
+    'acme-directory',
+    'acme-email',
+    'tls-cert',
+    'tls-key',
+    'push-hosts',
+    'trust-proxy',
+    'replay-window',
+  ]) {
     const value = args[name];
     if (typeof value === 'string' && value !== '') flags.push(`--${name}`, value);
   }
@@ -86,4 +98,27 @@ export function relayUnitFlags(args: Readonly<Record<string, unknown>>): { flags
         `--${n} is not written into the unit (its URL may hold a password): \`systemctl edit svc-relay\` and add Environment=SVC_RELAY_${n.toUpperCase()}=…`,
     );
   return { flags, notes };
+}
+
+export interface PathMode {
+  path: string;
+  uid: number;
+  gid: number;
+  mode: number;
+  dir: boolean;
+}
+
+/**
+ * The first of a file's path (its folders from `/`, then the file) that the account `uid`/`gid` cannot pass (a
+ * folder without x) or read (the file without r), by owner, group and other bits; null when it can. Its other
+ * groups are not known here, so a null is sure and a path is a likely refusal (said, not enforced).
+ */
+export function unreadableFor(account: { uid: number; gid: number }, chain: readonly PathMode[]): string | null {
+  if (account.uid === 0) return null;
+  for (const each of chain) {
+    const need = each.dir ? 0o1 : 0o4;
+    const bits = each.uid === account.uid ? each.mode >> 6 : each.gid === account.gid ? each.mode >> 3 : each.mode;
+    if ((bits & need) === 0) return each.path;
+  }
+  return null;
 }

@@ -23,6 +23,8 @@ export interface TestBrowser {
     viewport?: { width: number; height: number };
     /** Certificates whose key hash (base64 sha256 of the SPKI) Chromium accepts as valid: a test CA's server. */
     trustSpki?: string[];
+    /** Host names this browser resolves to these addresses (a test's domain on loopback). */
+    hosts?: Record<string, string>;
   }): Promise<Page>;
   /** What the pages printed to their consoles, and their uncaught errors. */
   logs: string[];
@@ -65,6 +67,13 @@ export async function startBrowser(): Promise<TestBrowser> {
           '--disable-background-networking',
           '--disable-gpu',
           ...(opts.trustSpki?.length ? [`--ignore-certificate-errors-spki-list=${opts.trustSpki.join(',')}`] : []),
+          ...(opts.hosts
+            ? [
+                `--host-resolver-rules=${Object.entries(opts.hosts)
+                  .map(([name, address]) => `MAP ${name} ${address}`)
+                  .join(',')}`,
+              ]
+            : []),
         ],
         viewport: opts.viewport ?? PHONE,
         deviceScaleFactor: 2,

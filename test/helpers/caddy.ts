@@ -5,11 +5,11 @@
  * NODE_EXTRA_CA_CERTS) or, for Chromium, the leaf's key (`spki`, for `--ignore-certificate-errors-spki-list`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
+import { servedCertificate } from './certs.js';
 import { freePort } from './ports.js';
 import { waitFor } from './relay.js';
 
@@ -26,19 +26,6 @@ export interface TestCaddy {
   accessLog: string;
   output(): string;
   stop(): Promise<void>;
-}
-
-/** The certificate a TLS server at 127.0.0.1:`port` presents, or null while it does not answer. */
-function servedCertificate(port: number): Promise<X509Certificate | null> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: undefined });
-    socket.once('secureConnect', () => {
-      const raw = socket.getPeerCertificate().raw;
-      socket.end();
-      resolve(raw ? new X509Certificate(raw) : null);
-    });
-    socket.once('error', () => resolve(null));
-  });
 }
 
 /** Caddy in front of the relay at 127.0.0.1:`upstream`, until `stop()`. */
@@ -89,7 +76,7 @@ export async function startCaddy(upstream: number): Promise<TestCaddy> {
     const cert = await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`caddy exited (${child.exitCode}):\n${out}`);
-        return existsSync(rootCert) ? servedCertificate(httpsPort) : null;
+        return existsSync(rootCert) ? servedCertificate(httpsPort).catch(() => null) : null;
       },
       { timeoutMs: 30_000, what: 'Caddy serving HTTPS' },
     );

@@ -4,14 +4,18 @@
  * and with stand-ins for `systemctl` and `loginctl` on PATH (recording their arguments) install, status, restart,
  * stop, uninstall and `svc uninstall` ask the service manager as they should.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relaySystemUnit } from '../../core/service/relayUnit.js';
 import { launchdPlist, type ServiceFacts, systemdUnit } from '../../core/service/service.js';
+import { selfSigned } from '../helpers/certs.js';
 import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
+
+const execFileAsync = promisify(execFile);
 
 const onPath = (program: string) => {
   try {
@@ -188,6 +192,36 @@ describe.runIf(process.platform === 'linux')('svc listener --install-service and
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--trust-proxy: nope is not an address or a CIDR/);
     expect(existsSync(join(home, 'other'))).toBe(false);
+  });
+
+  it('svc relay serve --install-service --tls-cert: absolute paths in the unit, and a word when its user cannot read them', async () => {
+    const units = join(home, 'tls-units');
+    mkdirSync(units);
+    const certs = join(home, 'certs');
+    mkdirSync(certs, { mode: 0o755 });
+    chmodSync(home, 0o755); // the temp home's own mode aside: only the key file is closed
+    selfSigned(
+      { key: join(certs, 'k.pem'), cert: join(certs, 'c.pem') },
+      { cn: 'relay', san: 'DNS:relay.example.org' },
+    );
+    chmodSync(join(certs, 'c.pem'), 0o644);
+    chmodSync(join(certs, 'k.pem'), 0o600); // root's, as certbot keeps its keys
+    const args = ['relay', 'serve', '--install-service', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'];
+    const as = (uid: string) =>
+      execFileAsync(process.execPath, [SVC_BIN, ...args], {
+        cwd: certs,
+        env: { ...env, SVC_SYSTEM_UNIT_DIR: units, SUDO_USER: 'me', SUDO_UID: uid, SUDO_GID: uid },
+      });
+    const res = await as('4242');
+    const unit = readFileSync(join(units, 'svc-relay.service'), 'utf8');
+    expect(unit).toContain(`--tls-cert ${join(certs, 'c.pem')} --tls-key ${join(certs, 'k.pem')}`);
+    expect(res.stdout).toContain(
+      `the service runs as me, who probably cannot read ${join(certs, 'k.pem')} (${join(certs, 'k.pem')} is not open to them)`,
+    );
+    expect(res.stdout).not.toContain(`cannot read ${join(certs, 'c.pem')}`);
+    // a key they can read: no word
+    chmodSync(join(certs, 'k.pem'), 0o644);
+    expect((await as('4242')).stdout).not.toMatch(/probably cannot read/);
   });
 
   it('svc install offers it, without asking when there is no terminal', async () => {

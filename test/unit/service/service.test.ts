@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { relaySystemUnit, relayUnitFlags } from '../../../core/service/relayUnit.js';
+import { relaySystemUnit, relayUnitFlags, unreadableFor } from '../../../core/service/relayUnit.js';
 import {
   launchdPlist,
   lingerLine,
@@ -147,4 +147,49 @@ describe('the relay as a system service (issue 29)', () => {
     expect(notes).toEqual([expect.stringMatching(/^--store is not written into the unit .*SVC_RELAY_STORE=/)]);
     expect(JSON.stringify(relaySystemUnit({ ...facts, flags }))).not.toContain('secret');
   });
+
+  it('keeps the relay’s HTTPS flags: its domain and ACME server, or the certificate files', () => {
+    const acme = relayUnitFlags({
+      domain: 'relay.example.org',
+      'acme-email': 'me@example.org',
+      'acme-directory': 'https://ca.example/dir',
+      'https-port': '8443',
+    }).flags;
+    expect(acme).toEqual([
+      '--https-port',
+      '8443',
+      '--domain',
+      'relay.example.org',
+      '--acme-directory',
+      'https://ca.example/dir',
+      '--acme-email',
+      'me@example.org',
+    ]);
+    const files = relayUnitFlags({ 'tls-cert': '/etc/ssl/relay.pem', 'tls-key': '/etc/ssl/relay.key' }).flags;
+    expect(files).toEqual(['--tls-cert', '/etc/ssl/relay.pem', '--tls-key', '/etc/ssl/relay.key']);
+    expect(relaySystemUnit({ ...facts, flags: files })).toMatch(/--tls-cert \/etc\/ssl\/relay\.pem --tls-key/);
+  });
+});
+
+describe('unreadableFor: can the relay’s account read its certificate files', () => {
+  const dir = (path: string, mode: number, uid = 0, gid = 0) => ({ path, uid, gid, mode, dir: true });
+  const file = (path: string, mode: number, uid = 0, gid = 0) => ({ path, uid, gid, mode, dir: false });
+  const me = { uid: 1000, gid: 1000 };
+  it.each([
+    ['open folders, a world-readable file', [dir('/', 0o755), dir('/etc', 0o755), file('/etc/c.pem', 0o644)], null],
+    ['the key root-only (certbot)', [dir('/', 0o755), dir('/etc', 0o755), file('/etc/k.pem', 0o600)], '/etc/k.pem'],
+    ['a folder root-only', [dir('/', 0o755), dir('/etc/le', 0o700), file('/etc/le/k.pem', 0o644)], '/etc/le'],
+    [
+      'owned by them',
+      [dir('/', 0o755), dir('/home/me', 0o700, 1000, 1000), file('/home/me/k.pem', 0o600, 1000, 1000)],
+      null,
+    ],
+    [
+      'group-readable by their group',
+      [dir('/', 0o755), dir('/srv', 0o750, 0, 1000), file('/srv/k.pem', 0o640, 0, 1000)],
+      null,
+    ],
+    ['owner bits, not other, for the owner', [dir('/', 0o755), file('/k.pem', 0o044, 1000, 5)], '/k.pem'],
+  ])('%s', (_what, chain, blocked) => expect(unreadableFor(me, chain)).toBe(blocked));
+  it('root reads everything', () => expect(unreadableFor({ uid: 0, gid: 0 }, [file('/k', 0o000)])).toBeNull());
 });
