@@ -12,6 +12,7 @@ import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { registerTestDevice } from '../helpers/devices.js';
 import { api, waitFor } from '../helpers/relay.js';
 import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
+import { cloudflaredQuickTunnelLog } from '../helpers/tunnel.js';
 
 let up: SpawnedSvc | null = null;
 let tmux: TmuxServer | null = null;
@@ -205,13 +206,7 @@ async function withStandIn(program: string, body: string) {
 const CLOUDFLARED = `echo "$@" > "$STANDIN_DIR/args"
 trap 'echo TERM > "$STANDIN_DIR/stopped"; exit 0' TERM
 cat >&2 <<'LOG'
-2026-11-26T10:00:00Z INF Thank you for trying Cloudflare Tunnel. Doing so, without a Cloudflare account, is a quick way to experiment and try it out.
-2026-11-26T10:00:00Z INF Requesting new quick Tunnel on trycloudflare.com...
-2026-11-26T10:00:01Z INF +--------------------------------------------------------------------------------------------+
-2026-11-26T10:00:01Z INF |  Your quick Tunnel has been created! Visit it at (it may take some time to be reachable):  |
-2026-11-26T10:00:01Z INF |  ${URL_SHOWN}                                          |
-2026-11-26T10:00:01Z INF +--------------------------------------------------------------------------------------------+
-LOG
+${cloudflaredQuickTunnelLog(URL_SHOWN)}LOG
 echo $$ > "$STANDIN_DIR/pid"
 while true; do sleep 0.2; done`;
 
