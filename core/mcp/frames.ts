@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { DeviceId, SessionName } from '../protocol/codes.js';
-import { Envelope } from '../seal/seal.js';
+import { Envelope } from '../seal/envelopeSchema.js';
 import { ASK_CODES, AskId } from './ask.js';
 
 const SealedField = z.record(z.string(), z.unknown());

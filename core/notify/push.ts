@@ -80,4 +80,4 @@ export function pushPayload(event: PushEvent, count: number): PushPayload {
 }
 
 /** The notification tag of a session: a newer notification replaces the older one on the phone. */
-export const sessionTag = (computer: string, session: string) => `svc:${computer}:${session}`;
+export { sessionTag } from './tag.js';

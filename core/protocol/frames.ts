@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from '../mcp/frames.js';
-import { Envelope } from '../seal/seal.js';
+import { Envelope } from '../seal/envelopeSchema.js';
 import { DeviceId, MAX_SESSION_NAME, PushState, SessionName } from './codes.js';
 
 // ---------------------------------------------------------------------------

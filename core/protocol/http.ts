@@ -2,7 +2,8 @@
  * Wire protocol, part 2 of 3 (entry point: core/protocol/index.ts): HTTP request and response bodies.
  */
 import { z } from 'zod';
-import { DEVICE_ID_RE, Envelope } from '../seal/seal.js';
+import { Envelope } from '../seal/envelopeSchema.js';
+import { DEVICE_ID_RE } from '../seal/seal.js';
 import { DeviceId, MAX_BODY_CHARS, PushState, SCOPES, SessionName } from './codes.js';
 import { SessionRecord } from './frames.js';
 

@@ -19,7 +19,6 @@
  *
  * Nothing here logs, and no error message carries key material or plaintext.
  */
-import { z } from 'zod';
 import { base64urlLength, base64urlMaxBytes, decodeBase64url, encodeBase64url } from '../base64url.js';
 import { SealError } from './error.js';
 import { requireKey } from './keys.js';
@@ -94,33 +93,65 @@ export interface OpenOptions {
 }
 
 // ---------------------------------------------------------------------------
-// Envelope schema
+// Envelope check (hand-written, no schema library: the service worker opens envelopes and stays small; the zod
+// schema for frames and HTTP bodies wraps this check, core/seal/envelopeSchema.ts)
 
-const b64 = (bytes: number) =>
-  z
-    .string()
-    .length(base64urlLength(bytes))
-    .regex(/^[A-Za-z0-9_-]*$/);
-const DeviceId = z.string().max(128).regex(DEVICE_ID_RE);
+const B64URL = /^[A-Za-z0-9_-]*$/;
+const ENVELOPE_KEYS = new Set(['v', 'purpose', 'from', 'salt', 'iv', 'ct', 'to']);
+const RECIPIENT_KEYS = new Set(['device', 'wrap']);
 
-/** The envelope as it travels. Strict: an unknown field is refused, so nothing unauthenticated rides along. */
-export const Envelope: z.ZodType<Envelope> = z.strictObject({
-  v: z.literal(SEAL_VERSION),
-  purpose: z.enum(SEAL_PURPOSES),
-  from: DeviceId,
-  salt: b64(SALT_BYTES),
-  iv: b64(IV_BYTES),
-  ct: z
-    .string()
-    .min(base64urlLength(TAG_BYTES))
-    .max(MAX_CT_CHARS)
-    .regex(/^[A-Za-z0-9_-]*$/),
-  to: z
-    .array(z.strictObject({ device: DeviceId, wrap: b64(WRAP_BYTES) }))
-    .min(1)
-    .max(MAX_RECIPIENTS)
-    .refine((to) => new Set(to.map((r) => r.device)).size === to.length, 'duplicate recipient device'),
-});
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function refuse(where: string, why: string): never {
+  throw new SealError('bad_envelope', `${where}: ${why}`);
+}
+
+function strictKeys(value: Record<string, unknown>, allowed: Set<string>, where: string): void {
+  for (const key of Object.keys(value)) if (!allowed.has(key)) refuse(where, `unrecognized key "${key}"`);
+}
+
+function deviceIdAt(value: unknown, where: string): string {
+  if (typeof value !== 'string' || !DEVICE_ID_RE.test(value)) refuse(where, 'not a device id');
+  return value;
+}
+
+function bytesAt(value: unknown, bytes: number, where: string): string {
+  if (typeof value !== 'string' || value.length !== base64urlLength(bytes) || !B64URL.test(value))
+    refuse(where, `not ${bytes} bytes of base64url`);
+  return value;
+}
+
+/**
+ * The envelope as it travels, checked: strict (an unknown field is refused, so nothing unauthenticated rides along),
+ * every byte field base64url of its exact length, 1 to MAX_RECIPIENTS recipients, none twice. Throws
+ * `bad_envelope` saying where.
+ */
+export function checkEnvelope(input: unknown): Envelope {
+  if (!isRecord(input)) refuse('envelope', 'not an object');
+  strictKeys(input, ENVELOPE_KEYS, 'envelope');
+  if (input.v !== SEAL_VERSION) refuse('v', `not ${SEAL_VERSION}`);
+  if (!(SEAL_PURPOSES as readonly unknown[]).includes(input.purpose)) refuse('purpose', 'not a purpose');
+  deviceIdAt(input.from, 'from');
+  bytesAt(input.salt, SALT_BYTES, 'salt');
+  bytesAt(input.iv, IV_BYTES, 'iv');
+  const ct = input.ct;
+  if (typeof ct !== 'string' || ct.length < base64urlLength(TAG_BYTES) || ct.length > MAX_CT_CHARS || !B64URL.test(ct))
+    refuse('ct', 'not a ciphertext');
+  const to = input.to;
+  if (!Array.isArray(to) || to.length < 1 || to.length > MAX_RECIPIENTS)
+    refuse('to', `not 1 to ${MAX_RECIPIENTS} recipients`);
+  const seen = new Set<string>();
+  to.forEach((recipient: unknown, i) => {
+    if (!isRecord(recipient)) refuse(`to.${i}`, 'not an object');
+    strictKeys(recipient, RECIPIENT_KEYS, `to.${i}`);
+    const device = deviceIdAt(recipient.device, `to.${i}.device`);
+    bytesAt(recipient.wrap, WRAP_BYTES, `to.${i}.wrap`);
+    if (seen.has(device)) refuse('to', 'duplicate recipient device');
+    seen.add(device);
+  });
+  return input as unknown as Envelope;
+}
 
 // ---------------------------------------------------------------------------
 // Small helpers
@@ -250,18 +281,9 @@ export async function seal(opts: {
 
 /** Structure first: a hostile or broken envelope gets `bad_version` / `bad_envelope`, never a crash. */
 function parseEnvelope(input: unknown): Envelope {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new SealError('bad_envelope', 'envelope is not an object');
-  }
-  const v = (input as { v?: unknown }).v;
+  const v = isRecord(input) ? input.v : undefined;
   if (typeof v === 'number' && v !== SEAL_VERSION) throw new SealError('bad_version', `envelope version ${v}`);
-  const parsed = Envelope.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.join('.') : 'envelope';
-    throw new SealError('bad_envelope', `${where}: ${issue?.message ?? 'invalid'}`);
-  }
-  return parsed.data;
+  return checkEnvelope(input);
 }
 
 /**

@@ -201,11 +201,12 @@ files.push(
 const buildId = gzipSync(Buffer.from(files.join('\n') + html))
   .toString('base64url')
   .slice(-12);
-await esbuild.build({
+const sw = await esbuild.build({
   ...common,
   entryPoints: [join(here, 'src/sw.ts')],
   outfile: join(out, 'sw.js'),
   format: 'iife',
+  metafile: true,
   define: { BUILD_ID: JSON.stringify(buildId), SHELL: JSON.stringify(files) },
 });
 
@@ -240,8 +241,20 @@ const sizes = {
     ]),
   ),
 };
+// What the service worker is made of: it runs on every push, and a schema library has no business there.
+sizes.swInputs = Object.keys(sw.metafile.inputs).sort();
 // Beside the app, not in it: the relay serves only what is in dist/app.
 writeFileSync(join(root, 'dist', 'app-sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
+// Budgets (issue 30): above one the build fails, saying which. test/unit/app/sizes.test.ts checks the same file.
+// The first load's budget (50 KiB) is not enforced yet: it is 88 KiB until the views load their schemas lazily.
+const BUDGETS = { 'sw.js': 25 * 1024 };
+for (const [file, most] of Object.entries(BUDGETS)) {
+  const gzip = sizes.files[file]?.gzip ?? 0;
+  if (gzip > most) {
+    console.error(`${file} is ${gzip} B gzip, over its budget of ${most} B (relay-server/app/build.mjs BUDGETS)`);
+    process.exitCode = 1;
+  }
+}
 const old = join(root, 'dist', `.app-old-${process.pid}`);
 if (existsSync(target)) renameSync(target, old);
 renameSync(out, target);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { base64urlLength, decodeBase64url, encodeBase64url, isBase64url } from '../../../core/base64url.js';
+import { Envelope } from '../../../core/seal/envelopeSchema.js';
 import type { SealErrorCode } from '../../../core/seal/error.js';
 import {
   type DeviceKeys,
@@ -15,7 +16,6 @@ import {
   safetyCode,
 } from '../../../core/seal/keys.js';
 import {
-  Envelope,
   MAX_CT_CHARS,
   MAX_PLAINTEXT_BYTES,
   MAX_RECIPIENTS,

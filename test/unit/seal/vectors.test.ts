@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeBase64url } from '../../../core/base64url.js';
+import { Envelope } from '../../../core/seal/envelopeSchema.js';
 import type { SealErrorCode } from '../../../core/seal/error.js';
 import {
   fingerprint,
@@ -16,7 +17,7 @@ import {
   SAFETY_CODE_ITERATIONS,
   safetyCode,
 } from '../../../core/seal/keys.js';
-import { Envelope, open, SEAL_VERSION, type SealPurpose } from '../../../core/seal/seal.js';
+import { open, SEAL_VERSION, type SealPurpose } from '../../../core/seal/seal.js';
 
 type Name = 'laptop' | 'phone' | 'tablet';
 interface Vectors {

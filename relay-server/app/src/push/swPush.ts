@@ -5,8 +5,7 @@
  * opens that session in the app. A push that does not open still shows, without its words.
  */
 /// <reference lib="webworker" />
-import { type NotifyBody, NotifyBody as NotifyBodySchema, QuestionBody } from '../../../../core/mcp/ask.js';
-import { PushPayload, sessionTag } from '../../../../core/notify/push.js';
+import { sessionTag } from '../../../../core/notify/tag.js';
 import { importPublicKey } from '../../../../core/seal/keys.js';
 import { openText } from '../../../../core/seal/seal.js';
 import { type DeviceRecord, getKv } from '../db.js';
@@ -27,14 +26,55 @@ const KIND_TEXT: Record<string, string> = {
 export const sessionUrl = (computer: string, session: string) =>
   `/#/s/${encodeURIComponent(computer)}/${encodeURIComponent(session)}`;
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The fields of a push's data this worker reads (core/notify/push.ts PushPayload), checked by hand: the worker
+ * carries no schema library (issue 30: sw.js at most 25 KB gzip). Null when it is not a push of ours.
+ */
+export function readPushPayload(
+  data: unknown,
+): { computer: string; kind: string; count: number; envelope?: Record<string, unknown> } | null {
+  if (!isRecord(data) || data.v !== 1 || typeof data.computer !== 'string' || typeof data.kind !== 'string')
+    return null;
+  if (!Object.hasOwn(KIND_TEXT, data.kind) && data.kind !== 'schedule') return null;
+  const count = typeof data.count === 'number' && Number.isInteger(data.count) && data.count > 0 ? data.count : 1;
+  return {
+    computer: data.computer,
+    kind: data.kind,
+    count,
+    ...(isRecord(data.envelope) ? { envelope: data.envelope } : {}),
+  };
+}
+
+/** The words of an opened question or notification (core/mcp/ask.ts QuestionBody, NotifyBody), or null. */
+export function readPushBody(text: string): { session: string; words: string; title?: string } | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(body) || typeof body.session !== 'string' || body.session === '') return null;
+  const words = typeof body.question === 'string' ? body.question : body.message;
+  if (typeof words !== 'string') return null;
+  return {
+    session: body.session,
+    words,
+    ...(typeof body.title === 'string' && body.title ? { title: body.title } : {}),
+  };
+}
+
 /** What to show for a push's data (a JSON text). */
 export async function notificationFor(data: string): Promise<Shown> {
-  let payload: PushPayload;
+  let payload: ReturnType<typeof readPushPayload>;
   try {
-    payload = PushPayload.parse(JSON.parse(data));
+    payload = readPushPayload(JSON.parse(data));
   } catch {
-    return { title: 'svc', options: { body: 'An agent needs you.', tag: 'svc', data: { url: '/' } } };
+    payload = null;
   }
+  if (!payload) return { title: 'svc', options: { body: 'An agent needs you.', tag: 'svc', data: { url: '/' } } };
   const fallback: Shown = {
     title: 'svc',
     options: { body: 'An agent needs you.', tag: `svc:${payload.computer}`, data: { url: '/' } },
@@ -54,12 +94,11 @@ export async function notificationFor(data: string): Promise<Shown> {
       me: { id: device.deviceId, privateKey: device.privateKey },
       senderPublicKey: await importPublicKey(pinned),
     });
-    const body =
-      payload.kind === 'ask' ? QuestionBody.parse(JSON.parse(text)) : NotifyBodySchema.parse(JSON.parse(text));
-    const session = body.session;
-    const words = 'question' in body ? body.question : (body as NotifyBody).message;
+    const body = readPushBody(text);
+    if (!body) return fallback;
+    const { session, words } = body;
     const more = payload.count > 1 ? ` (+${payload.count - 1} more)` : '';
-    const title = 'title' in body && body.title ? `${session}: ${body.title}` : `${session} ${KIND_TEXT[payload.kind]}`;
+    const title = body.title ? `${session}: ${body.title}` : `${session} ${KIND_TEXT[payload.kind] ?? 'needs you'}`;
     return {
       title,
       options: {
