@@ -4,8 +4,8 @@
  * changes lingering.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import {
   RELAY_STATE_DIR,
   RELAY_UNIT,
@@ -13,6 +13,7 @@ import {
   RELAY_UNIT_DIR,
   type RelayUnitFacts,
   relaySystemUnit,
+  unreadableFor,
 } from '../../core/service/relayUnit.js';
 import {
   lingerLine,
@@ -138,4 +139,26 @@ export function installRelayUnit(f: RelayUnitFacts, notes: readonly string[], di
   );
   if (ok) lines.push(`started: systemctl status ${RELAY_UNIT}; its log: journalctl -u ${RELAY_UNIT}`);
   return { ok, lines };
+}
+
+/** A line for each certificate file the unit's account likely cannot read (certbot keeps its keys root-only). */
+export function unreadableNotes(files: { certPath: string; keyPath: string }, user: string): string[] {
+  const uid = Number(process.env.SUDO_UID ?? process.getuid?.());
+  const gid = Number(process.env.SUDO_GID ?? process.getgid?.());
+  return [files.certPath, files.keyPath].flatMap((file) => {
+    const full = resolve(file);
+    const chain = full
+      .split('/')
+      .map((_, i, parts) => parts.slice(0, i + 1).join('/') || '/')
+      .map((path) => {
+        const st = statSync(path);
+        return { path, uid: st.uid, gid: st.gid, mode: st.mode & 0o777, dir: st.isDirectory() };
+      });
+    const blocked = unreadableFor({ uid, gid }, chain);
+    return blocked
+      ? [
+          `the service runs as ${user}, who probably cannot read ${full} (${blocked} is not open to them): copy the certificate and key where ${user} can read them (certbot: a deploy hook), or give ${user}'s group read access`,
+        ]
+      : [];
+  });
 }

@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportPublicKey, generateDeviceKeys } from '../../core/seal/keys.js';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairAndSend, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startCaddy, type TestCaddy } from '../helpers/caddy.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
 import { freePort } from '../helpers/ports.js';
-import { waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 const MESSAGE = 'hello through caddy 8e41';
@@ -101,16 +100,7 @@ describe('a relay behind Caddy with --trust-proxy', () => {
     const link = new RegExp(`${caddy.url.replaceAll('.', '\\.')}/#pair=[A-Za-z0-9_-]{22}`).exec(pair.stdout)?.[0];
     expect(link, pair.stdout).toBeDefined();
     page = await browser.newPage({ trustSpki: [caddy.spki] });
-    await page.goto(link!);
-    await page.getByText('Online', { exact: true }).waitFor({ timeout: 20_000 });
-    await page.goto(`${caddy.url}/#/s/${encodeURIComponent(hookId)}/svc-proj`);
-    await page.getByRole('textbox', { name: 'Message' }).fill(MESSAGE);
-    await page.getByRole('button', { name: 'Send' }).click();
-    await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${MESSAGE}`), {
-      timeoutMs: 30_000,
-      what: 'the message typed in the pane',
-    });
-    await page.locator('.message[data-state="injected"]').getByText(MESSAGE).waitFor({ timeout: 15_000 });
+    await pairAndSend(page, { link: link!, origin: caddy.url, hookId, session: 'svc-proj', message: MESSAGE, tmux });
     // sealed end to end: neither the relay nor the proxy kept it in the clear
     expect(databaseHolds(dataDir, MESSAGE)).toBe(false);
     expect(readFileSync(caddy.accessLog, 'utf8')).not.toContain(MESSAGE);

@@ -17,12 +17,11 @@ import { pathToFileURL } from 'node:url';
 import pty from 'node-pty';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairAndSend, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
 import { startPebble, type TestPebble } from '../helpers/pebble.js';
 import { freePort } from '../helpers/ports.js';
-import { waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
 
 const DOMAIN = 'relay.svc.test';
@@ -144,16 +143,7 @@ describe('svc relay serve --domain', () => {
     const link = new RegExp(`${origin.replaceAll('.', '\\.')}/#pair=[A-Za-z0-9_-]{22}`).exec(pair.stdout)?.[0];
     expect(link, pair.stdout).toBeDefined();
     const page = await phonePage();
-    await page.goto(link!);
-    await page.getByText('Online', { exact: true }).waitFor({ timeout: 20_000 });
-    await page.goto(`${origin}/#/s/${encodeURIComponent(hookId)}/svc-proj`);
-    await page.getByRole('textbox', { name: 'Message' }).fill(MESSAGE);
-    await page.getByRole('button', { name: 'Send' }).click();
-    await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${MESSAGE}`), {
-      timeoutMs: 30_000,
-      what: 'the message typed in the pane',
-    });
-    await page.locator('.message[data-state="injected"]').getByText(MESSAGE).waitFor({ timeout: 15_000 });
+    await pairAndSend(page, { link: link!, origin: origin, hookId, session: 'svc-proj', message: MESSAGE, tmux });
     // sealed end to end: the relay kept no plaintext, in its database or its log
     expect(databaseHolds(dataDir, MESSAGE)).toBe(false);
     expect(relay.output()).not.toContain(MESSAGE);

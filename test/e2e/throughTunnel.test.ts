@@ -6,11 +6,12 @@
  * mapped to the stand-in) pairs over HTTPS and sends a sealed message that is typed into a tmux session. Neither
  * the relay's database nor the tunnel's traffic holds the message in the clear.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { createHash, X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairAndSend, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { selfSigned } from '../helpers/certs.js';
 import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
@@ -57,7 +58,9 @@ beforeAll(async () => {
   up = spawnSvc(['up', '--port', '0', '--tunnel', 'cloudflared'], env);
   await up.waitForLine(/connected to ws:/, 30_000);
   await up.waitForLine(/#pair=/, 30_000);
-  standInPort = Number(await waitFor(() => existsSync(portFile) && readFileSync(portFile, 'utf8'), { what: 'the tunnel' }));
+  standInPort = Number(
+    await waitFor(() => existsSync(portFile) && readFileSync(portFile, 'utf8'), { what: 'the tunnel' }),
+  );
   browser = await startBrowser();
 }, 90_000);
 
@@ -69,7 +72,9 @@ afterAll(async () => {
 });
 
 describe('svc up --tunnel cloudflared, a phone through the tunnel', () => {
-  it('pairs with the public HTTPS URL and its sealed message is typed; the tunnel carried only sealed bytes', { timeout: 90_000 }, async () => {
+  it('pairs with the public HTTPS URL and its sealed message is typed; the tunnel carried only sealed bytes', {
+    timeout: 90_000,
+  }, async () => {
     await tmux.newSession('svc-proj', fakeAgentCommand('claude'), {
       options: { '@svc-kind': 'agent', '@svc-agent': 'A1', '@svc-project': 'proj' },
     });
@@ -82,16 +87,7 @@ describe('svc up --tunnel cloudflared, a phone through the tunnel', () => {
       trustSpki: [spki],
       hosts: { [new URL(PUBLIC).hostname]: `127.0.0.1:${standInPort}` },
     });
-    await page.goto(link!);
-    await page.getByText('Online', { exact: true }).waitFor({ timeout: 20_000 });
-    await page.goto(`${PUBLIC}/#/s/${encodeURIComponent(hookId)}/svc-proj`);
-    await page.getByRole('textbox', { name: 'Message' }).fill(MESSAGE);
-    await page.getByRole('button', { name: 'Send' }).click();
-    await waitFor(async () => (await tmux.capture('svc-proj')).includes(`you said: ${MESSAGE}`), {
-      timeoutMs: 30_000,
-      what: 'the message typed in the pane',
-    });
-    await page.locator('.message[data-state="injected"]').getByText(MESSAGE).waitFor({ timeout: 15_000 });
+    await pairAndSend(page, { link: link!, origin: PUBLIC, hookId, session: 'svc-proj', message: MESSAGE, tmux });
     const carried = readFileSync(traffic);
     expect(carried.includes(Buffer.from('POST /pairings/claim'))).toBe(true); // the tunnel did carry the phone
     expect(carried.includes(Buffer.from(MESSAGE))).toBe(false);

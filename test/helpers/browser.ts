@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { runSvc } from './cli.js';
+import { waitFor } from './relay.js';
 
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export const PHONE = { width: 375, height: 812 } as const;
@@ -115,4 +116,32 @@ export async function pairedPhone(env: NodeJS.ProcessEnv): Promise<{ browser: Te
   await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
   await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
   return { browser, page };
+}
+
+/**
+ * What a person does with a pairing link at an HTTPS origin: open it, wait for Online, open `session` of computer
+ * `hookId`, send `message`; resolves once the pane of `tmux` shows the fake agent's `you said: …` and the app marks
+ * the message typed.
+ */
+export async function pairAndSend(
+  page: Page,
+  opts: {
+    link: string;
+    origin: string;
+    hookId: string;
+    session: string;
+    message: string;
+    tmux: { capture(target: string): Promise<string> };
+  },
+): Promise<void> {
+  await page.goto(opts.link);
+  await page.getByText('Online', { exact: true }).waitFor({ timeout: 20_000 });
+  await page.goto(`${opts.origin}/#/s/${encodeURIComponent(opts.hookId)}/${opts.session}`);
+  await page.getByRole('textbox', { name: 'Message' }).fill(opts.message);
+  await page.getByRole('button', { name: 'Send' }).click();
+  await waitFor(async () => (await opts.tmux.capture(opts.session)).includes(`you said: ${opts.message}`), {
+    timeoutMs: 30_000,
+    what: 'the message typed in the pane',
+  });
+  await page.locator('.message[data-state="injected"]').getByText(opts.message).waitFor({ timeout: 15_000 });
 }

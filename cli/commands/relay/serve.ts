@@ -1,14 +1,13 @@
 /** `svc relay serve`: run the relay until SIGINT or SIGTERM. */
-import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { defaultEntry } from '../../../actors/daemon/daemon.js';
-import { installRelayUnit } from '../../../actors/service/service.js';
+import { installRelayUnit, unreadableNotes } from '../../../actors/service/service.js';
 import { parsePushHosts } from '../../../core/notify/endpoint.js';
 import { type HttpsFlags, httpsFlags } from '../../../core/relay/certificate.js';
 import { trustedProxies } from '../../../core/relay/clientAddress.js';
-import { relayUnitFlags, unreadableFor } from '../../../core/service/relayUnit.js';
+import { relayUnitFlags } from '../../../core/service/relayUnit.js';
 import { defaultLog } from '../../../relay-server/log.js';
 import { DEFAULT_PORT, DEFAULT_REPLAY_WINDOW_MS, type Relay, startRelay } from '../../../relay-server/server.js';
 import { CertificateKeeper } from '../../../relay-server/tls/acme.js';
@@ -38,28 +37,6 @@ function publicUrl(relay: Relay, https: HttpsFlags, files: LoadedCertificate | n
   const name = https.kind === 'acme' ? https.domain : files?.names.find((n) => !n.startsWith('*.'));
   if (!name) return relay.tlsUrl ?? relay.url;
   return `https://${name}${relay.tlsPort === 443 ? '' : `:${relay.tlsPort}`}`;
-}
-
-/** A line for each certificate file the unit's account likely cannot read (certbot keeps its keys root-only). */
-function unreadableNotes(files: { certPath: string; keyPath: string }, user: string): string[] {
-  const uid = Number(process.env.SUDO_UID ?? process.getuid?.());
-  const gid = Number(process.env.SUDO_GID ?? process.getgid?.());
-  return [files.certPath, files.keyPath].flatMap((file) => {
-    const full = resolve(file);
-    const chain = full
-      .split('/')
-      .map((_, i, parts) => parts.slice(0, i + 1).join('/') || '/')
-      .map((path) => {
-        const st = statSync(path);
-        return { path, uid: st.uid, gid: st.gid, mode: st.mode & 0o777, dir: st.isDirectory() };
-      });
-    const blocked = unreadableFor({ uid, gid }, chain);
-    return blocked
-      ? [
-          `the service runs as ${user}, who probably cannot read ${full} (${blocked} is not open to them): copy the certificate and key where ${user} can read them (certbot: a deploy hook), or give ${user}'s group read access`,
-        ]
-      : [];
-  });
 }
 
 /** `--install-service`: the system unit written (root only), then systemd asked to start it now and at boot. */
