@@ -2,7 +2,10 @@
  * Each REAL agent (test/agents/package.json) takes what the listener types at the shipped wait between paste and
  * Enter (core/agents/registry.ts, measured with `bench/submit.ts`): several messages in a row through the listener's
  * own submit code (actors/agents/inject.ts, a persistent tmux client as the listener's), each reaching the fake model
- * exactly once, with one Enter (no retry needed) and the listener's check agreeing where it has one.
+ * exactly once and never doubled, and the listener's check agreeing where it has one. One Enter is the rule; an agent
+ * whose strategy has `retryEnter` (Gemini CLI) may take the one retry when its first Enter was swallowed under load
+ * (seen once in a CI run with two CPU spinners): the product's promise is one user turn with exactly the text, never
+ * two, and never an Enter more than the strategy allows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectText, realSleep } from '../../actors/agents/inject.js';
@@ -95,8 +98,9 @@ for (const { agent, check } of cases) {
       await place?.cleanup();
     });
 
-    it(`${MESSAGES} messages in a row, each submitted once with one Enter`, { timeout: 180_000 }, async () => {
+    it(`${MESSAGES} messages in a row, each submitted once, in one user turn`, { timeout: 180_000 }, async () => {
       const strategy = agentById(agent.id)!.submit;
+      const maxEnters = strategy.retryEnter ? 2 : 1;
       for (let i = 0; i < MESSAGES; i++) {
         const text = `message ${i} for ${agent.id} ${Math.random().toString(36).slice(2, 8)}`;
         const result = await injectText({ tmux: client, target: { pane }, text, strategy, sleep: realSleep });
@@ -104,7 +108,9 @@ for (const { agent, check } of cases) {
         // echo and no composer is on screen, so the check sees no input line and says so; never `false`.
         const allowed = i === 0 && agent.id === 'A2' ? [check, 'unverified'] : [check];
         expect(allowed, `${text}: submitted ${result.submitted}`).toContain(result.submitted);
-        expect(result.enters, text).toBe(1);
+        expect(result.enters, text).toBeGreaterThanOrEqual(1);
+        expect(result.enters, text).toBeLessThanOrEqual(maxEnters);
+        if (result.enters > 1) console.warn(`${agent.id}: "${text}" took the retry Enter (${result.enters} Enters)`);
         // how many user turns of a request carry the text (side requests, e.g. a title, repeat the conversation)
         const turns = () => model.requests.map((r) => userTexts(r.body).filter((t) => t.includes(text)).length);
         await waitFor(() => Math.max(0, ...turns()) > 0, { timeoutMs: 20_000, what: `the model to get "${text}"` });
