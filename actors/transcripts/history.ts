@@ -89,7 +89,7 @@ export function createHistory(deps: HistoryDeps) {
         }
         if (result.unknown > 0)
           deps.log.warn(`history of ${session}: ${result.unknown} line(s) of a kind svc does not read`);
-        const items = historyItems(result.events);
+        const items = historyItems(result.events, { cwd: f.cwd });
         if (items.length === 0 && !result.reset) {
           if (where) savePosition(session, where);
           continue;

@@ -5,14 +5,18 @@
  * account lists at that moment, so a device paired later cannot open them.
  *
  * What an item may hold: the turn's prompt, the agent's replies, one line per tool (its name, a short target: a
- * file's path or only a shell command's program, and whether it worked), token counts, the to-do list (at most 30
- * tasks of 100 characters). Never a tool's arguments, output or a file's contents: the readers do not keep them and
- * nothing here adds them.
+ * file's path or a shell command's first line, relative to the project where it is inside it, how many lines an
+ * edit changes, and whether it worked), token counts, the to-do list (at most 30 tasks of 100 characters). Never a
+ * tool's other arguments, output or a file's contents: the readers do not keep them and nothing here adds them.
  */
-import { TRANSCRIPT_AGENTS, type TranscriptEvent } from './readers.js';
+import type { TranscriptEvent } from './readers.js';
 
-/** Agents with a timeline and history (spec 4.12's table): the transcript readers', and A5 opencode from its database. */
-export const TIMELINE_AGENTS: ReadonlySet<string> = new Set([...TRANSCRIPT_AGENTS, 'A5']);
+/**
+ * Agents with a timeline and history (spec 4.12's table): the transcript readers' (readers.ts TRANSCRIPT_AGENTS), and
+ * A5 opencode from its database. Written out rather than derived so the web app, which needs this list and
+ * `timeline()`, does not load the readers; test/unit/transcripts/history.test.ts holds it to them.
+ */
+export const TIMELINE_AGENTS: ReadonlySet<string> = new Set(['A1', 'A2', 'A3', 'A4', 'A5']);
 
 /** Spec 4.12 / 8: the to-do list sent. */
 export const MAX_TODOS = 30;
@@ -33,10 +37,49 @@ export type HistoryItem =
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-/** The items of `events`, in order, clipped to what may leave the computer. */
-export function historyItems(events: readonly TranscriptEvent[]): HistoryItem[] {
-  const out: HistoryItem[] = [];
+/**
+ * `target` with the project folder `cwd` taken out: `/home/me/proj/src/a.ts` is `src/a.ts`, `cd /home/me/proj && …`
+ * is `cd . && …`; a path elsewhere stays whole.
+ */
+export function relativeTarget(target: string, cwd: string | undefined): string {
+  const root = cwd?.replace(/\/+$/, '');
+  if (!root) return target;
+  const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return target.replace(new RegExp(`(?<![\\w./-])${escaped}(?:/+|(?=[\\s;&|)'"]|$))`, 'g'), (m) =>
+    m.endsWith('/') ? '' : '.',
+  );
+}
+
+/**
+ * `events` with each prompt before the steps it led to. Claude Code writes a session's first prompt after the reply
+ * to it (the reply's line comes first, its time is later): a prompt moves back over the replies and tools just
+ * before it whose time is after its own, with what follows them (tool outcomes, tokens). Events without a time keep
+ * their place.
+ */
+export function promptsFirst(events: readonly TranscriptEvent[]): TranscriptEvent[] {
+  const out: TranscriptEvent[] = [];
   for (const e of events) {
+    if (e.kind !== 'prompt' || !e.at) {
+      out.push(e);
+      continue;
+    }
+    let at = out.length;
+    for (let i = out.length - 1; i >= 0; i--) {
+      const o = out[i]!;
+      if (o.kind === 'prompt') break;
+      if (o.kind !== 'reply' && o.kind !== 'tool') continue;
+      if (!o.at || o.at <= e.at) break;
+      at = i;
+    }
+    out.splice(at, 0, e);
+  }
+  return out;
+}
+
+/** The items of `events`, in order, clipped to what may leave the computer; tool targets relative to `cwd`. */
+export function historyItems(events: readonly TranscriptEvent[], opts: { cwd?: string } = {}): HistoryItem[] {
+  const out: HistoryItem[] = [];
+  for (const e of promptsFirst(events)) {
     switch (e.kind) {
       case 'prompt':
       case 'reply':
@@ -47,7 +90,7 @@ export function historyItems(events: readonly TranscriptEvent[]): HistoryItem[] 
           k: 'tool',
           id: e.id.slice(0, 128),
           name: clip(e.name, 128),
-          ...(e.target ? { target: clip(e.target, MAX_TARGET_CHARS) } : {}),
+          ...(e.target ? { target: clip(relativeTarget(e.target, opts.cwd), MAX_TARGET_CHARS) } : {}),
           ...(e.lines !== undefined ? { lines: e.lines } : {}),
         });
         break;
@@ -113,6 +156,7 @@ export function timeline(items: readonly HistoryItem[]): {
           kind: 'tool' as const,
           name: item.name,
           ...(item.target ? { target: item.target } : {}),
+          ...(item.lines !== undefined ? { lines: item.lines } : {}),
           ok: early.get(item.id) ?? null,
         };
         tools.set(item.id, step);
@@ -137,4 +181,28 @@ export function timeline(items: readonly HistoryItem[]): {
     }
   }
   return { turns, todos };
+}
+
+const sameText = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.replace(/\s+/g, ' ').trim();
+
+/**
+ * Where each message the phone sent sits in a conversation: the index of the turn whose prompt is its text (in
+ * order: a message is never placed before an earlier one), or null while the agent's transcript does not show it
+ * yet (the app draws it after the last turn, with what became of it).
+ */
+export function placeMessages(
+  prompts: readonly (string | null)[],
+  messages: readonly { text: string }[],
+): (number | null)[] {
+  let next = 0;
+  return messages.map((m) => {
+    for (let i = next; i < prompts.length; i++) {
+      const prompt = prompts[i];
+      if (prompt !== null && prompt !== undefined && sameText(prompt, m.text)) {
+        next = i + 1;
+        return i;
+      }
+    }
+    return null;
+  });
 }

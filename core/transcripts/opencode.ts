@@ -7,7 +7,7 @@
  * Checked against opencode 1.18.33's own database (test/fixtures/transcripts/A5/session.db); a part of a type this
  * reader does not know is counted, so a drifted format fails the fixture test.
  */
-import type { TodoStatus, TranscriptEvent } from './readers.js';
+import { type TodoStatus, type TranscriptEvent, toolTarget } from './readers.js';
 
 /** One row of `part` with its message's role, as actors/transcripts/opencodeDb.ts selects it. */
 export interface OpencodePartRow {
@@ -33,15 +33,6 @@ const QUIET = new Set([
 type Json = Record<string, unknown>;
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-/** The program a shell command runs, or the file a file tool names (never the arguments). */
-function target(input: unknown): string | undefined {
-  if (!isObj(input)) return undefined;
-  const path = input.filePath ?? input.file_path ?? input.path;
-  if (typeof path === 'string' && path) return path.slice(0, 300);
-  if (typeof input.command === 'string') return input.command.trim().split(/\s+/)[0]?.slice(0, 60) || undefined;
-  return undefined;
-}
 
 export function opencodeEvents(
   rows: readonly OpencodePartRow[],
@@ -77,7 +68,7 @@ export function opencodeEvents(
       const state = isObj(d.state) ? d.state : {};
       const id = String(d.callID ?? row.id);
       if (once(`${row.id}:tool`)) {
-        const t = target(state.input);
+        const t = toolTarget(state.input);
         events.push({ kind: 'tool', id, name: String(d.tool ?? ''), ...(t ? { target: t } : {}) });
       }
       if ((state.status === 'completed' || state.status === 'error') && once(`${row.id}:result`))

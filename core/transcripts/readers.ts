@@ -6,8 +6,10 @@
  * test/fixtures/capture/transcripts.capture.ts); a line of a kind the reader does not know is reported `unknown`, so
  * the fixture test fails when a new capture shows the format drifted.
  *
- * Decided (spec silent): a tool's `target` is a file's path for file tools, and for a shell command only its program
- * (`touch`), never the command line; the history upload (4.11.1) sends no arguments.
+ * Decided (spec silent): a tool's `target` is a file's path for file tools, and for a shell command its first line,
+ * cut at MAX_COMMAND_CHARS (`npm test -- --run`), so the person reads what ran; never a tool's other arguments, its
+ * output or a file's contents. History is sealed for the person's own devices (issue 30: the program's name alone,
+ * `✓ Bash npm`, said too little).
  */
 
 export type TodoStatus = 'pending' | 'in_progress' | 'completed';
@@ -57,19 +59,29 @@ function toolFacts(args: unknown): { target?: string; lines?: number } {
   return { ...(target ? { target } : {}), ...(lines !== undefined ? { lines } : {}) };
 }
 
-/** File tools name a path; shell tools a program; anything else names nothing. */
-function toolTarget(args: unknown): string | undefined {
+/** The most of a shell command's first line a tool line carries. */
+export const MAX_COMMAND_CHARS = 120;
+
+/** A shell command's first non-empty line, cut at MAX_COMMAND_CHARS (an ellipsis says so; so does a second line). */
+export function commandLine(command: string): string | undefined {
+  const lines = command.split('\n').map((l) => l.trim());
+  const at = lines.findIndex((l) => l !== '');
+  if (at < 0) return undefined;
+  const first = lines[at]!;
+  const more = lines.slice(at + 1).some((l) => l !== '');
+  if (first.length > MAX_COMMAND_CHARS) return `${first.slice(0, MAX_COMMAND_CHARS - 1)}…`;
+  return more ? `${first} …` : first;
+}
+
+/** File tools name a path; shell tools their command's first line; anything else names nothing. */
+export function toolTarget(args: unknown): string | undefined {
   if (!isObj(args)) return undefined;
   const path = str(args.file_path) ?? str(args.filePath) ?? str(args.absolute_path) ?? str(args.path);
   if (path) return path.slice(0, 300);
   const command = args.command ?? args.cmd;
-  const first = Array.isArray(command)
-    ? String(command.at(-1) ?? '')
-    : typeof command === 'string'
-      ? command
-      : undefined;
-  const program = first?.trim().split(/\s+/)[0];
-  return program ? program.slice(0, 60) : undefined;
+  // Codex runs an argv (`["bash", "-lc", "npm test"]`): the script is its last word
+  const text = Array.isArray(command) ? String(command.at(-1) ?? '') : typeof command === 'string' ? command : '';
+  return commandLine(text);
 }
 
 const todoStatus = (s: unknown): TodoStatus =>

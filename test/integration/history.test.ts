@@ -2,8 +2,8 @@
  * Session history through the real listener and relay (spec 4.11.1, 4.12): a Claude Code session's transcript (the
  * real program's, test/fixtures/transcripts/A1, with unique strings planted in its prompt, a tool's arguments and
  * the tool's output) in Claude Code's own store under the computer's HOME, the compiled `svc listener`, a phone on
- * the relay's WebSocket. The phone gets sealed chunks as the transcript grows and opens them; no tool argument or
- * output is in anything that left the listener; the relay's database holds none of it in the clear; a device paired
+ * the relay's WebSocket. The phone gets sealed chunks as the transcript grows and opens them; no tool argument
+ * beyond a shell command's first line, and no output, is in anything that left the listener; the relay's database holds none of it in the clear; a device paired
  * afterwards cannot open the earlier chunks; a restarted listener does not send again what it sent.
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -52,7 +52,7 @@ beforeEach(async () => {
   // the transcript Claude Code 2.1.197 wrote, with what must never leave planted in it
   lines = readFileSync('test/fixtures/transcripts/A1/session.jsonl', 'utf8')
     .replaceAll('hello there', PROMPT)
-    .replaceAll('touch svc-approval-probe.txt', `touch ${ARG}`)
+    .replaceAll('touch svc-approval-probe.txt', `touch svc-approval-probe.txt\\n${ARG}`)
     .replaceAll('(Bash completed with no output)', OUTPUT)
     .replaceAll('"stdout":""', `"stdout":"${OUTPUT}"`)
     .trim()
@@ -110,7 +110,10 @@ describe('session history', () => {
       },
       { timeoutMs: 15_000, what: 'the tool call on the phone' },
     );
-    expect(all).toContainEqual(expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch' }));
+    // the command's first line leaves (sealed), so the person reads what ran; its second line does not
+    expect(all).toContainEqual(
+      expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch svc-approval-probe.txt …' }),
+    );
     expect(all).toContainEqual(expect.objectContaining({ k: 'result', ok: true }));
     expect(all.filter((i) => i.k === 'prompt').map((i) => i.text)).toEqual([
       PROMPT,
@@ -120,7 +123,8 @@ describe('session history', () => {
     // nothing of the tool's arguments or output left the listener, opened or not; the relay holds no text
     const everything = `${JSON.stringify(sock.frames)}${JSON.stringify(all)}${listener!.output()}`;
     for (const planted of [ARG, OUTPUT]) expect(everything).not.toContain(planted);
-    for (const planted of [ARG, OUTPUT, 'prompt-5c1e']) expect(databaseHolds(relay.dataDir, planted)).toBe(false);
+    for (const planted of [ARG, OUTPUT, 'prompt-5c1e', 'svc-approval-probe'])
+      expect(databaseHolds(relay.dataDir, planted)).toBe(false);
 
     // the relay pages it to the phone; a device paired now cannot open what was sealed before it
     const page = await api(relay.url, 'GET', `/history?computer=${computer.hookId}&session=${SESSION}`, { key });

@@ -22,8 +22,19 @@ import { findTranscript } from '../../../actors/transcripts/locate.js';
 import type { SessionRecord } from '../../../core/protocol/index.js';
 import { HistoryChunkBody } from '../../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../../core/sessions/control.js';
-import { chunked, historyItems, MAX_TODO_CHARS, MAX_TODOS, timeline } from '../../../core/transcripts/history.js';
-import { readLine, type TranscriptEvent } from '../../../core/transcripts/readers.js';
+import {
+  chunked,
+  historyItems,
+  MAX_TODO_CHARS,
+  MAX_TODOS,
+  placeMessages,
+  promptsFirst,
+  relativeTarget,
+  TIMELINE_AGENTS,
+  timeline,
+} from '../../../core/transcripts/history.js';
+import { readLine, TRANSCRIPT_AGENTS, type TranscriptEvent } from '../../../core/transcripts/readers.js';
+import { APPROVAL_COMMAND } from '../../fakes/fakeModel.js';
 
 const dirs: string[] = [];
 const temp = () => {
@@ -41,27 +52,100 @@ const eventsOf = (agent: string, text: string) => {
   return text.split('\n').flatMap((l) => readLine(agent, l, seen).events);
 };
 
-describe('history items', () => {
-  it.each(['A1', 'A2', 'A3', 'A4'])('%s: prompts, replies and tools; no tool argument or output leaves', (agent) => {
-    const text = fixture(agent);
-    const items = historyItems(eventsOf(agent, text));
-    expect(items.filter((i) => i.k === 'prompt').map((i) => (i as { text: string }).text)).toEqual([
-      'hello there',
-      expect.stringMatching(/^run a command/),
-    ]);
-    expect(items.some((i) => i.k === 'reply')).toBe(true);
-    expect(items.some((i) => i.k === 'tool')).toBe(true);
-    const sent = JSON.stringify(items);
-    // the fixture's shell command and its file name are in the transcript, never in what is sent
-    expect(text).toContain('svc-approval-probe');
-    expect(sent).not.toContain('svc-approval-probe');
-    // every chunk is a body the seal accepts
-    for (const piece of chunked(items)) {
-      expect(() =>
-        HistoryChunkBody.parse({ session: 'svc-x', seq: 0, reset: false, items: piece, at: 1 }),
-      ).not.toThrow();
-    }
+describe('a prompt before the steps it led to', () => {
+  const reply = (text: string, at?: string): TranscriptEvent => ({ kind: 'reply', text, ...(at ? { at } : {}) });
+  const prompt = (text: string, at?: string): TranscriptEvent => ({ kind: 'prompt', text, ...(at ? { at } : {}) });
+  const texts = (events: TranscriptEvent[]) => events.map((e) => ('text' in e ? e.text : e.kind));
+  it.each([
+    ['in order already', [prompt('p', 't1'), reply('r', 't2')], ['p', 'r']],
+    [
+      'Claude Code’s first turn: the reply written first, with its tokens',
+      [reply('r', 't2'), { kind: 'tokens', input: 1, output: 1 } as TranscriptEvent, prompt('p', 't1')],
+      ['p', 'r', 'tokens'],
+    ],
+    ['a reply after the prompt’s time stays', [reply('r', 't1'), prompt('p', 't2')], ['r', 'p']],
+    ['never over an earlier prompt', [prompt('a', 't3'), reply('r', 't4'), prompt('b', 't1')], ['a', 'b', 'r']],
+    ['no time: where it was written', [reply('r', 't2'), prompt('p')], ['r', 'p']],
+    ['a reply with no time stops it', [reply('x'), reply('r', 't2'), prompt('p', 't1')], ['x', 'p', 'r']],
+  ])('%s', (_what, events, order) => expect(texts(promptsFirst(events as TranscriptEvent[]))).toEqual(order));
+
+  it('the real Claude Code transcript reads prompt first', () => {
+    const items = historyItems(eventsOf('A1', fixture('A1')));
+    expect(items.slice(0, 2).map((i) => i.k)).toEqual(['prompt', 'reply']);
   });
+});
+
+describe('messages sent from the phone, placed in the conversation', () => {
+  it.each([
+    ['each at its turn', ['a', 'b'], ['a', 'b'], [0, 1]],
+    ['not in the transcript yet', ['a'], ['a', 'b'], [0, null]],
+    ['the same text twice: two turns in order', ['go', 'x', 'go'], ['go', 'go'], [0, 2]],
+    ['never before an earlier one', ['b', 'a'], ['a', 'b'], [1, null]],
+    ['whitespace as the agent wrote it', ['fix\r\nit '], ['fix\nit'], [0]],
+    ['a turn without a prompt is skipped', [null, 'a'], ['a'], [1]],
+    ['typed at the keyboard, not from the phone', ['k', 'a'], ['a'], [1]],
+  ])('%s', (_what, prompts, sent, at) =>
+    expect(
+      placeMessages(
+        prompts as (string | null)[],
+        (sent as string[]).map((text) => ({ text })),
+      ),
+    ).toEqual(at),
+  );
+});
+
+describe('tool targets relative to the project', () => {
+  it.each([
+    ['a file in the project', '/home/me/proj/src/a.ts', 'src/a.ts'],
+    ['the project itself', '/home/me/proj', '.'],
+    ['a command that goes there', 'cd /home/me/proj && npm test', 'cd . && npm test'],
+    ['a command on a file there', 'cat /home/me/proj/README.md | head', 'cat README.md | head'],
+    ['a quoted path', "ls '/home/me/proj/a b'", "ls 'a b'"],
+    ['a folder that only starts the same', '/home/me/project2/a.ts', '/home/me/project2/a.ts'],
+    ['the path inside another path', '/mnt/home/me/proj/a.ts', '/mnt/home/me/proj/a.ts'],
+    ['a path elsewhere', '/etc/hosts', '/etc/hosts'],
+    ['a program only', 'npm test', 'npm test'],
+  ])('%s', (_what, target, shown) => expect(relativeTarget(target, '/home/me/proj/')).toBe(shown));
+
+  it('without a project folder, the target stays whole', () =>
+    expect(relativeTarget('/home/me/proj/a.ts', undefined)).toBe('/home/me/proj/a.ts'));
+
+  it('history items carry them', () =>
+    expect(
+      historyItems([{ kind: 'tool', id: 't', name: 'Edit', target: '/w/p/src/a.ts', lines: 2 }], { cwd: '/w/p' }),
+    ).toEqual([{ k: 'tool', id: 't', name: 'Edit', target: 'src/a.ts', lines: 2 }]));
+});
+
+describe('history items', () => {
+  it('the agents with a timeline are the transcript readers and opencode (A5), as written out for the app', () => {
+    expect([...TIMELINE_AGENTS].sort()).toEqual([...TRANSCRIPT_AGENTS, 'A5'].sort());
+  });
+
+  it.each(['A1', 'A2', 'A3', 'A4'])(
+    '%s: prompts, replies and tools; of a tool only its command’s first line leaves',
+    (agent) => {
+      const text = fixture(agent);
+      const items = historyItems(eventsOf(agent, text));
+      expect(items.filter((i) => i.k === 'prompt').map((i) => (i as { text: string }).text)).toEqual([
+        'hello there',
+        expect.stringMatching(/^run a command/),
+      ]);
+      expect(items.some((i) => i.k === 'reply')).toBe(true);
+      expect(items.some((i) => i.k === 'tool')).toBe(true);
+      // the shell command's first line, so the person reads what ran; nothing else of the call or its output
+      const tools = items.filter((i) => i.k === 'tool');
+      expect(tools.map((t) => [t.target, Object.keys(t).sort()])).toEqual([
+        [APPROVAL_COMMAND, ['id', 'k', 'name', 'target']],
+      ]);
+      for (const i of items.filter((i) => i.k === 'result')) expect(Object.keys(i).sort()).toEqual(['id', 'k', 'ok']);
+      // every chunk is a body the seal accepts
+      for (const piece of chunked(items)) {
+        expect(() =>
+          HistoryChunkBody.parse({ session: 'svc-x', seq: 0, reset: false, items: piece, at: 1 }),
+        ).not.toThrow();
+      }
+    },
+  );
 
   it('an edit carries how many lines it changes, and the seal takes it', () => {
     const items = historyItems([{ kind: 'tool', id: 't', name: 'Edit', target: '/w/a.ts', lines: 3 }]);
@@ -90,10 +174,10 @@ describe('history items', () => {
     expect((all[0] as { text: string }).text.length).toBe(8_000);
   });
 
-  it('folds items into turns: each tool with its outcome, replies, tokens; the newest to-do list', () => {
+  it('folds items into turns: each tool with its outcome and lines changed, replies, tokens; the newest to-do list', () => {
     const { turns, todos } = timeline([
       { k: 'prompt', text: 'fix it' },
-      { k: 'tool', id: 't1', name: 'Edit', target: 'src/a.ts' },
+      { k: 'tool', id: 't1', name: 'Edit', target: 'src/a.ts', lines: 4 },
       { k: 'tool', id: 't2', name: 'Bash', target: 'npm' },
       { k: 'result', id: 't1', ok: true },
       { k: 'result', id: 't2', ok: false },
@@ -108,7 +192,7 @@ describe('history items', () => {
       {
         prompt: 'fix it',
         steps: [
-          { kind: 'tool', name: 'Edit', target: 'src/a.ts', ok: true },
+          { kind: 'tool', name: 'Edit', target: 'src/a.ts', lines: 4, ok: true },
           { kind: 'tool', name: 'Bash', target: 'npm', ok: false },
           { kind: 'reply', text: 'done' },
         ],

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { followTranscript } from '../../../actors/transcripts/follow.js';
-import { completeLines, readLine, type TranscriptEvent } from '../../../core/transcripts/readers.js';
+import {
+  commandLine,
+  completeLines,
+  MAX_COMMAND_CHARS,
+  readLine,
+  type TranscriptEvent,
+  toolTarget,
+} from '../../../core/transcripts/readers.js';
 import { APPROVAL_COMMAND, DONE_REPLY, PLAIN_REPLY } from '../../fakes/fakeModel.js';
 
 const fixture = (agent: string) => readFileSync(join('test/fixtures/transcripts', agent, 'session.jsonl'), 'utf8');
@@ -35,7 +42,7 @@ describe.each(['A1', 'A2', 'A3', 'A4'])('%s transcript of the real program', (ag
     expect(unknown).toBe(0);
   });
 
-  it('reads both prompts, the replies, the tool call with its program and its outcome, and tokens', () => {
+  it('reads both prompts, the replies, the tool call with its command and its outcome, and tokens', () => {
     expect(events.filter((e) => e.kind === 'prompt').map((e) => (e as { text: string }).text)).toEqual([
       'hello there',
       'run a command, svc-approve',
@@ -45,7 +52,7 @@ describe.each(['A1', 'A2', 'A3', 'A4'])('%s transcript of the real program', (ag
       DONE_REPLY,
     ]);
     const tools = events.filter((e) => e.kind === 'tool') as Extract<TranscriptEvent, { kind: 'tool' }>[];
-    expect(tools.map((t) => [t.name, t.target])).toEqual([[TOOL[agent], 'touch']]);
+    expect(tools.map((t) => [t.name, t.target])).toEqual([[TOOL[agent], APPROVAL_COMMAND]]);
     const results = events.filter((e) => e.kind === 'tool_result') as Extract<
       TranscriptEvent,
       { kind: 'tool_result' }
@@ -56,9 +63,30 @@ describe.each(['A1', 'A2', 'A3', 'A4'])('%s transcript of the real program', (ag
     expect(tokens.every((t) => t.output > 0)).toBe(true);
   });
 
-  it('never carries a tool’s arguments beyond its program', () => {
-    expect(JSON.stringify(events)).not.toContain(APPROVAL_COMMAND);
+  it('never carries a tool’s output or other arguments: a tool line has its name, target and line count only', () => {
+    const allowed = new Set(['kind', 'id', 'name', 'target', 'lines', 'at']);
+    for (const e of events.filter((e) => e.kind === 'tool' || e.kind === 'tool_result'))
+      expect(Object.keys(e).filter((k) => !allowed.has(k) && k !== 'ok')).toEqual([]);
   });
+});
+
+describe('a shell command on a tool line: its first line, cut', () => {
+  const long = `echo ${'x'.repeat(200)}`;
+  it.each([
+    ['one line', 'npm test', 'npm test'],
+    ['spaces around', '  npm test  ', 'npm test'],
+    ['a second line is said with an ellipsis', 'cd web\nnpm test', 'cd web …'],
+    ['blank lines first', '\n\n  git status\n', 'git status'],
+    ['a long line is cut', long, `${long.slice(0, MAX_COMMAND_CHARS - 1)}…`],
+    ['nothing', '  \n ', undefined],
+  ])('%s', (_what, command, shown) => expect(commandLine(command)).toBe(shown));
+
+  it.each([
+    ['a file tool names its path', { file_path: '/w/src/a.ts', old_string: 'a', new_string: 'b' }, '/w/src/a.ts'],
+    ['a shell tool its command', { command: 'npm test -- --run' }, 'npm test -- --run'],
+    ['Codex’s argv its script', { command: ['bash', '-lc', 'npm test'] }, 'npm test'],
+    ['anything else nothing', { query: 'svc' }, undefined],
+  ])('%s', (_what, args, shown) => expect(toolTarget(args)).toBe(shown));
 });
 
 describe('readers on lines that are not what they expect', () => {
