@@ -4,22 +4,9 @@
  */
 import { z } from 'zod';
 import { DEVICE_ID_RE } from '../seal/seal.js';
+import { MAX_SESSION_NAME } from './limits.js';
 
-/** Spec 2.1 / 7.4: the only characters a target session name may contain. */
-export const SESSION_NAME_RE = /^[A-Za-z0-9._-]+$/;
-export const MAX_SESSION_NAME = 128;
-/**
- * The one limit on a message's text, in characters (UTF-16 code units): a plaintext `body` at the relay, and the
- * `text` inside a sealed one, checked where it is sealed (core/seal/bodies.ts commandTextProblem) and by the
- * listener (`too_large`).
- */
-export const MAX_BODY_CHARS = 64 * 1024;
-/**
- * Largest HTTP request body the relay reads, in bytes. Room for any text within MAX_BODY_CHARS once sealed: up to
- * 3 UTF-8 bytes a character, then base64 (4/3) in the envelope, about 263 KB.
- */
-export const MAX_HTTP_BYTES = 384 * 1024;
-export const MAX_WS_FRAME_BYTES = 1024 * 1024;
+export * from './limits.js';
 
 export const SCOPES = ['push:read', 'push:write'] as const;
 export type Scope = (typeof SCOPES)[number];

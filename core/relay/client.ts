@@ -29,8 +29,9 @@ export interface RelayCall<S extends z.ZodType> {
   method: RelayMethod;
   /** An absolute path on the relay: `/devices`. */
   path: string;
-  /** The schema of a successful answer. */
-  schema: S;
+  /** The schema of a successful answer; a promise of it lets a caller load its schemas while the request is under
+   * way (the web app keeps zod out of its first load). */
+  schema: S | PromiseLike<S>;
   body?: unknown;
   /** API key or device token; none for unauthenticated routes. */
   token?: string | null;
@@ -114,7 +115,7 @@ export function relayClient(options: RelayClientOptions) {
         error.code ?? 'http_error',
       );
     }
-    const parsed = json ? schema.safeParse(data) : null;
+    const parsed = json ? (await schema).safeParse(data) : null;
     if (parsed?.success) return parsed.data as z.infer<S>;
     const issue = parsed?.error.issues[0];
     const what = !json

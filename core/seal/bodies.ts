@@ -28,21 +28,7 @@ export const CommandBody = z.strictObject({
 });
 export type CommandBody = z.infer<typeof CommandBody>;
 
-/**
- * The one size limit on a message, checked where it is sealed (`svc agent send`, the app) so a text the listener
- * would refuse never leaves: at most MAX_BODY_CHARS characters (UTF-16 code units, as JavaScript and zod count), the
- * same limit as a plaintext `body` at the relay and `text` inside the envelope at the listener (`too_large`).
- */
-export function commandTextProblem(text: string): { code: 'empty_body' | 'too_large'; message: string } | null {
-  if (text.length === 0) return { code: 'empty_body', message: 'nothing to send' };
-  if (text.length > MAX_BODY_CHARS) {
-    return {
-      code: 'too_large',
-      message: `the message is ${text.length} characters; at most ${MAX_BODY_CHARS} can be sent`,
-    };
-  }
-  return null;
-}
+export { commandTextProblem } from '../protocol/limits.js';
 
 /** `pane.watch`: start or renew a live pane for the sending device. */
 export const WatchBody = z.strictObject({

@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentBin, fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
@@ -124,7 +124,7 @@ describe('the phone app', () => {
     expect(run).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
     // It appears after the listener's next inventory tick; how soon is measured in bench/, not asserted here.
     await page
-      .getByRole('link', { name: /^proj · Claude Code, session/ })
+      .getByRole('link', { name: /^proj · Claude Code, svc-proj,/ })
       .waitFor({ timeout: INVENTORY_TICK_MS + 25_000 });
 
     expect((await svcIn(proj, ['cc', '--detach'])).stdout).toBe('svc-proj-2\n');
@@ -133,7 +133,7 @@ describe('the phone app', () => {
     await tmux.newSession('scratch', 'bash --norc --noprofile');
     await page.getByRole('link', { name: /proj · Claude Code #2/ }).waitFor({ timeout: 10_000 });
     await page.getByRole('link', { name: /wt-feat-login · Claude Code/ }).waitFor({ timeout: 10_000 });
-    await page.getByRole('link', { name: /proj · Shell, shell session/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: /^proj · Shell, svc-proj-sh,/ }).waitFor({ timeout: 10_000 });
     await page.getByRole('link', { name: /^scratch,/ }).waitFor({ timeout: 10_000 });
     // The worktree's session is listed under its repository's worktrees group.
     await page
@@ -145,7 +145,7 @@ describe('the phone app', () => {
   }, 60_000);
 
   it('sends a message: typed in the pane, and "typed" on the phone', async () => {
-    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).click();
+    await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).click();
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.waitFor();
     // no prompt on screen: no approval card, not even an empty box (`hidden` lost to the card's display once);
@@ -178,7 +178,7 @@ describe('the phone app', () => {
   }, 60_000);
 
   it('watches the pane: a line printed in the session appears on the phone', async () => {
-    await page.getByRole('link', { name: 'Watch' }).click();
+    await fromSessionMenu(page, 'Watch');
     await page.locator('.xterm-rows').waitFor({ timeout: 10_000 });
     await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', 'hello from the laptop']);
     await tmux.run(['send-keys', '-t', '=svc-proj:', 'Enter']);
@@ -303,17 +303,20 @@ describe('the phone app', () => {
   it('recovers by itself after the relay restarts, showing the last inventory while offline', async () => {
     await page.goto(`${relay.url}/#/`);
     await page.getByText('Online', { exact: true }).waitFor();
+    // Reconnect is offered only when there is something to try
+    expect(await page.getByRole('button', { name: 'Reconnect' }).isVisible()).toBe(false);
     // While the relay is down, the page's connections and fetches are refused, and Chromium prints each.
     browser.allowConsoleErrors(/net::ERR_CONNECTION_REFUSED/);
     const restarting = relay.restart({ downMs: 6_000 });
     await page.getByText(/^Offline/).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Reconnect' }).waitFor();
     await page.getByText(/agents as last seen/).waitFor();
     // The agents are still listed, from the last inventory.
-    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).waitFor();
     await shot(page, '5-offline');
     // A tap while the offline screen redraws every second: pressed before a redraw, released after it, it still
     // opens the session (the list under the finger is not swapped when nothing changed; CI missed the tap once).
-    const link = page.getByRole('link', { name: /^proj · Claude Code, session/ });
+    const link = page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ });
     const box0 = (await link.boundingBox())!;
     await page.mouse.move(box0.x + box0.width / 2, box0.y + box0.height / 2);
     const strip = await page.getByText(/^Offline/).textContent();
@@ -368,7 +371,7 @@ describe('the phone app', () => {
   it('draws light text on a dark page in dark mode, and shows the safety codes', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.goto(`${relay.url}/#/`);
-    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).waitFor();
     expect(await pageColours(page)).toEqual({ background: 'dark', text: 'light' });
     await shot(page, '6-dark');
     await page.getByRole('link', { name: 'Device and safety codes' }).click();
@@ -385,11 +388,11 @@ describe('the phone app', () => {
     // And on a desktop: the same app, centred, keyboard-driven (Tab to the first session, Enter opens it).
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${relay.url}/#/`);
-    await page.getByRole('link', { name: /^proj · Claude Code, session/ }).waitFor();
+    await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).waitFor();
     await shot(page, '8-desktop');
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
-    expect(focused).toMatch(/^proj · Claude Code, session, state unknown, detached$/);
+    expect(focused).toMatch(/^proj · Claude Code, svc-proj, state unknown, detached$/);
     await page.keyboard.press('Enter');
     await page.getByRole('textbox', { name: 'Message' }).waitFor();
   }, 60_000);

@@ -11,7 +11,7 @@ import type { Locator, Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL_TEXT } from '../../core/protocol/refusalText.js';
 import { APPROVAL_COMMAND, APPROVAL_PROBE, type FakeModel, startFakeModel } from '../fakes/fakeModel.js';
-import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { databaseHolds } from '../helpers/devices.js';
@@ -163,7 +163,7 @@ for (const c of CASES) {
       });
       await settled('ready at start');
       await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${session}`);
-      await page.getByRole('link', { name: 'Watch' }).waitFor({ timeout: 15_000 });
+      await page.getByRole('button', { name: 'Session menu' }).waitFor({ timeout: 15_000 });
     }, START_MS + 30_000);
 
     // Whatever a test left, the next starts at a ready agent with no probe file.
@@ -249,7 +249,7 @@ for (const c of CASES) {
       timeout: 3 * STEP_MS,
     }, async () => {
       await cardShown();
-      await page.getByRole('link', { name: 'Watch' }).click();
+      await fromSessionMenu(page, 'Watch');
       await page.locator('.xterm-rows').getByText(c.question).waitFor({ timeout: STEP_MS });
       await page.getByRole('button', { name: 'Down arrow' }).click();
       await page.getByText('↓: typed').waitFor({ timeout: STEP_MS });

@@ -227,7 +227,7 @@ describe('Web Push in the service worker', () => {
     await screen.waitFor({ state: 'visible', timeout: 10_000 });
     // That session's screen, found in the inventory (its meta names the computer), its Watch link to svc-proj's pane.
     await screen.locator('.session-meta').getByText('laptop', { exact: false }).waitFor({ timeout: 10_000 });
-    expect(await screen.getByRole('link', { name: 'Watch' }).getAttribute('href')).toBe(
+    expect(await screen.getByRole('link', { name: 'Watch', includeHidden: true }).getAttribute('href')).toBe(
       `#/w/${encodeURIComponent(computer)}/svc-proj`,
     );
     expect(context.pages().length).toBe(pagesBefore);

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { type FakeModel, PLAIN_REPLY, startFakeModel } from '../fakes/fakeModel.js';
-import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { agentInstalled, agentProgram, CLAUDE_CODE, waitSettled } from '../helpers/realAgents.js';
@@ -48,7 +48,9 @@ async function until(fn: () => boolean | Promise<boolean>, what: string): Promis
 
 /** Taps `label`, then the confirmation `confirm`, and waits for the outcome `done` in the status line. */
 async function control(label: string, confirm: string, done: RegExp): Promise<void> {
-  await page.getByRole('button', { name: label, exact: true }).click();
+  // End and Force end are in the session's menu; Resume and Forget, all a past session offers, are in view
+  if (label === 'End session' || label === 'Force end') await fromSessionMenu(page, label);
+  else await page.getByRole('button', { name: label, exact: true }).click();
   await page.getByRole('button', { name: confirm, exact: true }).click();
   await page
     .getByRole('status')
@@ -131,11 +133,14 @@ describe
       await until(async () => (await screen()).includes('hello there'), 'the earlier prompt on screen');
       await waitSettled(CLAUDE_CODE, screen, { timeoutMs: STEP_MS, what: 'resumed Claude Code ready' });
       // running again: no longer past
-      await page.getByRole('button', { name: 'Force end', exact: true }).waitFor({ timeout: STEP_MS });
+      await page.getByRole('button', { name: 'Force end', exact: true, includeHidden: true }).waitFor({
+        state: 'attached',
+        timeout: STEP_MS,
+      });
     });
 
     it('Force end kills the session only after the confirmation', { timeout: 3 * STEP_MS }, async () => {
-      await page.getByRole('button', { name: 'Force end', exact: true }).click();
+      await fromSessionMenu(page, 'Force end');
       await page.getByRole('button', { name: 'Cancel', exact: true }).click();
       expect(await running()).toBe(true);
       await control('Force end', 'Kill it', /The tmux session was killed/);

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -59,7 +59,7 @@ afterAll(async () => {
 describe.sequential('file view in the app', () => {
   it('lists the project, opens a file masked, keeps a secret file closed, shows the changes', async () => {
     await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${SESSION}`);
-    await page.getByText('Files', { exact: true }).click({ timeout: 30_000 });
+    await fromSessionMenu(page, 'Files');
     const files = page.getByRole('list', { name: `Files of ${SESSION}` });
     await files.getByRole('button', { name: 'config.ts' }).click({ timeout: 30_000 });
     const text = page.getByLabel('config.ts');

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSchedules } from '../../actors/schedules/scheduleFile.js';
-import { pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { databaseHolds } from '../helpers/devices.js';
@@ -58,7 +58,7 @@ afterAll(async () => {
 describe.sequential('schedules in the app', () => {
   it('schedules an agent session from its screen; the listener takes the folder and program from the session', async () => {
     await page.goto(`${relay.url}/#/s/${encodeURIComponent(hookId)}/${SESSION}`);
-    await page.getByText('Schedule this agent…').click();
+    await fromSessionMenu(page, 'Schedule…');
     await page.getByLabel('Time', { exact: true }).fill('06:45');
     await page.getByLabel('Days').selectOption('weekdays');
     await page.getByLabel('At most').selectOption('1h');

@@ -145,3 +145,16 @@ export async function pairAndSend(
   });
   await page.locator('.message[data-state="injected"]').getByText(opts.message).waitFor({ timeout: 15_000 });
 }
+
+/**
+ * Taps `item` in the session screen's menu (Watch, Files, Schedule…, End session, Force end), opening the menu
+ * first as a person would.
+ */
+export async function fromSessionMenu(page: Page, item: string): Promise<void> {
+  const button = page.getByRole('button', { name: 'Session menu' });
+  if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
+  await page
+    .getByRole('group', { name: 'Session' })
+    .getByRole(item === 'Watch' ? 'link' : 'button', { name: item, exact: true })
+    .click();
+}

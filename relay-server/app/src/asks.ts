@@ -5,6 +5,7 @@
  * waiting when it subscribes again, so nothing here needs to survive a reload.
  */
 import type { RelayFrame } from '../../../core/protocol/index.js';
+import { parseBody } from './api.js';
 import type { App } from './state.js';
 
 type AskNewFrame = Extract<RelayFrame, { type: 'ask.new' }>;
@@ -152,11 +153,13 @@ export class Asks {
     this.opening = true;
     try {
       const { openFrom } = await import('./crypto.js');
-      const { QuestionBody } = await import('../../../core/mcp/ask.js');
       for (const ask of pending) {
         const key = this.app.keyFor(ask.computer)!;
         try {
-          const body = QuestionBody.parse(await openFrom(this.app.device, key, 'ask.question', ask.envelope));
+          const body = await parseBody(
+            'QuestionBody',
+            await openFrom(this.app.device, key, 'ask.question', ask.envelope),
+          );
           if (body.id !== ask.id || body.session !== ask.session) throw new Error('not this question');
           this.update(ask, { question: body.question, choices: body.choices });
         } catch {
@@ -182,8 +185,7 @@ export class Asks {
     if (key) {
       try {
         const { openFrom } = await import('./crypto.js');
-        const { NotifyBody } = await import('../../../core/mcp/ask.js');
-        const body = NotifyBody.parse(await openFrom(this.app.device, key, 'notify', frame.envelope));
+        const body = await parseBody('NotifyBody', await openFrom(this.app.device, key, 'notify', frame.envelope));
         note.title = body.title ?? null;
         note.message = body.message;
       } catch {

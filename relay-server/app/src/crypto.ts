@@ -2,14 +2,14 @@
  * Everything that needs core/seal/seal.ts and core/seal/keys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
  * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
  */
-import { PairingClaimResponse } from '../../../core/protocol/index.js';
+import type { PairingClaimResponse } from '../../../core/protocol/index.js';
 import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/seal/keys.js';
 import { openText, type SealPurpose, seal } from '../../../core/seal/seal.js';
 import { type RelayError, request } from './api.js';
 import { type DeviceRecord, setKv } from './db.js';
 import { deviceName, type KeyView, SealRefused } from './device.js';
 
-export { commandTextProblem } from '../../../core/seal/bodies.js';
+export { commandTextProblem } from '../../../core/protocol/limits.js';
 export { fingerprint, safetyCode } from '../../../core/seal/keys.js';
 
 export type PairOutcome =
@@ -23,7 +23,7 @@ export async function pair(code: string): Promise<PairOutcome> {
   const name = deviceName();
   let answer: PairingClaimResponse;
   try {
-    answer = await request(PairingClaimResponse, 'POST', '/pairings/claim', {
+    answer = await request('PairingClaimResponse', 'POST', '/pairings/claim', {
       body: { code, name, publicKey: publicKeyText },
     });
   } catch (error) {

@@ -3,7 +3,7 @@
  * as the listener pins ours). Sealing itself is in crypto.ts, loaded when first needed (it brings zod along).
  */
 import { decideComputerDevice } from '../../../core/devices/computerPins.js';
-import { type DeviceInfo, DeviceListResponse } from '../../../core/protocol/index.js';
+import type { DeviceInfo } from '../../../core/protocol/index.js';
 import { request } from './api.js';
 import { type DeviceRecord, getKv, setKv } from './db.js';
 import type { ComputerInfo } from './inventory.js';
@@ -72,7 +72,7 @@ export interface Keys {
  * device whose key it holds, which looks like a device seen for the first time.
  */
 export async function refreshKeys(token: string, computers: readonly ComputerInfo[]): Promise<Keys> {
-  const { devices } = await request(DeviceListResponse, 'GET', '/devices', { token });
+  const { devices } = await request('DeviceListResponse', 'GET', '/devices', { token });
   const pins = (await getKv<Pins>('pins')) ?? {};
   const computerPins = (await getKv<Pins>('computerPins')) ?? {};
   let changedPins = false;

@@ -3,6 +3,8 @@
  * needs a person comes first, worktree sessions under their repository, subagents under their parent. Pure.
  */
 import type { AgentState, SessionRecord } from '../../../core/protocol/index.js';
+import { AGENT_STATE_TEXT } from '../../../core/protocol/refusalText.js';
+import { activePane } from '../../../core/sessions/inventory.js';
 
 export interface ComputerInfo {
   hookId: string;
@@ -23,6 +25,8 @@ export interface SessionCard {
   label: string;
   agent: string | null;
   state: AgentState;
+  /** The state in words; for a shell session, what runs in it (`running npm`, `at the prompt`). */
+  stateText: string;
   attached: boolean;
   shell: boolean;
   /** Subagents: view-only (no Send, no keys). */
@@ -59,6 +63,35 @@ const RANK: Record<AgentState, number> = { awaiting_approval: 0, working: 1, idl
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
+/** Programs that are a shell waiting at its prompt (a login shell's name starts with `-`). */
+const SHELLS = new Set([
+  'bash',
+  'zsh',
+  'sh',
+  'dash',
+  'fish',
+  'ksh',
+  'mksh',
+  'tcsh',
+  'csh',
+  'nu',
+  'pwsh',
+  'elvish',
+  'xonsh',
+]);
+
+/**
+ * A session's state in words. An agent's is what the listener read from its screen; a shell session has no such
+ * state, so it says what runs in front in its active pane (the program's name only, as the inventory carries).
+ */
+export function stateText(s: SessionRecord): string {
+  const state = s.state ?? 'unknown';
+  if (state !== 'unknown' || s.shell !== true) return AGENT_STATE_TEXT[state];
+  const program = activePane(s)?.command.replace(/^-/, '');
+  if (!program) return AGENT_STATE_TEXT.unknown;
+  return SHELLS.has(program) ? 'at the prompt' : `running ${program}`;
+}
+
 function card(s: SessionRecord): SessionCard {
   return {
     kind: 'session',
@@ -66,6 +99,7 @@ function card(s: SessionRecord): SessionCard {
     label: s.label ?? s.name,
     agent: s.agent ?? null,
     state: s.state ?? 'unknown',
+    stateText: stateText(s),
     attached: s.attached,
     shell: s.shell === true,
     viewOnly: s.parent !== undefined,

@@ -184,7 +184,8 @@ function runApp(app: App): void {
       text = `Offline${retry ? `, retrying in ${retry} s` : ''}${seen}`;
     }
     connText.textContent = text;
-    reconnect.hidden = app.revoked;
+    // a way to try now, only while there is something to try: offline, not online or already connecting
+    reconnect.hidden = app.revoked || state !== 'offline';
   };
 
   app.subscribe(() => {

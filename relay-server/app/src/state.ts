@@ -2,13 +2,7 @@
  * The app's state and what changes it: the inventory (fetched, then refreshed on `computers.changed`), computer
  * keys, the messages sent and their outbox, and the link. Views read it and subscribe to `changed`.
  */
-import {
-  ComputerListResponse,
-  DeviceListResponse,
-  PushSendResponse,
-  PushStatusResponse,
-  type RelayFrame,
-} from '../../../core/protocol/index.js';
+import type { RelayFrame } from '../../../core/protocol/index.js';
 import type { CommandBody } from '../../../core/seal/bodies.js';
 import { type RelayError, request } from './api.js';
 import {
@@ -85,7 +79,7 @@ export class App {
       },
       checkToken: async () => {
         try {
-          await request(DeviceListResponse, 'GET', '/devices', { token: device.token });
+          await request('DeviceListResponse', 'GET', '/devices', { token: device.token });
           return false;
         } catch (error) {
           return (error as RelayError).status === 401;
@@ -155,7 +149,7 @@ export class App {
       do {
         this.refreshAgain = false;
         try {
-          const { computers } = await request(ComputerListResponse, 'GET', '/computers', {
+          const { computers } = await request('ComputerListResponse', 'GET', '/computers', {
             token: this.device.token,
           });
           const { keys, moved } = await refreshKeys(this.device.token, computers);
@@ -272,7 +266,7 @@ export class App {
   private async sendOne(m: Message): Promise<boolean> {
     await this.save({ ...m, state: 'sending', updatedAt: Date.now() });
     try {
-      const answer = await request(PushSendResponse, 'POST', '/pushes/send', {
+      const answer = await request('PushSendResponse', 'POST', '/pushes/send', {
         token: this.device.token,
         body: {
           type: 'agent.command',
@@ -320,7 +314,7 @@ export class App {
 
   private async poll(id: number): Promise<void> {
     try {
-      const status = await request(PushStatusResponse, 'GET', `/pushes/${id}`, { token: this.device.token });
+      const status = await request('PushStatusResponse', 'GET', `/pushes/${id}`, { token: this.device.token });
       await this.applyStatus(id, status.state, status.code);
     } catch {}
   }

@@ -54,6 +54,14 @@ export function createTerminal(container: HTMLElement, initialZoom: PaneZoom = '
   };
   dark.addEventListener('change', onScheme);
   term.open(container);
+  // keys go through the Keys row and the message box, never xterm's own input (stdin is off): its hidden textarea
+  // is neither focusable nor announced
+  const input = container.querySelector<HTMLTextAreaElement>('.xterm-helper-textarea');
+  if (input) {
+    input.disabled = true;
+    input.tabIndex = -1;
+    input.setAttribute('aria-hidden', 'true');
+  }
   // The screen as the frames built it: the same code the listener's tests rebuild screens with (core/panes/frames.ts).
   let screen: string[] = [];
   let lastSeq = -1;

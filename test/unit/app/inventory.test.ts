@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { REFUSAL_CODES, type SessionRecord } from '../../../core/protocol/index.js';
 import { ago, paneStatusText, pushStateText, REFUSAL_TEXT, refusalText } from '../../../core/protocol/refusalText.js';
-import { type ComputerInfo, computerViews, sessionItems } from '../../../relay-server/app/src/inventory.js';
+import { type ComputerInfo, computerViews, sessionItems, stateText } from '../../../relay-server/app/src/inventory.js';
 
 const s = (name: string, extra: Partial<SessionRecord> = {}): SessionRecord => ({
   name,
@@ -85,6 +85,18 @@ describe('the agents list', () => {
       ['alpha', 0],
     ]);
   });
+});
+
+describe('a session’s state in words', () => {
+  const pane = (command: string) => ({ id: '%1', command, active: true });
+  it.each([
+    ['an agent: what the listener read', s('a', { state: 'working' }), 'working'],
+    ['an agent not read yet', s('a', { state: 'unknown', panes: [pane('node')] }), 'state unknown'],
+    ['a shell at its prompt', s('sh', { shell: true, state: 'unknown', panes: [pane('bash')] }), 'at the prompt'],
+    ['a login shell', s('sh', { shell: true, state: 'unknown', panes: [pane('-zsh')] }), 'at the prompt'],
+    ['a shell running a program', s('sh', { shell: true, state: 'unknown', panes: [pane('npm')] }), 'running npm'],
+    ['a shell with no pane known', s('sh', { shell: true, state: 'unknown' }), 'state unknown'],
+  ])('%s', (_what, record, text) => expect(stateText(record)).toBe(text));
 });
 
 describe('the words', () => {

@@ -1,5 +1,6 @@
 /** "Active Agents": computers and their live sessions, what needs a person first. */
-import { AGENT_STATE_TEXT, ago } from '../../../../core/protocol/refusalText.js';
+import { ago } from '../../../../core/protocol/refusalText.js';
+import { asksOf } from '../asks.js';
 import { h, replaceChanged } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
@@ -7,52 +8,83 @@ import { needsYouSection } from './needsYou.js';
 import { schedulesList } from './schedules.js';
 import type { Screen } from './screen.js';
 
+/** The sessions with a question waiting for the person, as `<hookId>/<name>`. */
+export function waitingAsks(app: App): Asking {
+  return new Set(
+    asksOf(app)
+      .list()
+      .filter((a) => a.state === 'waiting')
+      .map((a) => `${a.computer}/${a.session}`),
+  );
+}
+
 export function sessionHref(hookId: string, name: string): string {
   return `#/s/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}`;
 }
 
-function badges(card: SessionCard) {
-  return h(
-    'span',
-    { class: 'badges' },
-    h('span', { class: `state state-${card.state}` }, AGENT_STATE_TEXT[card.state]),
+/** Sessions with a question waiting for the person (`<hookId>/<name>`): they read "asking". */
+type Asking = ReadonlySet<string>;
+
+function badges(card: SessionCard, asking: boolean) {
+  const tags = [
+    asking
+      ? h('span', { class: 'state state-asking' }, 'asking')
+      : h('span', { class: `state state-${card.state}` }, card.stateText),
     h('span', { class: 'tag' }, card.attached ? 'attached' : 'detached'),
     card.shell ? h('span', { class: 'tag tag-shell' }, 'shell') : null,
     card.viewOnly ? h('span', { class: 'tag' }, 'view-only') : null,
     card.remote
       ? h('span', { class: 'tag tag-remote', title: 'driven from the phone: answers end with a question' }, 'REMOTE')
       : null,
+  ].filter((t) => t !== null);
+  // spaces between the tags: the row's text reads as words (its accessible name holds them: WCAG 2.5.3)
+  return h(
+    'span',
+    { class: 'badges' },
+    tags.flatMap((t, i) => (i === 0 ? [t] : [' ', t])),
   );
 }
 
-function sessionRow(hookId: string, card: SessionCard): HTMLElement {
-  const kind = card.viewOnly ? 'subagent' : card.shell ? 'shell session' : 'session';
+function sessionRow(hookId: string, card: SessionCard, asking: Asking): HTMLElement {
+  const asks = asking.has(`${hookId}/${card.name}`);
   return h(
     'li',
-    { class: `session${card.state === 'awaiting_approval' ? ' attention' : ''}` },
+    { class: `session${card.state === 'awaiting_approval' || asks ? ' attention' : ''}` },
     h(
       'a',
       {
         class: 'session-link',
         href: sessionHref(hookId, card.name),
-        'aria-label': `${card.label}, ${kind}, ${AGENT_STATE_TEXT[card.state]}, ${card.attached ? 'attached' : 'detached'}${card.remote ? ', REMOTE' : ''}`,
+        // what the row shows, in its order (a name must hold the visible text: WCAG 2.5.3)
+        'aria-label': [
+          card.label,
+          card.name !== card.label ? card.name : null,
+          asks ? 'asking' : card.stateText,
+          card.attached ? 'attached' : 'detached',
+          card.shell ? 'shell' : null,
+          card.viewOnly ? 'view-only' : null,
+          card.remote ? 'REMOTE' : null,
+        ]
+          .filter(Boolean)
+          .join(', '),
       },
       h('span', { class: 'label' }, card.label),
-      h('span', { class: 'name' }, card.name),
-      badges(card),
+      ' ',
+      card.name !== card.label ? [h('span', { class: 'name' }, card.name), ' '] : null,
+      badges(card, asks),
     ),
     card.children.length > 0
       ? h(
           'ul',
           { class: 'children', 'aria-label': `subagents of ${card.label}` },
-          card.children.map((c) => sessionRow(hookId, c)),
+          card.children.map((c) => sessionRow(hookId, c, asking)),
         )
       : null,
   );
 }
 
-function item(hookId: string, it: ListItem): HTMLElement {
-  if (it.kind === 'session') return sessionRow(hookId, it);
+function item(hookId: string, it: ListItem, asking: Asking): HTMLElement {
+  if (it.kind === 'session') return sessionRow(hookId, it, asking);
   return h(
     'li',
     { class: 'group' },
@@ -60,7 +92,7 @@ function item(hookId: string, it: ListItem): HTMLElement {
     h(
       'ul',
       { class: 'sessions' },
-      it.sessions.map((s) => sessionRow(hookId, s)),
+      it.sessions.map((s) => sessionRow(hookId, s, asking)),
     ),
   );
 }
@@ -79,6 +111,7 @@ export function agentsScreen(app: App): Screen {
   const update = () => {
     needs.update();
     const views = computerViews(app.computers);
+    const asking = waitingAsks(app);
     // While the phone is offline, what the list says about each computer is only what was last seen.
     const live = app.linkState === 'online';
     if (app.inventoryAt === null) {
@@ -130,7 +163,7 @@ export function agentsScreen(app: App): Screen {
             ? h(
                 'ul',
                 { class: 'sessions' },
-                c.items.map((it) => item(c.hookId, it)),
+                c.items.map((it) => item(c.hookId, it, asking)),
               )
             : h('p', { class: 'empty' }, 'No sessions. Start one with ', h('code', {}, 'svc cc'), '.'),
           c.past.length > 0

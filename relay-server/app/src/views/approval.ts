@@ -8,8 +8,9 @@
 import { readApproval } from '../../../../core/agents/approvals.js';
 import type { RelayFrame, SessionRecord } from '../../../../core/protocol/index.js';
 import { refusalText } from '../../../../core/protocol/refusalText.js';
-import { ApprovalCardBody, type KeysBody } from '../../../../core/seal/bodies.js';
+import type { ApprovalCardBody, KeysBody } from '../../../../core/seal/bodies.js';
 import { sessionAgent } from '../../../../core/sessions/view.js';
+import { parseBody } from '../api.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -35,7 +36,7 @@ export function approvalCard(app: App, hookId: string, name: string) {
     const key = app.keyFor(hookId);
     if (!key) return;
     try {
-      const body = ApprovalCardBody.parse(await openFrom(app.device, key, 'approval', envelope));
+      const body = await parseBody('ApprovalCardBody', await openFrom(app.device, key, 'approval', envelope));
       if (envelope !== sealed) return; // a newer card came meanwhile
       if (body.session !== name) throw new Error('a card of another session');
       card = body;

@@ -1,8 +1,3 @@
-/**
- * This phone as a device: its name and key fingerprint, the safety code with each computer (the same 16 digits
- * `svc devices` prints on that computer), a key the relay changed, and unpairing.
- */
-import { DeviceDeleteResponse } from '../../../../core/protocol/index.js';
 import { request } from '../api.js';
 import { wipe } from '../db.js';
 import { acceptKey, type KeyView } from '../device.js';
@@ -141,7 +136,7 @@ export function deviceScreen(app: App): Screen {
           onclick: async () => {
             if (!confirm('Unpair this phone? It forgets its key and stops receiving anything.')) return;
             try {
-              await request(DeviceDeleteResponse, 'DELETE', `/devices/${encodeURIComponent(app.device.deviceId)}`, {
+              await request('DeviceDeleteResponse', 'DELETE', `/devices/${encodeURIComponent(app.device.deviceId)}`, {
                 token: app.device.token,
               });
             } catch {}

@@ -5,7 +5,8 @@
  */
 
 import { TRANSFER_CHUNK_BYTES } from '../../../../core/files/transfer.js';
-import { type FileRequest, FileResultBody, type TransferChunk } from '../../../../core/seal/bodies.js';
+import type { FileRequest, FileResultBody, TransferChunk } from '../../../../core/seal/bodies.js';
+import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
@@ -39,7 +40,7 @@ async function ask(
   const key = app.keyFor(hookId);
   if (!answer.frame.envelope || !key) return answer.frame.code ? refusal(answer.frame.code) : 'No answer.';
   try {
-    return FileResultBody.parse(await openFrom(app.device, key, 'file', answer.frame.envelope));
+    return await parseBody('FileResultBody', await openFrom(app.device, key, 'file', answer.frame.envelope));
   } catch {
     return 'The answer did not open on this phone.';
   }

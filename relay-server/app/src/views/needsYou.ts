@@ -5,7 +5,7 @@
  */
 import { type AskView, asksOf } from '../asks.js';
 import { h, replace } from '../dom.js';
-import { computerViews, type SessionCard } from '../inventory.js';
+import { computerViews, findSession, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
 import { sessionHref } from './agents.js';
 
@@ -20,7 +20,7 @@ function clock(at: number): string {
   return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
 
-function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
+export function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
   const status = h('span', { class: 'ask-state' });
   const text = h('p', { class: 'ask-question' });
   const buttons = h('div', { class: 'ask-choices' });
@@ -49,16 +49,11 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
   );
   const problem = h('p', { class: 'ask-problem', role: 'alert' });
   const meta = h('span', { class: 'muted' });
+  const where = h('a', { class: 'ask-session', href: sessionHref(ask.computer, ask.session) }, ask.session);
   const el = h(
     'li',
     { class: 'ask-card', 'data-ask': ask.id, 'aria-label': `question from ${ask.session}` },
-    h(
-      'div',
-      { class: 'ask-head' },
-      h('a', { class: 'ask-session', href: sessionHref(ask.computer, ask.session) }, ask.session),
-      status,
-      meta,
-    ),
+    h('div', { class: 'ask-head' }, where, status, meta),
     text,
     buttons,
     form,
@@ -69,6 +64,8 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
   const update = () => {
     const open = ask.state === 'waiting';
     el.dataset.state = ask.state;
+    // the session's label (`proj · Claude Code`), as the agents list names it; its tmux name until it is known
+    where.textContent = findSession(app.computers, ask.computer, ask.session)?.card.label ?? ask.session;
     status.textContent = STATE_TEXT[ask.state];
     meta.textContent = open ? ` · until ${clock(ask.endsAt)}` : ask.answer ? ` · “${ask.answer}”` : '';
     text.textContent = ask.question ?? 'Opening the question…';
@@ -102,8 +99,64 @@ function askCard(app: App, ask: AskView): { el: HTMLElement; update(): void } {
   return { el, update };
 }
 
+type Card = { el: HTMLElement; update(): void };
+
+/** The cards of `asks`, updated, each made once and kept by id between renders (an answer being typed survives). */
+function keptCards(app: App, cards: Map<string, Card>, asks: readonly AskView[]): HTMLElement[] {
+  const keyOf = (a: AskView) => `${a.computer}/${a.id}`;
+  const shown = asks.map((ask) => {
+    let card = cards.get(keyOf(ask));
+    if (!card) {
+      card = askCard(app, ask);
+      cards.set(keyOf(ask), card);
+    }
+    card.update();
+    return card.el;
+  });
+  const keys = new Set(asks.map(keyOf));
+  for (const key of [...cards.keys()]) if (!keys.has(key)) cards.delete(key);
+  return shown;
+}
+
+/**
+ * The questions of one session, at the bottom of its screen: a card while one waits for the person (or the answer
+ * is on its way), then folded to one line with the answer.
+ */
+export function sessionAsks(app: App, hookId: string, name: string) {
+  const cards = new Map<string, Card>();
+  const el = h('ul', { class: 'ask-list session-asks', 'aria-label': 'Questions' });
+  const update = () => {
+    const mine = asksOf(app)
+      .list()
+      .filter((a) => a.computer === hookId && a.session === name);
+    const open = mine.filter((a) => a.state === 'waiting' || a.state === 'sending');
+    const done = mine.filter((a) => a.state === 'answered' || a.state === 'expired').slice(0, 1);
+    const shown = keptCards(app, cards, open);
+    const folded = done.map((a) =>
+      h(
+        'li',
+        { class: 'ask-folded', 'data-ask': a.id, 'data-state': a.state },
+        h('span', { class: 'muted' }, STATE_TEXT[a.state]),
+        ' ',
+        a.question ?? '',
+        a.answer ? h('span', { class: 'muted' }, ` · “${a.answer}”`) : null,
+      ),
+    );
+    // redrawn only when what is listed changed: an answer being typed keeps its focus
+    const key = JSON.stringify([open.map((a) => a.id), done.map((a) => [a.id, a.state, a.answer, a.question])]);
+    if (key !== drawn) {
+      drawn = key;
+      replace(el, shown, folded);
+    }
+    el.hidden = shown.length + folded.length === 0;
+  };
+  let drawn = '';
+  update();
+  return { el, update, dispose: () => {} };
+}
+
 export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
-  const cards = new Map<string, { el: HTMLElement; update(): void }>();
+  const cards = new Map<string, Card>();
   const askList = h('ul', { class: 'ask-list' });
   const others = h('ul', { class: 'needs-list' });
   const el = h(
@@ -116,17 +169,7 @@ export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
   const update = () => {
     const asks = asksOf(app);
     const list = asks.list();
-    const shown = list.map((ask) => {
-      const key = `${ask.computer}/${ask.id}`;
-      let card = cards.get(key);
-      if (!card) {
-        card = askCard(app, ask);
-        cards.set(key, card);
-      }
-      card.update();
-      return card.el;
-    });
-    for (const key of [...cards.keys()]) if (!list.some((a) => `${a.computer}/${a.id}` === key)) cards.delete(key);
+    const shown = keptCards(app, cards, list);
     // Re-append only when the order changed: an input keeps its focus.
     const current = [...askList.children];
     if (current.length !== shown.length || current.some((c, i) => c !== shown[i])) replace(askList, shown);

@@ -1,9 +1,3 @@
-/**
- * "Notifications" on the Device screen (docs/notifications.md): turn Web Push on or off for this phone, and choose
- * which events notify it. A phone without push (not installed, permission denied, a browser without it) still sees
- * everything in the app; this section says so.
- */
-import { PushSubscribeResponse, PushUnsubscribeResponse, VapidKeyResponse } from '../../../../core/notify/push.js';
 import { request } from '../api.js';
 import { getKv, setKv } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -39,7 +33,7 @@ export function notificationsSection(app: App): HTMLElement {
     (await getKv<EventName[]>('pushEvents')) ?? EVENTS.map(([name]) => name);
 
   const register = async (sub: PushSubscription) => {
-    await request(PushSubscribeResponse, 'POST', '/push/subscriptions', {
+    await request('PushSubscribeResponse', 'POST', '/push/subscriptions', {
       token: app.device.token,
       body: { deviceId: app.device.deviceId, subscription: sub.toJSON(), events: await chosen() },
     });
@@ -91,7 +85,7 @@ export function notificationsSection(app: App): HTMLElement {
         if (sub) {
           await sub.unsubscribe();
           await request(
-            PushUnsubscribeResponse,
+            'PushUnsubscribeResponse',
             'DELETE',
             `/push/subscriptions/${encodeURIComponent(app.device.deviceId)}`,
             {
@@ -100,7 +94,7 @@ export function notificationsSection(app: App): HTMLElement {
           ).catch(() => {});
         } else {
           if ((await Notification.requestPermission()) !== 'granted') return void draw();
-          const { publicKey } = await request(VapidKeyResponse, 'GET', '/push/vapid', { token: app.device.token });
+          const { publicKey } = await request('VapidKeyResponse', 'GET', '/push/vapid', { token: app.device.token });
           const reg = await navigator.serviceWorker.ready;
           const made = await reg.pushManager.subscribe({
             userVisibleOnly: true,

@@ -5,7 +5,8 @@
  * arguments. Requests travel sealed in `pane.keys` (`schedule`), like session control.
  */
 import { agentById, PROMPT_AGENTS } from '../../../../core/agents/registry.js';
-import { type ScheduleRequest, SchedulesBody } from '../../../../core/seal/bodies.js';
+import type { ScheduleRequest, SchedulesBody } from '../../../../core/seal/bodies.js';
+import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
@@ -26,7 +27,7 @@ function openedList(app: App, hookId: string, envelope: Record<string, unknown>)
       if (!key) throw new Error('no key for this computer');
       opened.set(id, {
         state: 'open',
-        body: SchedulesBody.parse(await openFrom(app.device, key, 'schedules', envelope)),
+        body: await parseBody('SchedulesBody', await openFrom(app.device, key, 'schedules', envelope)),
       });
     } catch {
       opened.set(id, { state: 'failed' });

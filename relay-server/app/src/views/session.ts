@@ -1,20 +1,22 @@
 /**
- * One session: what it is, the messages sent to it and what became of each, and the message box. The box keeps
- * its text (and a draft in IndexedDB) until the relay has taken the message.
+ * One session: what it is, the conversation with the messages sent to it and what became of each, and the message
+ * box. The box keeps its text (and a draft in IndexedDB) until the relay has taken the message.
  */
-import { AGENT_STATE_TEXT, ago, pushStateText } from '../../../../core/protocol/refusalText.js';
+import { ago, pushStateText } from '../../../../core/protocol/refusalText.js';
 import { EXIT_COMMANDS } from '../../../../core/sessions/control.js';
 import { deleteKv, getKv, type Message, setKv } from '../db.js';
 import { SealRefused } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
+import { waitingAsks } from './agents.js';
 import { approvalCard } from './approval.js';
 import { askingButton, sendControl } from './control.js';
+import { conversationSection } from './conversation.js';
 import { filesSection } from './files.js';
+import { sessionAsks } from './needsYou.js';
 import { scheduleForm } from './schedules.js';
 import type { Screen } from './screen.js';
-import { timelineSection } from './timeline.js';
 
 const LOCAL_CODES: Record<string, string> = {
   never_sent:
@@ -29,25 +31,6 @@ const LOCAL_CODES: Record<string, string> = {
 export function messageStatus(m: Message): string {
   if (m.code && LOCAL_CODES[m.code]) return LOCAL_CODES[m.code]!;
   return pushStateText(m.state, m.code);
-}
-
-function messageItem(app: App, m: Message): HTMLElement {
-  const tone = m.state === 'injected' ? 'ok' : m.state === 'refused' || m.state === 'expired' ? 'bad' : 'wait';
-  const time = new Date(m.createdAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return h(
-    'li',
-    { class: `message tone-${tone}`, 'data-state': m.state },
-    h('p', { class: 'message-text' }, m.text),
-    h(
-      'p',
-      { class: 'message-status' },
-      h('span', { class: 'status-text' }, messageStatus(m)),
-      h('span', { class: 'muted' }, ` · ${time}`),
-      m.state === 'unsent'
-        ? h('button', { type: 'button', class: 'link-button', onclick: () => void app.cancel(m.clientId) }, 'Cancel')
-        : null,
-    ),
-  );
 }
 
 /** The message box and Send, for one session; used by the session and the watch screens. */
@@ -210,88 +193,162 @@ export function controlButtons(
   return [];
 }
 
+/**
+ * One session as a conversation: a head with its state and one menu (Watch, Files, Schedule, End, Force end), the
+ * conversation (views/conversation.ts), and at the bottom, kept above the phone's keyboard, what waits for the
+ * person (an approval card, the agent's questions) and the message box.
+ */
 export function sessionScreen(app: App, hookId: string, name: string): Screen {
   const head = h('div', { class: 'session-head' });
-  const list = h('ol', { class: 'messages', 'aria-label': 'Messages sent' });
   const found0 = findSession(app.computers, hookId, name);
   const viewOnly = found0?.card.viewOnly ?? false;
   const compose = viewOnly ? null : composer(app, hookId, name);
   const approval = viewOnly ? null : approvalCard(app, hookId, name);
-  const controls = h('div', { class: 'session-controls', 'aria-label': 'Session control' });
+  const questions = sessionAsks(app, hookId, name);
   const controlStatus = h('p', { class: 'control-status', role: 'status' });
-  // what the agent did (spec 4.11.1, 4.12): its timeline, from the sealed history, once the session is known
-  const historyBox = h('div', {});
-  let history: ReturnType<typeof timelineSection> | null = null;
+  // the menu: what is done to the session, out of the way of the conversation
+  const menuId = `session-menu-${Math.random().toString(36).slice(2, 8)}`;
+  const menuButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'icon-button menu-button',
+      'aria-label': 'Session menu',
+      'aria-expanded': 'false',
+      'aria-controls': menuId,
+    },
+    '⋯',
+  );
+  const menu = h('div', { class: 'session-menu', id: menuId, role: 'group', 'aria-label': 'Session', hidden: true });
+  const setMenu = (open: boolean) => {
+    menu.hidden = !open;
+    menuButton.setAttribute('aria-expanded', String(open));
+  };
+  menuButton.addEventListener('click', () => setMenu(menu.hidden));
+  /** Files and Schedule open here, above the conversation, one at a time. */
+  const panel = h('div', { class: 'session-panel', hidden: true });
+  const showPanel = (content: HTMLElement | null) => {
+    setMenu(false);
+    replace(
+      panel,
+      content
+        ? [content, h('button', { type: 'button', class: 'button secondary', onclick: () => showPanel(null) }, 'Close')]
+        : [],
+    );
+    panel.hidden = content === null;
+    if (content instanceof HTMLDetailsElement) content.open = true;
+    if (content) panel.scrollIntoView({ block: 'nearest' });
+  };
+  const messages = () => app.messages.filter((m) => m.computer === hookId && m.session === name);
+  let talk: ReturnType<typeof conversationSection> | null = null;
+  let talkFor = '';
+  const talkBox = h('div', { class: 'conversation-box' });
   let controlsFor: string | null = null;
-  const el = h(
-    'section',
-    { class: 'screen session' },
-    head,
+  const pastControls = h('div', { class: 'session-controls', 'aria-label': 'Session control' });
+  const foot = h(
+    'div',
+    { class: 'session-foot' },
     approval?.el,
-    controls,
-    controlStatus,
-    historyBox,
-    list,
+    questions.el,
+    pastControls,
     compose
       ? compose.form
       : h('p', { class: 'note' }, 'Subagents are view-only: watch them here, write to the parent session.'),
   );
-  let shown = '';
+  const el = h('section', { class: 'screen session' }, head, menu, panel, controlStatus, talkBox, foot);
   const update = () => {
     const found = findSession(app.computers, hookId, name);
     const card = found?.card;
-    if (!history && found && !found.record.shell) {
-      history = timelineSection(app, hookId, name, found.record.meta?.agent);
-      // the project's files (spec 4.11.3), for a running session
-      replace(historyBox, history.el, found.record.ended === undefined ? filesSection(app, hookId, name) : null);
+    const agent = found?.record.meta?.kind === 'agent' ? found.record.meta.agent : undefined;
+    // the conversation follows the agent the inventory names (its timeline, if it has one): made again when the
+    // session is found after the screen opened (a link opened before the inventory arrived)
+    const talkAgent = found && !found.record.shell ? (found.record.meta?.agent ?? '') : '';
+    if (!talk || talkFor !== talkAgent) {
+      talk?.dispose();
+      talkFor = talkAgent;
+      talk = conversationSection(app, hookId, name, talkAgent || undefined, {
+        messages,
+        status: messageStatus,
+        cancel: (m) => void app.cancel(m.clientId),
+      });
+      replace(talkBox, talk.el);
     }
     replace(
       head,
-      h('h2', { class: 'session-title' }, card?.label ?? name),
+      h(
+        'div',
+        { class: 'session-title-row' },
+        h('h2', { class: 'session-title' }, card?.label ?? name),
+        viewOnly ? null : menuButton,
+      ),
       h(
         'p',
         { class: 'session-meta' },
         found?.record.ended !== undefined
           ? h('span', { class: 'state' }, `ended ${ago(Date.now() - found.record.ended * 1000)}`)
-          : card
-            ? h('span', { class: `state state-${card.state}` }, AGENT_STATE_TEXT[card.state])
-            : h('span', { class: 'state' }, 'not in the inventory'),
+          : waitingAsks(app).has(`${hookId}/${name}`)
+            ? h('span', { class: 'state state-asking' }, 'asking')
+            : card
+              ? h('span', { class: `state state-${card.state}` }, card.stateText)
+              : h('span', { class: 'state' }, 'not in the inventory'),
         card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
         card?.shell ? ' · shell session' : null,
         card?.remote ? h('span', { class: 'tag tag-remote' }, 'REMOTE') : null,
         found ? ` · ${found.computer.name}` : null,
       ),
-      h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch'),
       askLoopOffer(
-        found?.record.meta?.kind === 'agent' ? found.record.meta.agent : undefined,
+        agent,
         compose,
         app.messages.some((m) => m.computer === hookId && m.session === name && m.text === ASK_LOOP_LINE),
       ),
+      viewOnly
+        ? h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch')
+        : null,
     );
-    const mine = app.messages.filter((m) => m.computer === hookId && m.session === name).slice(-30);
-    const key = JSON.stringify(mine.map((m) => [m.clientId, m.state, m.code]));
-    if (key !== shown) {
-      shown = key;
-      replace(
-        list,
-        mine.length
-          ? mine.map((m) => messageItem(app, m))
-          : h('li', { class: 'empty' }, 'No messages sent from this phone yet.'),
-      );
-    }
+    talk?.update();
     compose?.update();
     approval?.update();
-    // End and force end for a running session, resume and forget for a past one; none for a subagent (spec 4.14)
+    questions.update();
+    // End and force end for a running session (in the menu), resume and forget for a past one (in view: there is
+    // nothing else to do with it); none for a subagent (spec 4.14)
     const mode = !found || viewOnly ? 'none' : found.record.ended !== undefined ? 'past' : 'live';
     if (mode !== controlsFor) {
       controlsFor = mode;
-      const agent = found?.record.meta?.kind === 'agent' ? found.record.meta.agent : undefined;
-      replace(
-        controls,
-        controlButtons(app, hookId, name, mode, found?.record.meta?.agent, found?.record.resumable, controlStatus),
-        // an agent session this computer ran can be scheduled to start again (spec 4.8.9)
-        mode !== 'none' && agent ? scheduleForm(app, hookId, name, agent) : null,
+      const watch = h(
+        'a',
+        { class: 'button menu-item', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` },
+        'Watch',
       );
+      const live = mode === 'live' && found && !found.record.shell;
+      replace(
+        menu,
+        watch,
+        live
+          ? h(
+              'button',
+              { type: 'button', class: 'menu-item', onclick: () => showPanel(filesSection(app, hookId, name)) },
+              'Files',
+            )
+          : null,
+        mode !== 'none' && agent
+          ? h(
+              'button',
+              { type: 'button', class: 'menu-item', onclick: () => showPanel(scheduleForm(app, hookId, name, agent)) },
+              'Schedule…',
+            )
+          : null,
+        mode === 'live'
+          ? controlButtons(app, hookId, name, mode, found?.record.meta?.agent, found?.record.resumable, controlStatus)
+          : null,
+      );
+      replace(
+        pastControls,
+        mode === 'past'
+          ? controlButtons(app, hookId, name, mode, found?.record.meta?.agent, found?.record.resumable, controlStatus)
+          : null,
+      );
+      pastControls.hidden = mode !== 'past';
+      if (compose) compose.form.hidden = mode === 'past';
     }
   };
   update();
@@ -302,7 +359,8 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     update,
     dispose: () => {
       approval?.dispose();
-      history?.dispose();
+      talk?.dispose();
+      questions.dispose();
     },
   };
 }

@@ -64,7 +64,8 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
   );
   const away = h('p', { class: 'watch-away', role: 'alert', hidden: true, 'data-testid': 'computer-away' });
   const screen = h('div', { class: 'terminal', 'aria-label': 'Live screen of the session', role: 'img' });
-  const wrap = h('div', { class: 'terminal-wrap' }, screen);
+  // it scrolls sideways at a readable size: reachable from the keyboard too (WCAG 2.1.1)
+  const wrap = h('div', { class: 'terminal-wrap', tabindex: 0, role: 'group', 'aria-label': 'Screen' }, screen);
   // Text size: readable by default (the pane scrolls sideways), or the whole width at a small size; kept per device.
   let zoom = storedZoom();
   const sizeLabel = h('span', { class: 'zoom-size', 'aria-live': 'polite', 'data-testid': 'zoom-size' });
@@ -78,13 +79,13 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     { class: 'zoom', role: 'group', 'aria-label': 'Text size' },
     h(
       'button',
-      { type: 'button', 'aria-label': 'Smaller text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), -1)) },
+      { type: 'button', 'aria-label': 'A− Smaller text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), -1)) },
       'A−',
     ),
     sizeLabel,
     h(
       'button',
-      { type: 'button', 'aria-label': 'Larger text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), 1)) },
+      { type: 'button', 'aria-label': 'A+ Larger text', onclick: () => setZoom(stepPaneZoom(zoom, fitted(), 1)) },
       'A+',
     ),
     fitButton,
@@ -112,7 +113,13 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
         KEY_BUTTONS.map((k) =>
           h(
             'button',
-            { type: 'button', class: 'key', 'aria-label': k.name, onclick: () => void sendKey(k.key, k.label) },
+            {
+              type: 'button',
+              class: 'key',
+              // what the button shows, then what it is (a name must hold the visible text: WCAG 2.5.3)
+              'aria-label': k.label === k.name ? undefined : `${k.label} (${k.name})`,
+              onclick: () => void sendKey(k.key, k.label),
+            },
             k.label,
           ),
         ),
