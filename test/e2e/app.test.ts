@@ -9,18 +9,14 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fromSessionMenu, startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentBin, fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
-const SHOTS = resolve(
-  import.meta.dirname,
-  process.env.SVC_SCREENSHOTS === 'docs' ? '../../docs/screenshots' : '../../test-results/screenshots',
-);
 const INVENTORY_TICK_MS = 5_000;
 
 let relay: TestRelay;
@@ -43,8 +39,7 @@ function svcIn(cwd: string, args: string[]): Promise<{ code: number; stdout: str
 }
 
 async function shot(p: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+  await p.screenshot({ path: screenshotPath(name) });
 }
 
 const screen = (session: string) => tmux.capture(session);
@@ -253,10 +248,21 @@ describe('the phone app', () => {
     expect(await page.locator('.terminal-wrap').evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
     await shot(page, '4-watch-readable');
 
+    // a shorter screen, so the pane at 14 px is taller than its box
+    await page.setViewportSize({ width: 390, height: 600 });
     await page.getByRole('button', { name: 'Larger text' }).click();
     await page.getByRole('button', { name: 'Larger text' }).click();
     expect(await font()).toBe(14);
     expect(await page.getByTestId('zoom-size').textContent()).toBe('14 px');
+    // a taller pane than its box: the bottom, where an agent's prompt is, stays in view
+    await waitFor(
+      () =>
+        page
+          .locator('.terminal-wrap')
+          .evaluate((el) => el.scrollHeight > el.clientHeight && el.scrollTop + el.clientHeight >= el.scrollHeight - 2),
+      { what: 'the pane’s bottom in view at 14 px' },
+    );
+    await page.setViewportSize({ width: 390, height: 844 });
     // Kept on this phone: the Watch screen opens at 14 px after a reload.
     await page.reload();
     await page.locator('.xterm-rows').waitFor({ timeout: 10_000 });

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { APPROVAL_COMMAND, PLAIN_REPLY } from '../fakes/fakeModel.js';
-import { fromSessionMenu, startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
@@ -127,6 +127,11 @@ describe.sequential('a session is a conversation', () => {
       return { pre: pre.scrollWidth > pre.clientWidth, page: document.documentElement.scrollWidth - innerWidth };
     });
     expect(widths).toEqual({ pre: true, page: 0 });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      await page.screenshot({ path: screenshotPath(`conversation-${colorScheme}`) });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
   }, 60_000);
 
   it('a message from the phone waits after the last turn, then sits in its own turn with what ran', async () => {

@@ -68,6 +68,9 @@ describe.sequential('schedules in the app', () => {
       .getByRole('status')
       .filter({ hasText: /Scheduled/ })
       .waitFor({ timeout: 30_000 });
+    // taken: the form is ready for another
+    expect(await page.getByLabel('Prompt').inputValue()).toBe('');
+    expect(await page.getByLabel('Time', { exact: true }).inputValue()).toBe('07:30');
 
     const [entry, ...more] = readSchedules(schedulesFile()).schedules;
     expect(more).toEqual([]);

@@ -7,9 +7,9 @@
  *   afterEach(() => browser.expectNoErrors());        // an uncaught page error or console error fails the test
  *   await browser.close();                            // also removes the profiles
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { runSvc } from './cli.js';
 import { waitFor } from './relay.js';
@@ -157,4 +157,17 @@ export async function fromSessionMenu(page: Page, item: string): Promise<void> {
     .getByRole('group', { name: 'Session' })
     .getByRole(item === 'Watch' ? 'link' : 'button', { name: item, exact: true })
     .click();
+}
+
+/**
+ * Where a test's screenshots go: test-results/screenshots/, or docs/screenshots/ with SVC_SCREENSHOTS=docs (how the
+ * README's pictures are made), so a test run leaves the repository as it was.
+ */
+export function screenshotPath(name: string): string {
+  const dir = resolve(
+    import.meta.dirname,
+    process.env.SVC_SCREENSHOTS === 'docs' ? '../../docs/screenshots' : '../../test-results/screenshots',
+  );
+  mkdirSync(dir, { recursive: true });
+  return join(dir, `${name}.png`);
 }

@@ -334,9 +334,12 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
       )
     ).flatMap((b) => b.items);
     expect(items).toContainEqual({ k: 'prompt', text: 'hello there' });
-    expect(items).toContainEqual(expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch' }));
+    expect(items).toContainEqual(
+      expect.objectContaining({ k: 'tool', name: 'Bash', target: 'touch svc-approval-probe.txt' }),
+    );
     expect(existsSync(join(home, '.svc', 'relay', 'relay.db'))).toBe(true);
     expect(relayHolds('hello there')).toBe(false);
+    expect(relayHolds('svc-approval-probe')).toBe(false);
   });
 
   it('svc up, then svc cc: a paired phone lists and reads the project and sends a file to ~/Downloads/Svc', async () => {

@@ -194,13 +194,13 @@ export function scheduleForm(app: App, hookId: string, name: string, agentId: st
       ...(text ? { prompt: text } : {}),
     };
     status.textContent = 'Scheduling…';
-    status.textContent = await sendRequest(
-      app,
-      hookId,
-      name,
-      { schedule: request },
-      'Scheduled: it is in the computer’s list.',
-    );
+    const done = 'Scheduled: it is in the computer’s list.';
+    status.textContent = await sendRequest(app, hookId, name, { schedule: request }, done);
+    // taken: the form is ready for another (a refusal keeps what the person chose, to mend it)
+    if (status.textContent === done) {
+      form.reset();
+      kind.onchange?.(new Event('change'));
+    }
   };
   return h('details', { class: 'schedule-box' }, h('summary', {}, 'Schedule this agent…'), form);
 }

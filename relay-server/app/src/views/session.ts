@@ -6,7 +6,7 @@ import { ago, pushStateText } from '../../../../core/protocol/refusalText.js';
 import { EXIT_COMMANDS } from '../../../../core/sessions/control.js';
 import { deleteKv, getKv, type Message, setKv } from '../db.js';
 import { SealRefused } from '../device.js';
-import { h, replace } from '../dom.js';
+import { h, replace, replaceChanged } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { waitingAsks } from './agents.js';
@@ -199,7 +199,9 @@ export function controlButtons(
  * person (an approval card, the agent's questions) and the message box.
  */
 export function sessionScreen(app: App, hookId: string, name: string): Screen {
-  const head = h('div', { class: 'session-head' });
+  const titleEl = h('h2', { class: 'session-title' });
+  const meta = h('p', { class: 'session-meta' });
+  const offer = h('div', { class: 'session-offer' });
   const found0 = findSession(app.computers, hookId, name);
   const viewOnly = found0?.card.viewOnly ?? false;
   const compose = viewOnly ? null : composer(app, hookId, name);
@@ -255,6 +257,16 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
       ? compose.form
       : h('p', { class: 'note' }, 'Subagents are view-only: watch them here, write to the parent session.'),
   );
+  const head = h(
+    'div',
+    { class: 'session-head' },
+    h('div', { class: 'session-title-row' }, titleEl, viewOnly ? null : menuButton),
+    meta,
+    offer,
+    viewOnly
+      ? h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch')
+      : null,
+  );
   const el = h('section', { class: 'screen session' }, head, menu, panel, controlStatus, talkBox, foot);
   const update = () => {
     const found = findSession(app.computers, hookId, name);
@@ -273,37 +285,30 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
       });
       replace(talkBox, talk.el);
     }
-    replace(
-      head,
-      h(
-        'div',
-        { class: 'session-title-row' },
-        h('h2', { class: 'session-title' }, card?.label ?? name),
-        viewOnly ? null : menuButton,
-      ),
-      h(
-        'p',
-        { class: 'session-meta' },
-        found?.record.ended !== undefined
-          ? h('span', { class: 'state' }, `ended ${ago(Date.now() - found.record.ended * 1000)}`)
-          : waitingAsks(app).has(`${hookId}/${name}`)
-            ? h('span', { class: 'state state-asking' }, 'asking')
-            : card
-              ? h('span', { class: `state state-${card.state}` }, card.stateText)
-              : h('span', { class: 'state' }, 'not in the inventory'),
-        card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
-        card?.shell ? ' · shell session' : null,
-        card?.remote ? h('span', { class: 'tag tag-remote' }, 'REMOTE') : null,
-        found ? ` · ${found.computer.name}` : null,
-      ),
+    titleEl.textContent = card?.label ?? name;
+    // redrawn only when it changed: the screen updates every second while offline, and a tap must not land on a
+    // node swapped under the finger
+    replaceChanged(
+      meta,
+      found?.record.ended !== undefined
+        ? h('span', { class: 'state' }, `ended ${ago(Date.now() - found.record.ended * 1000)}`)
+        : waitingAsks(app).has(`${hookId}/${name}`)
+          ? h('span', { class: 'state state-asking' }, 'asking')
+          : card
+            ? h('span', { class: `state state-${card.state}` }, card.stateText)
+            : h('span', { class: 'state' }, 'not in the inventory'),
+      card ? ` ${card.attached ? 'attached' : 'detached'}` : null,
+      card?.shell ? ' · shell session' : null,
+      card?.remote ? h('span', { class: 'tag tag-remote' }, 'REMOTE') : null,
+      found ? ` · ${found.computer.name}` : null,
+    );
+    replaceChanged(
+      offer,
       askLoopOffer(
         agent,
         compose,
         app.messages.some((m) => m.computer === hookId && m.session === name && m.text === ASK_LOOP_LINE),
       ),
-      viewOnly
-        ? h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch')
-        : null,
     );
     talk?.update();
     compose?.update();
@@ -312,8 +317,9 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     // End and force end for a running session (in the menu), resume and forget for a past one (in view: there is
     // nothing else to do with it); none for a subagent (spec 4.14)
     const mode = !found || viewOnly ? 'none' : found.record.ended !== undefined ? 'past' : 'live';
-    if (mode !== controlsFor) {
-      controlsFor = mode;
+    const controlsKey = `${mode} ${agent ?? ''} ${found?.record.shell === true} ${found?.record.resumable === true}`;
+    if (controlsKey !== controlsFor) {
+      controlsFor = controlsKey;
       const watch = h(
         'a',
         { class: 'button menu-item', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` },

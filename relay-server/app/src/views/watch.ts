@@ -100,6 +100,10 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
     keepZoom(zoom);
     term?.setZoom(zoom);
     showZoom();
+    // the prompt is at the bottom: a new size keeps it in view, unless the person had scrolled up to read
+    requestAnimationFrame(() => {
+      if (follow) wrap.scrollTop = wrap.scrollHeight;
+    });
   }
   showZoom();
   const mirror = h('pre', { class: 'visually-hidden', 'aria-live': 'off', 'data-testid': 'screen-text' });
