@@ -76,6 +76,9 @@ function withResult(unacked: readonly PushResultFrame[], frame: ClientFrame): Pu
   return [...unacked.filter((f) => f.id !== frame.id), frame];
 }
 
+/** At most this many frames are held while offline; the oldest go first (a link down for a day holds no backlog). */
+export const MAX_HELD_FRAMES = 50;
+
 /** Frames the socket actor accepts. */
 export type RelaySocketCommand = { type: 'SEND'; frame: ClientFrame } | { type: 'PING' };
 
@@ -113,7 +116,8 @@ export const relayLinkMachine = setup({
   actions: {
     log: (_, _params: LogParams) => {},
     hold: assign({
-      held: ({ context, event }) => (event.type === 'SEND' ? [...context.held, event.frame] : context.held),
+      held: ({ context, event }) =>
+        event.type === 'SEND' ? [...context.held, event.frame].slice(-MAX_HELD_FRAMES) : context.held,
     }),
     /** A frame from the relay while online: an ack settles a result; every frame goes to the listener. */
     takeFrame: enqueueActions(({ context, event, enqueue }) => {
@@ -135,8 +139,13 @@ export const relayLinkMachine = setup({
     authClosed: ({ event }) => event.type === 'SOCKET.CLOSED' && isAuthFailure(event.code),
     isSubscribed: ({ event }) => event.type === 'SOCKET.FRAME' && event.frame.type === 'subscribed',
     isResult: ({ event }) => event.type === 'SEND' && event.frame.type === 'push.result',
-    /** Kept while offline and sent once online: the end of an ask (machines/ask.ts). */
-    isHeld: ({ event }) => event.type === 'SEND' && event.frame.type === 'ask.closed',
+    /**
+     * Kept while offline (or not online yet, at start) and sent once online: the end of an ask (machines/ask.ts),
+     * and a notification (a scheduled run missed while the computer slept is found at the listener's first look,
+     * before its link is up; a `svc_notify` while the relay restarts).
+     */
+    isHeld: ({ event }) =>
+      event.type === 'SEND' && (event.frame.type === 'ask.closed' || event.frame.type === 'notify.new'),
   },
 }).createMachine({
   id: 'relayLink',

@@ -45,8 +45,10 @@ export function relativeTarget(target: string, cwd: string | undefined): string 
   const root = cwd?.replace(/\/+$/, '');
   if (!root) return target;
   const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return target.replace(new RegExp(`(?<![\\w./-])${escaped}(?:/+|(?=[\\s;&|)'"]|$))`, 'g'), (m) =>
-    m.endsWith('/') ? '' : '.',
+  // the folder and the slash after it go (`src/a.ts`); the folder alone, or with a slash and nothing after, is `.`
+  return target.replace(
+    new RegExp(`(?<![\\w./-])${escaped}(?:(/+)(?=[^\\s;&|)'"/])|/*(?=[\\s;&|)'"]|$))`, 'g'),
+    (_m, sep: string | undefined) => (sep ? '' : '.'),
   );
 }
 
@@ -183,19 +185,30 @@ export function timeline(items: readonly HistoryItem[]): {
   return { turns, todos };
 }
 
-const sameText = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() === b.replace(/\s+/g, ' ').trim();
+const squeeze = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** A prompt is the message's text: the same words, or its start when the history cut it (`…`, MAX_TEXT_CHARS). */
+function sameText(prompt: string, text: string): boolean {
+  const p = squeeze(prompt);
+  const t = squeeze(text);
+  if (p === t) return true;
+  return prompt.length >= MAX_TEXT_CHARS && p.endsWith('…') && t.startsWith(p.slice(0, -1).trimEnd());
+}
 
 /**
- * Where each message the phone sent sits in a conversation: the index of the turn whose prompt is its text (in
- * order: a message is never placed before an earlier one), or null while the agent's transcript does not show it
- * yet (the app draws it after the last turn, with what became of it).
+ * Where each message the phone sent sits in a conversation: the index of the turn whose prompt is its text, or null
+ * (the app draws it after the last turn, with what became of it). Only a message the listener typed (`typed`) is
+ * placed, oldest first, each turn at most once and in order, so two messages with the same words take two turns.
+ * Known limit: an older turn with the same words typed at the keyboard is taken for the phone's (there is no time
+ * on a turn to tell them apart).
  */
 export function placeMessages(
   prompts: readonly (string | null)[],
-  messages: readonly { text: string }[],
+  messages: readonly { text: string; typed: boolean }[],
 ): (number | null)[] {
   let next = 0;
   return messages.map((m) => {
+    if (!m.typed) return null;
     for (let i = next; i < prompts.length; i++) {
       const prompt = prompts[i];
       if (prompt !== null && prompt !== undefined && sameText(prompt, m.text)) {

@@ -12,6 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { APPROVAL_COMMAND, PLAIN_REPLY } from '../fakes/fakeModel.js';
+import { accessibilityFindings } from '../helpers/a11y.js';
 import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
@@ -27,6 +28,12 @@ const REPLY = [
   '',
   '- first',
   '- second',
+  '',
+  '* [x] tests pass',
+  '* [ ] docs',
+  '',
+  '3. third step',
+  '4. fourth step',
   '',
   '```ts',
   LONG_LINE,
@@ -103,7 +110,11 @@ describe.sequential('a session is a conversation', () => {
         throw new Error(`${(e as Error).message}\n--- screen ---\n${shown}\n--- listener ---\n${listener.output()}`);
       });
     expect(await reply.locator('strong').textContent()).toBe('the tests');
-    expect(await reply.locator('li').allTextContents()).toEqual(['first', 'second']);
+    expect(await reply.locator('ul').first().locator('li').allTextContents()).toEqual(['first', 'second']);
+    // a task list keeps its boxes (to read, not to tick); a numbered list keeps its numbers
+    expect(await reply.locator('input[type="checkbox"][disabled]').count()).toBe(2);
+    expect(await reply.locator('input[type="checkbox"][checked]').count()).toBe(1);
+    expect(await reply.locator('ol').getAttribute('start')).toBe('3');
     expect(await reply.locator('pre code').textContent()).toContain(LONG_LINE);
     // the person's prompt, in their own bubble, before it
     await page.locator('.bubble.you').getByText('hello there', { exact: true }).waitFor();
@@ -127,6 +138,11 @@ describe.sequential('a session is a conversation', () => {
       return { pre: pre.scrollWidth > pre.clientWidth, page: document.documentElement.scrollWidth - innerWidth };
     });
     expect(widths).toEqual({ pre: true, page: 0 });
+    // and it reads well with a screen reader and a finger, in both schemes
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await accessibilityFindings(page), colorScheme).toEqual([]);
+    }
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
       await page.screenshot({ path: screenshotPath(`conversation-${colorScheme}`) });

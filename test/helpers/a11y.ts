@@ -44,6 +44,9 @@ export async function accessibilityFindings(page: Page): Promise<string[]> {
       if (box.width === 0 || box.height === 0 || el.closest('[hidden], [inert], [aria-hidden="true"]')) continue;
       // not a target at all: a disabled control, or one kept out of reach on purpose (xterm's unused input)
       if (el.matches(':disabled') || el.tabIndex < 0) continue;
+      // a region focusable only so a keyboard can scroll it (a code block, the pane): scrolled, never tapped
+      const control = 'a, button, input, select, textarea, summary, [role=button], [role=link]';
+      if (!el.matches(control) && (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight)) continue;
       if (getComputedStyle(el).visibility === 'hidden') continue;
       // a link in running text: WCAG exempts it (its size is the line's)
       if (el.tagName === 'A' && getComputedStyle(el).display === 'inline' && el.parentElement?.closest('p')) continue;

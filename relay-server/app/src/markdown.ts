@@ -76,10 +76,15 @@ export function renderMarkdown(text: string): DocumentFragment {
         node.setAttribute('target', '_blank');
         node.setAttribute('rel', 'noopener noreferrer nofollow');
       }
+      // a code block scrolls sideways at phone width: reachable from the keyboard too
+      if (node.tagName === 'PRE') node.setAttribute('tabindex', '0');
       // GitHub task lists: a checkbox to read, not to tick
       if (node.tagName === 'INPUT') {
         if (node.getAttribute('type') !== 'checkbox') node.remove();
-        else node.setAttribute('disabled', '');
+        else {
+          node.setAttribute('disabled', '');
+          node.setAttribute('aria-label', node.hasAttribute('checked') ? 'done' : 'to do');
+        }
       }
     });
   }
@@ -88,6 +93,8 @@ export function renderMarkdown(text: string): DocumentFragment {
     ALLOWED_TAGS,
     ALLOWED_ATTR: ['href', 'title', 'type', 'checked', 'disabled', 'start', 'align', 'class'],
     ALLOWED_URI_REGEXP: SAFE_URL,
+    // checked against ALLOWED_URI_REGEXP otherwise, which strips a task list's `type`, a list's `start`, a cell's `align`
+    ADD_URI_SAFE_ATTR: ['type', 'start', 'align', 'class'],
     RETURN_DOM_FRAGMENT: true,
   });
 }

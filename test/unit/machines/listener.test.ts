@@ -13,7 +13,7 @@ import { inventoryMachine } from '../../../machines/inventory.js';
 import { listenerMachine } from '../../../machines/listener.js';
 import type { LogParams } from '../../../machines/log.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
-import { relayLinkMachine } from '../../../machines/relayLink.js';
+import { MAX_HELD_FRAMES, relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
 import type { RemoveOutcome, WorktreeInput } from '../../../machines/worktree.js';
@@ -561,6 +561,46 @@ describe('listener machine', () => {
     h.clock.increment(12_000); // past a result retry: sent once, not again
     await flush();
     expect(h.sentFrames().filter((f) => f.type === 'ask.closed')).toEqual([closed]);
+  });
+
+  it('keeps a notification made before the link is up (a missed run at start) and sends it once online', async () => {
+    const h = harness();
+    await flush();
+    // not connected yet: the scheduler's first look found a run missed while the computer slept
+    const note: ClientFrame = {
+      type: 'notify.new',
+      id: 'n_0123456789abcdef',
+      session: 'svc-proj',
+      kind: 'schedule',
+      envelope: { v: 1 } as never,
+    };
+    h.actor.send({ type: 'NOTIFY.SEND', frame: note as Extract<ClientFrame, { type: 'notify.new' }> });
+    await flush();
+    await h.connect();
+    h.clock.increment(12_000);
+    await flush();
+    expect(h.sentFrames().filter((f) => f.type === 'notify.new')).toEqual([note]);
+  });
+
+  it('holds at most MAX_HELD_FRAMES while offline, the newest', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.current().sendBack({ type: 'SOCKET.CLOSED', code: 1006, reason: '' });
+    await flush();
+    const relay = (h.actor.getSnapshot().children as Record<string, AnyActorRef>).relay!;
+    for (let i = 0; i < MAX_HELD_FRAMES + 5; i++)
+      relay.send({
+        type: 'SEND',
+        frame: { type: 'ask.closed', id: `a_${String(i).padStart(16, '0')}`, state: 'expired' },
+      });
+    await flush();
+    h.clock.increment(30_000);
+    await flush();
+    await h.connect();
+    const sent = h.sentFrames().filter((f) => f.type === 'ask.closed');
+    expect(sent).toHaveLength(MAX_HELD_FRAMES);
+    expect(sent.at(-1)).toMatchObject({ id: `a_${String(MAX_HELD_FRAMES + 4).padStart(16, '0')}` });
   });
 });
 

@@ -76,22 +76,31 @@ describe('a prompt before the steps it led to', () => {
 });
 
 describe('messages sent from the phone, placed in the conversation', () => {
+  const typed = (text: string) => ({ text, typed: true });
   it.each([
-    ['each at its turn', ['a', 'b'], ['a', 'b'], [0, 1]],
-    ['not in the transcript yet', ['a'], ['a', 'b'], [0, null]],
-    ['the same text twice: two turns in order', ['go', 'x', 'go'], ['go', 'go'], [0, 2]],
-    ['never before an earlier one', ['b', 'a'], ['a', 'b'], [1, null]],
-    ['whitespace as the agent wrote it', ['fix\r\nit '], ['fix\nit'], [0]],
-    ['a turn without a prompt is skipped', [null, 'a'], ['a'], [1]],
-    ['typed at the keyboard, not from the phone', ['k', 'a'], ['a'], [1]],
+    ['each at its turn', ['a', 'b'], [typed('a'), typed('b')], [0, 1]],
+    ['not in the transcript yet', ['a'], [typed('a'), typed('b')], [0, null]],
+    ['the same text twice: two turns in order', ['go', 'x', 'go'], [typed('go'), typed('go')], [0, 2]],
+    [
+      'a second "go" not written yet does not take the first one’s turn',
+      ['go', 'x'],
+      [typed('go'), typed('go')],
+      [0, null],
+    ],
+    ['never before an earlier one', ['b', 'a'], [typed('a'), typed('b')], [1, null]],
+    ['whitespace as the agent wrote it', ['fix\r\nit '], [typed('fix\nit')], [0]],
+    ['a turn without a prompt is skipped', [null, 'a'], [typed('a')], [1]],
+    ['not typed (refused, waiting): never placed', ['a'], [{ text: 'a', typed: false }], [null]],
   ])('%s', (_what, prompts, sent, at) =>
-    expect(
-      placeMessages(
-        prompts as (string | null)[],
-        (sent as string[]).map((text) => ({ text })),
-      ),
-    ).toEqual(at),
+    expect(placeMessages(prompts as (string | null)[], sent as { text: string; typed: boolean }[])).toEqual(at),
   );
+
+  it('a long message the history cut (…) is found by its start', () => {
+    const long = `${'word '.repeat(2_000)}end`;
+    const [item] = historyItems([{ kind: 'prompt', text: long }]);
+    expect(placeMessages([(item as { text: string }).text], [typed(long)])).toEqual([0]);
+    expect(placeMessages([(item as { text: string }).text], [typed(`${'other '.repeat(2_000)}`)])).toEqual([null]);
+  });
 });
 
 describe('tool targets relative to the project', () => {
@@ -105,6 +114,8 @@ describe('tool targets relative to the project', () => {
     ['the path inside another path', '/mnt/home/me/proj/a.ts', '/mnt/home/me/proj/a.ts'],
     ['a path elsewhere', '/etc/hosts', '/etc/hosts'],
     ['a program only', 'npm test', 'npm test'],
+    ['the folder with its slash', 'cd /home/me/proj/ && make', 'cd . && make'],
+    ['the folder with its slash, alone', 'ls /home/me/proj/', 'ls .'],
   ])('%s', (_what, target, shown) => expect(relativeTarget(target, '/home/me/proj/')).toBe(shown));
 
   it('without a project folder, the target stays whole', () =>

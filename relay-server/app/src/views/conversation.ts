@@ -16,7 +16,7 @@ import {
   type TimelineTurn,
   timeline,
 } from '../../../../core/transcripts/history.js';
-import { parseBody, request } from '../api.js';
+import { parseBody, RelayError, request } from '../api.js';
 import { openFrom } from '../crypto.js';
 import type { Message } from '../db.js';
 import { h, replace } from '../dom.js';
@@ -32,11 +32,15 @@ const MAX_RENDERED = 200;
 
 function replyBody(text: string, redraw: () => void): Node {
   if (!markdown) {
-    loadingMarkdown ??= import('../markdown.js');
-    void loadingMarkdown.then((m) => {
-      markdown = m;
-      redraw();
-    });
+    // one load for every reply; a failed one (offline before the service worker had it) is tried at the next draw
+    loadingMarkdown ??= import('../markdown.js').then(
+      (m) => (markdown = m),
+      (error: unknown) => {
+        loadingMarkdown = null;
+        throw error;
+      },
+    );
+    loadingMarkdown.then(redraw, () => {});
     return h('p', { class: 'plain' }, text);
   }
   let fragment = rendered.get(text);
@@ -85,7 +89,10 @@ export function conversationSection(
   const supported = agent !== undefined && TIMELINE_AGENTS.has(agent);
   /** Opened chunks by relay id. */
   const chunks = new Map<number, { seq: number; reset: boolean; items: HistoryItem[] }>();
-  let sealedBefore = 0;
+  /** Chunks that do not open here (sealed before this phone was paired), by relay id: counted once each. */
+  const unopened = new Set<number>();
+  let todosOpen = false;
+  let disposed = false;
   let problem: string | null = null;
   /** The oldest chunk loaded, when the relay has older ones (a page at a time). */
   let older: number | null = null;
@@ -95,16 +102,23 @@ export function conversationSection(
   let shown = '';
 
   const open = async (id: number, envelope: unknown) => {
-    if (chunks.has(id)) return;
+    if (chunks.has(id) || unopened.has(id)) return;
     const key = app.keyFor(hookId);
+    let opened: unknown;
     try {
       if (!key) throw new Error('no key');
-      const body = await parseBody('HistoryChunkBody', await openFrom(app.device, key, 'history.chunk', envelope));
-      if (body.session !== name) throw new Error('another session');
-      chunks.set(id, { seq: body.seq, reset: body.reset, items: body.items });
+      opened = await openFrom(app.device, key, 'history.chunk', envelope);
     } catch {
-      sealedBefore++;
+      unopened.add(id);
+      return;
     }
+    // the schemas not loaded (offline) is no reason to call it sealed before: it is tried again at the next load
+    const body = await parseBody('HistoryChunkBody', opened).catch((error: unknown) =>
+      error instanceof RelayError ? null : undefined,
+    );
+    if (body === null) return;
+    if (body === undefined || body.session !== name) unopened.add(id);
+    else chunks.set(id, { seq: body.seq, reset: body.reset, items: body.items });
   };
 
   const sent = (m: Message) => {
@@ -120,7 +134,8 @@ export function conversationSection(
     );
   };
 
-  const draw = (force = false) => {
+  const draw = () => {
+    if (disposed) return;
     const ids = [...chunks.keys()].sort((a, b) => a - b);
     let items: HistoryItem[] = [];
     for (const id of ids) {
@@ -132,18 +147,18 @@ export function conversationSection(
     const mine = deps.messages().slice(-30);
     const key = JSON.stringify([
       ids,
-      sealedBefore,
+      unopened.size,
       problem,
       older,
       loaded,
       markdown !== null,
       mine.map((m) => [m.clientId, m.state, m.code]),
     ]);
-    if (key === shown && !force) return;
+    if (key === shown) return;
     shown = key;
     const places = placeMessages(
       turns.map((t) => t.prompt),
-      mine,
+      mine.map((m) => ({ text: m.text, typed: m.state === 'injected' })),
     );
     const atTurn = new Map<number, Message>();
     const after: Message[] = [];
@@ -152,7 +167,7 @@ export function conversationSection(
       if (at === null || at === undefined) after.push(m);
       else atTurn.set(at, m);
     });
-    const redraw = () => draw(true);
+    const redraw = () => draw();
     replace(
       el,
       older !== null
@@ -162,14 +177,20 @@ export function conversationSection(
             'Show earlier',
           )
         : null,
-      sealedBefore > 0
-        ? h('p', { class: 'muted' }, `${sealedBefore} earlier part(s) were sealed before this phone was paired.`)
+      unopened.size > 0
+        ? h('p', { class: 'muted' }, `${unopened.size} earlier part(s) were sealed before this phone was paired.`)
         : null,
       problem ? h('p', { class: 'muted' }, problem) : null,
       todos && todos.items.length > 0
         ? h(
             'details',
-            { class: 'todos-box' },
+            {
+              class: 'todos-box',
+              open: todosOpen,
+              ontoggle: (e: Event) => {
+                todosOpen = (e.currentTarget as HTMLDetailsElement).open;
+              },
+            },
             h(
               'summary',
               {},
@@ -257,7 +278,10 @@ export function conversationSection(
 
   let stuck = true;
   const onDrawn = () => {
-    if (stuck) requestAnimationFrame(() => window.scrollTo({ top: document.documentElement.scrollHeight }));
+    if (stuck)
+      requestAnimationFrame(() => {
+        if (!disposed) window.scrollTo({ top: document.documentElement.scrollHeight });
+      });
   };
   const onScroll = () => {
     stuck = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
@@ -294,6 +318,7 @@ export function conversationSection(
     el,
     update: () => draw(),
     dispose: () => {
+      disposed = true;
       off();
       offSubscribed();
       window.removeEventListener('scroll', onScroll);
