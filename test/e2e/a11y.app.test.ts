@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityFindings } from '../helpers/a11y.js';
-import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, screenshotPath, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentBin, startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
@@ -54,11 +54,7 @@ beforeAll(async () => {
     });
     expect(run.trim()).toMatch(/^svc-proj/);
   }
-  browser = await startBrowser();
-  const pair = await runSvc(['pair'], env);
-  page = await browser.newPage({ viewport: PHONE });
-  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
-  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+  ({ browser, page } = await pairedPhone(env, { viewport: PHONE }));
   await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).waitFor({ timeout: 30_000 });
   await page.getByRole('link', { name: /^proj · Shell, svc-proj-sh,/ }).waitFor({ timeout: 30_000 });
 }, 120_000);

@@ -13,8 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { APPROVAL_COMMAND, PLAIN_REPLY } from '../fakes/fakeModel.js';
 import { accessibilityFindings } from '../helpers/a11y.js';
-import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
-import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
+import { fromSessionMenu, pairedPhone, screenshotPath, type TestBrowser } from '../helpers/browser.js';
+import { type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentCommand } from '../helpers/tmux.js';
@@ -68,11 +68,7 @@ beforeAll(async () => {
   });
   listener = spawnSvc(['listener'], computer.env);
   await listener.waitForLine(/connected to ws:/);
-  browser = await startBrowser();
-  const pair = await runSvc(['pair'], computer.env);
-  page = await browser.newPage({ viewport: PHONE });
-  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
-  await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
+  ({ browser, page } = await pairedPhone(computer.env, { viewport: PHONE }));
   // the transcript Claude Code wrote, its first reply made Markdown; the second turn comes later. Written once the
   // phone is paired: history is sealed for the devices paired when it is read
   const lines = readFileSync('test/fixtures/transcripts/A1/session.jsonl', 'utf8')

@@ -109,10 +109,13 @@ export async function startBrowser(): Promise<TestBrowser> {
  * A phone paired with the computer of `env` the way a person pairs one: `svc pair` prints a link, the page opens it,
  * and the app says Online. The listener of `env` must be running.
  */
-export async function pairedPhone(env: NodeJS.ProcessEnv): Promise<{ browser: TestBrowser; page: Page }> {
+export async function pairedPhone(
+  env: NodeJS.ProcessEnv,
+  opts: { viewport?: { width: number; height: number } } = {},
+): Promise<{ browser: TestBrowser; page: Page }> {
   const browser = await startBrowser();
   const pair = await runSvc(['pair'], env);
-  const page = await browser.newPage();
+  const page = await browser.newPage(opts);
   await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
   await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
   return { browser, page };
