@@ -66,6 +66,7 @@ import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
 import { createHistory } from './transcripts/history.js';
+import { createPinning } from './transcripts/pinning.js';
 import { createGit } from './worktrees/git.js';
 import {
   checkWorktreeActor,
@@ -205,7 +206,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log,
   });
 
-  const past = createPastSessions(join(paths.dir, 'past-sessions.json'), log);
+  const past = createPastSessions(join(paths.dir, 'past-sessions.json'), log, () => history?.held() ?? new Set());
   const tellPast = () => {
     const live = root ? Object.values(root.getSnapshot().context.sessions) : [];
     root?.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) } as never);
@@ -419,12 +420,22 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     inspect: inspector.inspect,
   });
   root = actor as never;
+  // which transcript is whose: the agents' hooks say (actors/transcripts/pinning.ts)
+  const pinning = createPinning({
+    tmux,
+    sessions: () => actor.getSnapshot().context.sessions,
+    pinned: (session, transcript) => history?.pinned(session, transcript),
+    log,
+    env,
+  });
   // svc remote-hook: sticky REMOTE and finished turns from the agents' own hooks (actors/hooks/listenerHooks.ts)
   const hooks = createListenerHooks({
     sessions: () => actor.getSnapshot().context.sessions,
     typed,
     setRemote: (session, on, why) => actor.send({ type: 'SESSION.REMOTE', session, on, why }),
     tell: (session, kind, message) => asks.event(session, kind, message),
+    pin: (session, request) =>
+      void pinning.pin(session, request).catch((err: Error) => log.warn(`${session}: not pinned: ${err.message}`)),
     log,
   });
   // `svc listener --status/--stop`, `svc debug state/events/ui` (actors/daemon/controlSocket.ts)

@@ -1,7 +1,8 @@
 /**
  * The listener's side of `svc remote-hook` (core/hooks/control.ts): a prompt from the phone puts the session in
  * sticky REMOTE, a prompt from the keyboard takes it out, and a Stop-style hook tells the phones the turn finished,
- * once per turn (the screen reading sees the same finish a moment later: core/notify/events.ts turnNoticeDue).
+ * once per turn (the screen reading sees the same finish a moment later: core/notify/events.ts turnNoticeDue). Each
+ * names the agent's own session when the agent said it: pinned to the session holding the pane.
  */
 import type { ControlReply } from '../../core/daemon/control.js';
 import { hookSession, type TypedTexts } from '../../core/hooks/control.js';
@@ -15,6 +16,8 @@ export interface ListenerHooksDeps {
   typed: TypedTexts;
   setRemote: (session: string, on: boolean, why: 'hook' | 'keyboard') => void;
   tell: (session: string, kind: 'turn', message: string) => void;
+  /** The hook named the agent's own session: pin it to this one (actors/transcripts/pinning.ts). */
+  pin?: (session: string, request: HookRequest) => void;
   log: { info(m: string): void };
   now?: () => number;
 }
@@ -45,6 +48,7 @@ export function createListenerHooks(deps: ListenerHooksDeps) {
         deps.log.info(`${request.agent} hook (${request.event}) from a pane no session holds: ignored`);
         return reply('ignored');
       }
+      if (request.transcript || request.agentSession) deps.pin?.(session, request);
       if (request.event === 'finished') return reply(turn(session) ? 'told' : 'ignored');
       const on = request.event === 'remote';
       if (on && !deps.typed.take(session, request.sha256)) {

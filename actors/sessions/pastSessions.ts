@@ -34,17 +34,31 @@ const PastFile = z.object({
       createdAt: z.number(),
       lastSeenAt: z.number(),
       program: z.string().optional(),
+      agentSession: z.string().optional(),
+      transcript: z.string().optional(),
     }),
   ),
 });
 
-/** The agent's own id of the newest session it filed for `past.cwd`, or null when its store has none. */
-export function findResumeId(past: PastSession, env: NodeJS.ProcessEnv = process.env): string | null {
+/**
+ * The agent's own id of `past`: the one its hooks said (`@svc-agent-session`), else the newest session its store
+ * filed for `past.cwd` that no live session holds (`held`: their transcripts); null when there is none.
+ */
+export function findResumeId(
+  past: PastSession,
+  env: NodeJS.ProcessEnv = process.env,
+  held: ReadonlySet<string> = new Set(),
+): { id: string; transcript?: string } | null {
+  if (past.agentSession) return { id: past.agentSession, ...(past.transcript ? { transcript: past.transcript } : {}) };
   if (past.agent === 'A1') {
-    const file = newestFile(claudeSessionsDir(past.cwd, env), CLAUDE_SESSION_FILE);
-    return file ? (/([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1] ?? null) : null;
+    const file = newestFile(claudeSessionsDir(past.cwd, env), CLAUDE_SESSION_FILE, 0, held);
+    const id = file ? /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1] : undefined;
+    return file && id ? { id, transcript: file } : null;
   }
-  if (past.agent === 'A2') return codexSession(past.cwd, env)?.id ?? null;
+  if (past.agent === 'A2') {
+    const found = codexSession(past.cwd, env, 0, held);
+    return found ? { id: found.id, transcript: found.path } : null;
+  }
   return null;
 }
 
@@ -52,7 +66,15 @@ export type ResumeOutcome =
   | { ok: true; name: string }
   | { ok: false; code: 'not_supported' | 'inject_failed'; message: string };
 
-export function createPastSessions(path: string, log: { warn(m: string): void }) {
+/**
+ * `held`: the transcripts live sessions follow now (actors/transcripts/history.ts), besides those their agents
+ * pinned: a resume without a known id never takes one of them.
+ */
+export function createPastSessions(
+  path: string,
+  log: { warn(m: string): void },
+  held: () => ReadonlySet<string> = () => new Set(),
+) {
   let book: PastSessions = emptyPast();
   try {
     const parsed = PastFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
@@ -62,6 +84,7 @@ export function createPastSessions(path: string, log: { warn(m: string): void })
     // none yet
   }
   let savedAt = 0;
+  let live: readonly SessionRecord[] = [];
   /** The past sessions last offered (names, in order): a change is reported. */
   let offered = '[]';
   const save = () => {
@@ -74,7 +97,8 @@ export function createPastSessions(path: string, log: { warn(m: string): void })
 
   return {
     /** A reading of the live sessions; true when the list of past sessions changed (it is reported then). */
-    seen(live: readonly SessionRecord[], now: number): boolean {
+    seen(reading: readonly SessionRecord[], now: number): boolean {
+      live = reading;
       const names = (b: PastSessions) => JSON.stringify(Object.keys(b.sessions).sort());
       const next = rememberSessions(book, live, now);
       const newNames = names(next) !== names(book);
@@ -99,10 +123,21 @@ export function createPastSessions(path: string, log: { warn(m: string): void })
     },
     /** Starts the agent's resume of `past` in a new tmux session (its own name, or `<name>-2`, … when taken). */
     async resume(past: PastSession, tmux: Pick<Tmux, 'newSession'>, env?: NodeJS.ProcessEnv): Promise<ResumeOutcome> {
-      const id = findResumeId(past, env);
-      const argv = id ? resumeArgv(past, id) : null;
-      if (!argv) return { ok: false, code: 'not_supported', message: `no ${past.agent} session filed for ${past.cwd}` };
-      const meta = { kind: 'agent' as const, agent: past.agent, project: past.project, label: past.label };
+      const taken = new Set(held());
+      for (const record of live) if (record.meta?.transcript) taken.add(record.meta.transcript);
+      const found = findResumeId(past, env, taken);
+      const argv = found ? resumeArgv(past, found.id) : null;
+      if (!found || !argv)
+        return { ok: false, code: 'not_supported', message: `no ${past.agent} session filed for ${past.cwd}` };
+      // the resumed session is pinned to the same conversation from its start (core/transcripts/pins.ts)
+      const meta = {
+        kind: 'agent' as const,
+        agent: past.agent,
+        project: past.project,
+        label: past.label,
+        agentSession: found.id,
+        transcript: found.transcript,
+      };
       for (let n = 1; n <= 20; n++) {
         const name = n === 1 ? past.name : `${past.name}-${n}`;
         try {

@@ -107,6 +107,10 @@ export interface Tmux {
   /** Create a detached session; resolves to the name tmux used and its first pane. */
   newSession(opts: NewSessionOptions): Promise<{ name: string; paneId: string }>;
   killSession(name: string): Promise<void>;
+  /** Sets session options (`set-option -t =name: @svc-transcript …`) in one call. */
+  setSessionOptions(name: string, options: Readonly<Record<string, string>>): Promise<void>;
+  /** The process a pane runs (`#{pane_pid}`); null when the pane is gone. */
+  panePid(paneId: string): Promise<number | null>;
   /** Ends the server; no server is not an error. */
   killServer(): Promise<void>;
   /** Ends the persistent client, if any (the listener's at its end). */
@@ -411,6 +415,31 @@ export function createTmux(
 
     async killSession(name) {
       await call([['kill-session', '-t', sessionTargetArg(name)]], true);
+    },
+
+    async setSessionOptions(name, options) {
+      const commands = Object.entries(options).map(([option, value]) => [
+        'set-option',
+        '-t',
+        paneTargetArg(name),
+        option,
+        value,
+      ]);
+      if (commands.length > 0) await call(commands, true);
+    },
+
+    async panePid(paneId) {
+      try {
+        const out = await call(
+          [['display-message', '-p', '-t', paneTargetArg({ pane: paneId }), '#{pane_pid}']],
+          false,
+        );
+        const pid = Number.parseInt(out.trim(), 10);
+        return Number.isInteger(pid) && pid > 0 ? pid : null;
+      } catch (e) {
+        if (e instanceof TmuxError) return null;
+        throw e;
+      }
     },
 
     close() {

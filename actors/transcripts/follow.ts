@@ -26,11 +26,18 @@ export interface FollowPosition {
   offset: number;
 }
 
-/** `start`: where an earlier follower read to; taken only while `path()` is that file, that inode, no shorter. */
-export function followTranscript(agent: string, path: () => string | null, start?: FollowPosition) {
-  let file: string | null = start?.path ?? null;
-  let ino = start?.ino ?? -1;
-  let offset = start?.offset ?? 0;
+/**
+ * `start(path)`: where an earlier follower read that file to (this session's before a restart, or an ended session's
+ * that the agent resumed); taken for the first file followed, while it is that inode and no shorter.
+ */
+export function followTranscript(
+  agent: string,
+  path: () => string | null,
+  start?: (path: string) => FollowPosition | undefined,
+) {
+  let file: string | null = null;
+  let ino = -1;
+  let offset = 0;
   let rest = '';
   let seen = new Set<string>();
   const decoder = new TextDecoder('utf-8');
@@ -51,11 +58,12 @@ export function followTranscript(agent: string, path: () => string | null, start
         return out;
       }
       if (now !== file || st.ino !== ino || st.size < offset) {
-        // a start position of another file is not a reset: nothing was read from it here
-        out.reset = file !== null && !(start && file === start.path && offset === start.offset && ino === start.ino);
+        // the first file may go on from where an earlier follower read to; another one is read from its start
+        const from = file === null ? start?.(now) : undefined;
+        out.reset = file !== null;
         file = now;
         ino = st.ino;
-        offset = 0;
+        offset = from && from.path === now && from.ino === st.ino && from.offset <= st.size ? from.offset : 0;
         rest = '';
         seen = new Set();
       }

@@ -43,10 +43,24 @@ export interface HistoryDeps {
 /** How often transcripts are looked at: a step reaches the phone within about a second of being written. */
 export const POLL_MS = 250;
 
-const Positions = z.record(
-  z.string(),
-  z.object({ path: z.string(), ino: z.number(), offset: z.number().int().nonnegative() }),
-);
+const Position = z.object({ path: z.string(), ino: z.number(), offset: z.number().int().nonnegative() });
+/**
+ * `history.json`: where each live session's transcript was read to, and where the transcripts of ended sessions were
+ * (by file: an agent resumed by its id appends to the same file, and what the phone has is not sent again). An
+ * earlier listener wrote the live ones alone, as the whole file.
+ */
+const PositionsFile = z.union([
+  z.object({ version: z.literal(2), sessions: z.record(z.string(), Position), ended: z.record(z.string(), Position) }),
+  z.record(z.string(), Position).transform((sessions) => ({ version: 2 as const, sessions, ended: {} })),
+]);
+interface Positions {
+  version: 2;
+  sessions: Record<string, FollowPosition>;
+  ended: Record<string, FollowPosition>;
+}
+
+/** The ended sessions' positions kept: the newest this many. */
+export const MAX_ENDED_POSITIONS = 100;
 
 interface Followed {
   agent: string;
@@ -60,13 +74,25 @@ interface Followed {
 export function createHistory(deps: HistoryDeps) {
   const env = deps.env ?? process.env;
   const followed = new Map<string, Followed>();
-  let positions: z.infer<typeof Positions> = {};
+  let book: Positions = { version: 2, sessions: {}, ended: {} };
   try {
-    const parsed = Positions.safeParse(JSON.parse(readFileSync(deps.positionsPath, 'utf8')));
-    if (parsed.success) positions = parsed.data;
+    const parsed = PositionsFile.safeParse(JSON.parse(readFileSync(deps.positionsPath, 'utf8')));
+    if (parsed.success) book = parsed.data as Positions;
   } catch {
     // none yet
   }
+  /** The transcript each session's agent said is its own (core/transcripts/pins.ts). */
+  const pins = new Map<string, string>();
+  /** The files other sessions hold (pinned or followed): a session whose agent did not say is not given them. */
+  const heldByOthers = (session: string): Set<string> => {
+    const held = new Set<string>();
+    for (const [name, path] of pins) if (name !== session) held.add(path);
+    for (const [name, f] of followed) {
+      const at = f.follower.position()?.path;
+      if (name !== session && at) held.add(at);
+    }
+    return held;
+  };
   let dirty = false;
   let busy = false;
 
@@ -111,7 +137,7 @@ export function createHistory(deps: HistoryDeps) {
       if (dirty) {
         dirty = false;
         try {
-          writeFileAtomic(deps.positionsPath, `${JSON.stringify(positions)}\n`, 0o600, false);
+          writeFileAtomic(deps.positionsPath, `${JSON.stringify(book)}\n`, 0o600, false);
         } catch (err) {
           deps.log.warn(`could not save ${deps.positionsPath}: ${(err as Error).message}`);
         }
@@ -122,9 +148,9 @@ export function createHistory(deps: HistoryDeps) {
   };
 
   const savePosition = (session: string, where: FollowPosition) => {
-    const known = positions[session];
+    const known = book.sessions[session];
     if (known && known.path === where.path && known.ino === where.ino && known.offset === where.offset) return;
-    positions[session] = where;
+    book.sessions[session] = where;
     dirty = true;
   };
 
@@ -140,32 +166,58 @@ export function createHistory(deps: HistoryDeps) {
         const cwd = activePane(record)?.path;
         if (record.parent || record.meta?.kind !== 'agent' || !agent || !TIMELINE_AGENTS.has(agent) || !cwd) continue;
         names.add(record.name);
+        if (record.meta.transcript) pins.set(record.name, record.meta.transcript);
         const known = followed.get(record.name);
         // the transcript was found from the folder the agent started in: a pane whose current folder flickers (a
         // helper process of the agent in front for a moment) keeps its follower
         if (known && known.agent === agent && (known.cwd === cwd || known.path !== null)) continue;
         // a transcript written since the session started (a little before: clocks and file times differ)
         const since = record.createdAt * 1000 - 5_000;
-        const start = positions[record.name];
-        followed.set(record.name, {
+        const name = record.name;
+        const start = (path: string) => {
+          const mine = book.sessions[name];
+          if (mine?.path === path) return mine;
+          const ended = book.ended[path];
+          return ended ? { ...ended, path } : undefined;
+        };
+        followed.set(name, {
           agent,
           cwd,
           seq: 0,
           path: null,
           follower:
             agent === 'A5'
-              ? followOpencode(cwd, since, env, start)
-              : followTranscript(agent, () => findTranscript(agent, cwd, since, env), start),
+              ? followOpencode(cwd, since, env, book.sessions[name])
+              : followTranscript(
+                  agent,
+                  () => pins.get(name) ?? findTranscript(agent, cwd, since, env, heldByOthers(name)),
+                  start,
+                ),
         });
       }
       for (const name of [...followed.keys()]) {
         if (names.has(name)) continue;
         followed.delete(name);
-        if (positions[name]) {
-          delete positions[name];
-          dirty = true;
-        }
+        pins.delete(name);
+        const where = book.sessions[name];
+        if (!where) continue;
+        // an agent resumed by its id goes on in the same file: from here, not from its start
+        delete book.sessions[name];
+        delete book.ended[where.path];
+        book.ended[where.path] = where;
+        const ended = Object.keys(book.ended);
+        for (const path of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_POSITIONS))) delete book.ended[path];
+        dirty = true;
       }
+    },
+    /** A session's agent said which transcript is its own: followed from the next round. */
+    pinned(session: string, transcript: string | undefined): void {
+      if (transcript) pins.set(session, transcript);
+      else pins.delete(session);
+    },
+    /** The transcripts the live sessions follow (a resume is not given one of them). */
+    held(): Set<string> {
+      return heldByOthers('');
     },
     /** One round now (tests; the timer does it every second). */
     tick,

@@ -11,15 +11,18 @@
  *
  * (test/fixtures/transcripts/<id>/meta.json records where the real programs put them.)
  */
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, normalize, sep } from 'node:path';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The newest file of `dir` whose name matches `re` and that changed at or after `since` (epoch ms), or null. */
-export function newestFile(dir: string, re: RegExp, since = 0): string | null {
+/**
+ * The newest file of `dir` whose name matches `re` and that changed at or after `since` (epoch ms), or null. Files in
+ * `skip` (another session's) are passed over.
+ */
+export function newestFile(dir: string, re: RegExp, since = 0, skip?: ReadonlySet<string>): string | null {
   let best: { path: string; at: number } | null = null;
   let names: string[];
   try {
@@ -30,6 +33,7 @@ export function newestFile(dir: string, re: RegExp, since = 0): string | null {
   for (const name of names) {
     if (!re.test(name)) continue;
     const path = join(dir, name);
+    if (skip?.has(path)) continue;
     try {
       const at = statSync(path).mtimeMs;
       if (at >= since && (!best || at > best.at)) best = { path, at };
@@ -79,9 +83,15 @@ export const claudeSessionsDir = (cwd: string, env: Env) =>
   join(env.CLAUDE_CONFIG_DIR || join(home(env), '.claude'), 'projects', claudeProjectDir(cwd));
 export const CLAUDE_SESSION_FILE = /^[0-9a-f-]{36}\.jsonl$/;
 
-/** Codex's newest rollout for `cwd` (changed at or after `since`), with its session id. */
-export function codexSession(cwd: string, env: Env, since = 0): { path: string; id: string } | null {
+/** Codex's newest rollout for `cwd` (changed at or after `since`, not in `skip`), with its session id. */
+export function codexSession(
+  cwd: string,
+  env: Env,
+  since = 0,
+  skip?: ReadonlySet<string>,
+): { path: string; id: string } | null {
   for (const path of codexRollouts(join(env.CODEX_HOME || join(home(env), '.codex'), 'sessions'))) {
+    if (skip?.has(path)) continue;
     try {
       if (statSync(path).mtimeMs < since) continue;
       const meta = JSON.parse(firstLine(path)) as { payload?: { id?: unknown; cwd?: unknown } };
@@ -93,23 +103,60 @@ export function codexSession(cwd: string, env: Env, since = 0): { path: string; 
   return null;
 }
 
-/**
- * The transcript of agent `agent`'s session running in `cwd` since `since` (epoch ms): the newest file its store
- * has for that directory that changed since then; null when there is none (yet) or the agent files none svc reads.
- */
-export function findTranscript(agent: string, cwd: string, since: number, env: Env = process.env): string | null {
+/** The folder under which each agent files its sessions (its transcripts lie somewhere below it). */
+export function storeRoot(agent: string, env: Env = process.env): string | null {
   switch (agent) {
     case 'A1':
-      return newestFile(claudeSessionsDir(cwd, env), CLAUDE_SESSION_FILE, since);
+      return join(env.CLAUDE_CONFIG_DIR || join(home(env), '.claude'), 'projects');
     case 'A2':
-      return codexSession(cwd, env, since)?.path ?? null;
+      return join(env.CODEX_HOME || join(home(env), '.codex'), 'sessions');
     case 'A3':
-      return newestFile(join(home(env), '.gemini', 'tmp', basename(cwd), 'chats'), /^session-.*\.jsonl$/, since);
+      return join(home(env), '.gemini', 'tmp');
+    case 'A4':
+      return join(home(env), '.pi', 'agent', 'sessions');
+    default:
+      return null;
+  }
+}
+
+/** Whether `path` lies inside `agent`'s session store: what a hook may pin (core/transcripts/pins.ts). */
+export function inAgentStore(agent: string, path: string, env: Env = process.env): boolean {
+  const root = storeRoot(agent, env);
+  if (!root || normalize(path) !== path) return false;
+  const roots = [root];
+  try {
+    roots.push(realpathSync(root));
+  } catch {
+    // not made yet: the path as given
+  }
+  return roots.some((r) => path.startsWith(r + sep));
+}
+
+/**
+ * The transcript of agent `agent`'s session running in `cwd` since `since` (epoch ms), when its hooks have not said
+ * which it is: the newest file its store has for that directory that changed since then and that no other session
+ * holds (`skip`); null when there is none (yet) or the agent files none svc reads.
+ */
+export function findTranscript(
+  agent: string,
+  cwd: string,
+  since: number,
+  env: Env = process.env,
+  skip?: ReadonlySet<string>,
+): string | null {
+  switch (agent) {
+    case 'A1':
+      return newestFile(claudeSessionsDir(cwd, env), CLAUDE_SESSION_FILE, since, skip);
+    case 'A2':
+      return codexSession(cwd, env, since, skip)?.path ?? null;
+    case 'A3':
+      return newestFile(join(home(env), '.gemini', 'tmp', basename(cwd), 'chats'), /^session-.*\.jsonl$/, since, skip);
     case 'A4':
       return newestFile(
         join(home(env), '.pi', 'agent', 'sessions', `--${cwd.replace(/^\//, '').replace(/[/\\:]/g, '-')}--`),
         /\.jsonl$/,
         since,
+        skip,
       );
     default:
       return null;

@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import { defineCommand } from 'citty';
 import { ControlUnavailable, controlRequest } from '../../actors/daemon/controlSocket.js';
 import { ensurePrivateDir } from '../../actors/files.js';
+import { ancestry } from '../../actors/hooks/ancestry.js';
 import { readMutes } from '../../actors/hooks/muteFile.js';
 import { markerPath } from '../../actors/sessions/marker.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { type HookEvent, PaneId } from '../../core/hooks/control.js';
 import { isMuted } from '../../core/hooks/mute.js';
 import {
+  type AgentSessionRef,
   hookOutput,
   isHookAgent,
   type MarkerRecord,
@@ -96,13 +98,19 @@ const LISTENER_WAIT_MS = 250;
 /** Tell the running listener; quietly nothing when none answers in time (the hook never blocks the agent). */
 async function tellListener(
   home: string,
-  request: { event: HookEvent; agent: string; session?: string; sha256?: string },
+  request: { event: HookEvent; agent: string; session?: string; sha256?: string } & AgentSessionRef,
 ): Promise<string> {
   const pane = process.env.TMUX_PANE;
+  const parents = request.transcript || request.agentSession ? ancestry() : undefined;
   try {
     const reply = await controlRequest(
       svcPaths(home).dir,
-      { type: 'hook', ...request, ...(PaneId.safeParse(pane).success ? { pane } : {}) },
+      {
+        type: 'hook',
+        ...request,
+        ...(PaneId.safeParse(pane).success ? { pane } : {}),
+        ...(parents ? { ancestry: parents } : {}),
+      },
       'hook',
       { timeoutMs: LISTENER_WAIT_MS },
     );
@@ -140,8 +148,13 @@ export default defineCommand({
       if (!isHookAgent(agent)) throw new Error(`unknown agent ${agent}`);
       const input = parseHookInput(await readStdin(TIME_LIMIT_MS - LISTENER_WAIT_MS - 50));
       if (!input) throw new Error('hook input is not a prompt or a stop event with a cwd');
+      // the agent's own session (its id and transcript file), told with every event
+      const ref: AgentSessionRef = {
+        ...(input.transcript ? { transcript: input.transcript } : {}),
+        ...(input.agentSession ? { agentSession: input.agentSession } : {}),
+      };
       if (input.kind === 'stop') {
-        log(home, `${agent}: turn finished: ${await tellListener(home, { event: 'finished', agent })}`);
+        log(home, `${agent}: turn finished: ${await tellListener(home, { event: 'finished', agent, ...ref })}`);
         return;
       }
       const path = markerPath(svcPaths(home).markers, input.cwd);
@@ -156,11 +169,17 @@ export default defineCommand({
       if (match.remote && consume(path)) {
         // the model hears it even when the listener is not there to be told
         process.stdout.write(`${hookOutput(agent)}\n`);
-        const told = await tellListener(home, { event: 'remote', agent, session: match.session, sha256: promptSha256 });
+        const told = await tellListener(home, {
+          event: 'remote',
+          agent,
+          session: match.session,
+          sha256: promptSha256,
+          ...ref,
+        });
         log(home, `${agent}: remote prompt in ${match.session}: ${told}`);
       } else if (!match.remote && match.why !== 'muted') {
         // typed at the keyboard: sticky REMOTE ends for the session holding this pane
-        const told = await tellListener(home, { event: 'keyboard', agent });
+        const told = await tellListener(home, { event: 'keyboard', agent, ...ref });
         if (match.why !== 'no marker' && match.why !== 'different text')
           log(home, `${agent}: not remote (${match.why})`);
         if (told.startsWith('local')) log(home, `${agent}: prompt from the keyboard: ${told}`);

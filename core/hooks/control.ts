@@ -9,12 +9,16 @@
  */
 import { z } from 'zod';
 import { SessionName } from '../protocol/codes.js';
+import { AGENT_SESSION_ID } from './remoteOrigin.js';
 
 export const HOOK_EVENTS = ['remote', 'keyboard', 'finished'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /** A tmux pane id as `$TMUX_PANE` holds it. */
 export const PaneId = z.string().regex(/^%\d{1,9}$/);
+
+/** How far up the hook looks for the pane's process. */
+export const MAX_ANCESTRY = 32;
 
 export const HOOK_CONTROL_REQUESTS = [
   z.object({
@@ -29,6 +33,11 @@ export const HOOK_CONTROL_REQUESTS = [
       .string()
       .regex(/^[0-9a-f]{64}$/)
       .optional(),
+    /** The agent's own session the hook ran for (core/hooks/remoteOrigin.ts `AgentSessionRef`), when it said. */
+    transcript: z.string().max(4096).optional(),
+    agentSession: z.string().regex(AGENT_SESSION_ID).optional(),
+    /** The hook's process ancestry, parent first (Linux): whether it ran for the pane's agent or one nested in it. */
+    ancestry: z.array(z.number().int().positive()).max(MAX_ANCESTRY).optional(),
   }),
 ] as const;
 

@@ -38,8 +38,39 @@ const STOP_EVENTS = new Set(['Stop', 'AfterAgent', 'agent_end']);
 /** A marker counts this long after the listener wrote it (the injection, the agent's redraw, its hook). */
 export const MARKER_FRESH_SECONDS = 60;
 
+/**
+ * Which of the agent's own sessions the hook ran for, when its input says (Claude Code, Codex and Gemini CLI hand
+ * over `session_id` and `transcript_path`; svc's pi extension hands over pi's session id and file): the listener
+ * follows that file for this pane's session, and resumes that id (issue 30 item 2).
+ */
+export interface AgentSessionRef {
+  transcript?: string;
+  agentSession?: string;
+}
+
 /** What the hook reads of its input: a submitted prompt, or the end of a turn. */
-export type HookInput = { kind: 'prompt'; prompt: string; cwd: string } | { kind: 'stop'; cwd: string };
+export type HookInput = ({ kind: 'prompt'; prompt: string; cwd: string } | { kind: 'stop'; cwd: string }) &
+  AgentSessionRef;
+
+/** An agent's session id as svc passes it to the agent's resume (core/sessions/control.ts `resumeArgv`). */
+export const AGENT_SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A transcript path a hook may name: absolute, a `.jsonl` file, no control bytes, no `..` (checked again on use). */
+export function transcriptPath(v: unknown): string | undefined {
+  if (typeof v !== 'string' || v.length > 4096 || !v.startsWith('/') || !v.endsWith('.jsonl')) return undefined;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control bytes are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(v) || v.split('/').includes('..')) return undefined;
+  return v;
+}
+
+function sessionRef(v: Record<string, unknown>): AgentSessionRef {
+  const transcript = transcriptPath(v.transcript_path);
+  const id = v.session_id;
+  return {
+    ...(transcript ? { transcript } : {}),
+    ...(typeof id === 'string' && AGENT_SESSION_ID.test(id) ? { agentSession: id } : {}),
+  };
+}
 
 /**
  * The event of a hook's stdin; null when it is not one of ours. Input without `hook_event_name` is a prompt (the
@@ -55,10 +86,11 @@ export function parseHookInput(raw: string): HookInput | null {
   if (!v || typeof v !== 'object') return null;
   const { prompt, cwd, hook_event_name: event } = v as Record<string, unknown>;
   if (typeof cwd !== 'string' || cwd === '') return null;
-  if (typeof event === 'string' && STOP_EVENTS.has(event)) return { kind: 'stop', cwd };
+  const ref = sessionRef(v as Record<string, unknown>);
+  if (typeof event === 'string' && STOP_EVENTS.has(event)) return { kind: 'stop', cwd, ...ref };
   if (event !== undefined && (typeof event !== 'string' || !PROMPT_EVENTS.has(event))) return null;
   if (typeof prompt !== 'string') return null;
-  return { kind: 'prompt', prompt, cwd };
+  return { kind: 'prompt', prompt, cwd, ...ref };
 }
 
 /** A remote-origin marker as the listener writes it (actors/sessions/marker.ts). */

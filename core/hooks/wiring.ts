@@ -242,8 +242,9 @@ export function piExtensionPath(home: string): string {
 
 /**
  * svc's pi extension (spec 4.13.2, A4): on `before_agent_start` it hands the prompt to `svc remote-hook pi` and adds
- * the context it answers as a message for the model; on `agent_end` it tells svc the turn finished. It never holds
- * pi up: the hook ends within a fraction of a second, and any failure is ignored.
+ * the context it answers as a message for the model; on `agent_end` it tells svc the turn finished. Both name pi's
+ * session (its id and file). It never holds pi up: the hook ends within a fraction of a second, and any failure is
+ * ignored.
  */
 export function piExtension(mcp: McpCommand): string {
   return `// Written by \`svc setup\`; \`svc uninstall\` removes it. Remote-origin detection for svc (docs/agents.md).
@@ -273,10 +274,19 @@ function svcHook(input: Record<string, unknown>): Promise<string> {
   });
 }
 
+// which of pi's sessions this is: the listener follows that file for the pane's svc session
+function session(ctx: any): Record<string, unknown> {
+  try {
+    return { session_id: ctx?.sessionManager?.getSessionId?.(), transcript_path: ctx?.sessionManager?.getSessionFile?.() };
+  } catch {
+    return {};
+  }
+}
+
 export default function (pi: any) {
   pi.on("before_agent_start", async (event: any, ctx: any) => {
     const cwd = ctx?.cwd ?? process.cwd();
-    const out = await svcHook({ hook_event_name: "before_agent_start", cwd, prompt: event?.prompt ?? "" });
+    const out = await svcHook({ hook_event_name: "before_agent_start", cwd, prompt: event?.prompt ?? "", ...session(ctx) });
     let context = "";
     try {
       context = JSON.parse(out).hookSpecificOutput?.additionalContext ?? "";
@@ -287,7 +297,7 @@ export default function (pi: any) {
     return { message: { customType: "svc-remote", content: context, display: false } };
   });
   pi.on("agent_end", async (_event: any, ctx: any) => {
-    await svcHook({ hook_event_name: "agent_end", cwd: ctx?.cwd ?? process.cwd() });
+    await svcHook({ hook_event_name: "agent_end", cwd: ctx?.cwd ?? process.cwd(), ...session(ctx) });
   });
 }
 `;

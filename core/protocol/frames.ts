@@ -33,6 +33,9 @@ export const SessionMeta = z.object({
   project: z.string().max(128).optional(), // @svc-project
   label: z.string().max(128).optional(), // @svc-label: the wrapper's --label
   worktree: z.string().max(4096).optional(), // @svc-worktree: path of the --wt worktree
+  /** @svc-transcript, @svc-agent-session: the agent's own session, as its hooks said (core/transcripts/pins.ts). */
+  transcript: z.string().max(4096).optional(),
+  agentSession: z.string().max(128).optional(),
 });
 export type SessionMeta = z.infer<typeof SessionMeta>;
 

@@ -6,6 +6,7 @@
  * listener (machines/listener.ts, machines/session.ts) and its IO (actors/sessions/pastSessions.ts) carry it out.
  */
 
+import { AGENT_SESSION_ID } from '../hooks/remoteOrigin.js';
 import type { SessionRecord } from '../protocol/index.js';
 import { startWord } from '../tmux/startCommand.js';
 import { activePane } from './inventory.js';
@@ -27,6 +28,9 @@ export interface PastSession {
   lastSeenAt: number;
   /** The program's absolute path when the session was started with one (the resume runs the same program). */
   program?: string | undefined;
+  /** The agent's own id of this session and its transcript, as its hooks said: the one a resume runs. */
+  agentSession?: string | undefined;
+  transcript?: string | undefined;
 }
 
 export interface PastSessions {
@@ -52,7 +56,7 @@ export const EXIT_COMMANDS: Readonly<Record<string, string>> = {
 
 /** How an agent resumes one of its own sessions by id: the argv of a new session; null: svc cannot resume it. */
 export function resumeArgv(past: Pick<PastSession, 'agent' | 'program'>, id: string): string[] | null {
-  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) return null;
+  if (!AGENT_SESSION_ID.test(id)) return null;
   if (past.agent === 'A1') return [past.program ?? 'claude', '--resume', id];
   if (past.agent === 'A2') return [past.program ?? 'codex', 'resume', id];
   return null;
@@ -78,6 +82,7 @@ export function rememberSessions(book: PastSessions, live: readonly SessionRecor
     const agent = record.meta?.agent;
     const cwd = activePane(record)?.path;
     if (record.parent || record.shell || record.meta?.kind !== 'agent' || !agent || !cwd) continue;
+    const before = book.sessions[record.name];
     sessions[record.name] = {
       name: record.name,
       agent,
@@ -87,6 +92,9 @@ export function rememberSessions(book: PastSessions, live: readonly SessionRecor
       createdAt: record.createdAt,
       lastSeenAt: now,
       program: startedProgram(activePane(record)?.startCommand),
+      agentSession:
+        record.meta?.agentSession ?? (before?.createdAt === record.createdAt ? before.agentSession : undefined),
+      transcript: record.meta?.transcript ?? (before?.createdAt === record.createdAt ? before.transcript : undefined),
     };
   }
   const kept = Object.values(sessions)

@@ -35,13 +35,19 @@ export function describeSessions(sessions: readonly SessionRecord[]): string {
 /**
  * A session record as the relay may keep it: a pane's start command becomes its program's name alone. The rest of
  * what the pane was started with (a first prompt, `svc cc --detach "rotate the prod db password to …"`) is what a
- * person typed, which the relay never holds in the clear.
+ * person typed, which the relay never holds in the clear. Where the agent files its transcript, and its own session
+ * id, are the computer's business: they stay on it.
  */
 export function forRelay(record: SessionRecord): SessionRecord {
-  if (!record.panes.some((p) => p.startCommand !== undefined)) return record;
+  let out = record;
+  if (record.meta?.transcript !== undefined || record.meta?.agentSession !== undefined) {
+    const { transcript: _t, agentSession: _a, ...meta } = record.meta;
+    out = { ...out, meta };
+  }
+  if (!out.panes.some((p) => p.startCommand !== undefined)) return out;
   return {
-    ...record,
-    panes: record.panes.map(({ startCommand, ...pane }) => {
+    ...out,
+    panes: out.panes.map(({ startCommand, ...pane }) => {
       const program = startProgramName(startCommand);
       return program ? { ...pane, startCommand: program } : pane;
     }),

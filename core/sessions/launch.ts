@@ -28,6 +28,9 @@ export interface SvcMeta {
   label?: string;
   /** Path of the `--wt` worktree. */
   worktree?: string;
+  /** The agent's own session and its transcript (a resume knows them: core/transcripts/pins.ts). */
+  agentSession?: string;
+  transcript?: string;
 }
 
 /** The tmux user options for `meta` (`@svc-kind agent`, …), in a fixed order; unset fields are left out. */
@@ -38,6 +41,8 @@ export function metaOptions(meta: SvcMeta): Record<string, string> {
   if (meta.project) out['@svc-project'] = meta.project;
   if (meta.label) out['@svc-label'] = meta.label;
   if (meta.worktree) out['@svc-worktree'] = meta.worktree;
+  if (meta.transcript) out['@svc-transcript'] = meta.transcript;
+  if (meta.agentSession) out['@svc-agent-session'] = meta.agentSession;
   return out;
 }
 

@@ -124,6 +124,8 @@ const PANE_FIELDS = [
   'pane_in_mode',
   'window_index',
   'pane_index',
+  '@svc-transcript',
+  '@svc-agent-session',
 ] as const;
 
 /** The `-F` format for the inventory; records start with `recordMark`, fields are split by `fieldMark`. */
@@ -199,7 +201,8 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
       string,
       ...string[],
     ];
-    const [kind, agent, project, label, worktree, inMode, windowIndex, paneIndex, active] = rest as string[];
+    const [kind, agent, project, label, worktree, inMode, windowIndex, paneIndex, transcript, agentSession, active] =
+      rest as string[];
     let session = sessions.get(name);
     if (!session) {
       session = {
@@ -215,6 +218,8 @@ export function parseInventory(stdout: string, nonce: string): SessionRecord[] {
       if (project) meta.project = clip(project, 128);
       if (label) meta.label = clip(label, 128);
       if (worktree) meta.worktree = clip(worktree, 4096);
+      if (transcript && transcript.length <= 4096) meta.transcript = transcript;
+      if (agentSession && agentSession.length <= 128) meta.agentSession = agentSession;
       if (Object.keys(meta).length > 0) session.meta = meta;
       sessions.set(name, session);
     }

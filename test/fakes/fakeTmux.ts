@@ -65,6 +65,7 @@ export type FakeTmuxCall =
   | { op: 'newSession'; opts: NewSessionOptions }
   | { op: 'killSession'; name: string }
   | { op: 'killServer' }
+  | { op: 'setSessionOptions'; name: string; options: Readonly<Record<string, string>> }
   | { op: 'attach'; name: string };
 
 export interface AddSessionOptions {
@@ -246,6 +247,17 @@ export class FakeTmux implements Tmux {
   async killSession(name: string): Promise<void> {
     this.record({ op: 'killSession', name });
     if (!this.sessions.delete(name)) throw new TmuxError('no_session', `can't find session: ${name}`);
+  }
+
+  /** Recorded only: the fake's sessions carry no `@svc-*` options. */
+  async setSessionOptions(name: string, options: Readonly<Record<string, string>>): Promise<void> {
+    this.record({ op: 'setSessionOptions', name, options });
+    if (!this.sessions.has(name)) throw new TmuxError('no_session', `can't find session: ${name}`);
+  }
+
+  /** The fake's panes run no process. */
+  async panePid(): Promise<number | null> {
+    return null;
   }
 
   async killServer(): Promise<void> {

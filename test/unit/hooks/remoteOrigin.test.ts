@@ -37,23 +37,23 @@ describe('parseHookInput', () => {
     [
       'Claude Code UserPromptSubmit',
       '{"session_id":"s","cwd":"/p","hook_event_name":"UserPromptSubmit","prompt":"hi"}',
-      { kind: 'prompt', prompt: 'hi', cwd: '/p' },
+      { kind: 'prompt', prompt: 'hi', cwd: '/p', agentSession: 's' },
     ],
     [
       'Gemini CLI BeforeAgent',
       '{"session_id":"s","transcript_path":"","cwd":"/p","hook_event_name":"BeforeAgent","timestamp":"t","prompt":"a\\nb"}',
-      { kind: 'prompt', prompt: 'a\nb', cwd: '/p' },
+      { kind: 'prompt', prompt: 'a\nb', cwd: '/p', agentSession: 's' },
     ],
     [
       'pi extension before_agent_start',
       '{"hook_event_name":"before_agent_start","cwd":"/p","prompt":"x","session_id":"s"}',
-      { kind: 'prompt', prompt: 'x', cwd: '/p' },
+      { kind: 'prompt', prompt: 'x', cwd: '/p', agentSession: 's' },
     ],
     ['an earlier setup: no event name', '{"cwd":"/p","prompt":"x"}', { kind: 'prompt', prompt: 'x', cwd: '/p' }],
     [
       'Claude Code Stop',
       '{"session_id":"s","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false}',
-      { kind: 'stop', cwd: '/p' },
+      { kind: 'stop', cwd: '/p', agentSession: 's' },
     ],
     [
       'Gemini CLI AfterAgent',

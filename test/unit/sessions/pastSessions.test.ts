@@ -94,7 +94,7 @@ describe('finding the id an agent resumes', () => {
     writeFileSync(join(store, `${newer}.jsonl`), '{}\n');
     utimesSync(join(store, `${older}.jsonl`), 1000, 1000);
     const past = { name: 'x', agent: 'A1', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
-    expect(findResumeId(past, { HOME: home })).toBe(newer);
+    expect(findResumeId(past, { HOME: home })?.id).toBe(newer);
     expect(findResumeId({ ...past, cwd: '/w/none' }, { HOME: home })).toBeNull();
   });
 
@@ -108,6 +108,6 @@ describe('finding the id an agent resumes', () => {
     writeFileSync(join(day, 'rollout-2026-11-24T12-00-00-ccc.jsonl'), meta('id-elsewhere', '/w/other'));
     writeFileSync(join(day, 'rollout-2026-11-24T13-00-00-ddd.jsonl'), 'not json');
     const past = { name: 'x', agent: 'A2', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
-    expect(findResumeId(past, { HOME: home })).toBe('id-new');
+    expect(findResumeId(past, { HOME: home })?.id).toBe('id-new');
   });
 });

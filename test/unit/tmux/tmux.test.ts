@@ -54,7 +54,7 @@ describe('argument and output helpers', () => {
     const nonce = 'abc123';
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
     // Fields as tmux prints them; the svc options, mode flag and indexes sit between the title and the active flag.
-    const row = (fields: string[], extra = ['', '', '', '', '', '0', '', '']) =>
+    const row = (fields: string[], extra = ['', '', '', '', '', '0', '', '', '', '']) =>
       `${R}${[...fields.slice(0, -1), ...extra, ...fields.slice(-1)].join(F)}\n`;
     const out =
       row(['s one', '1', '100', '200', '%1', 'claude', '"claude"', '/tmp/a\tb\nc', 'title | with <|x|>', '1']) +
@@ -95,7 +95,7 @@ describe('argument and output helpers', () => {
     const nonce = 'k9';
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
     const pane = (name: string, attached: string, id: string) =>
-      `${R}${[name, attached, '1', '2', id, 'claude', '', '/p', '', '', '', '', '', '', '0', '0', '0', '1'].join(F)}\n`;
+      `${R}${[name, attached, '1', '2', id, 'claude', '', '/p', '', '', '', '', '', '', '0', '0', '0', '', '', '1'].join(F)}\n`;
     const client = (session: string, control: string, flags: string) =>
       `<svc-client:${nonce}>${[session, control, flags].join(F)}\n`;
     const panes =
@@ -125,7 +125,28 @@ describe('argument and output helpers', () => {
     const nonce = 'n';
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
     const long = 'x'.repeat(5000);
-    const fields = ['s', '0', '1', '1', '%1', long, long, long, long, long, long, long, long, long, '1', '3', '4', '1'];
+    const fields = [
+      's',
+      '0',
+      '1',
+      '1',
+      '%1',
+      long,
+      long,
+      long,
+      long,
+      long,
+      long,
+      long,
+      long,
+      long,
+      '1',
+      '3',
+      '4',
+      long,
+      long,
+      '1',
+    ];
     const [s] = parseInventory(`${R}${fields.join(F)}\n`, nonce);
     expect(SessionRecord.safeParse(s).success).toBe(true);
   });
@@ -151,13 +172,23 @@ describe('argument and output helpers', () => {
       '1',
       '2',
       '0',
+      '/h/.claude/projects/-w/0b5e.jsonl',
+      '0b5e',
       '1',
     ];
     const [s] = parseInventory(`${R}${fields.join(F)}\n`, nonce);
-    expect(s?.meta).toEqual({ kind: 'agent', agent: 'A1', project: 'app', label: 'x', worktree: '/w' });
+    expect(s?.meta).toEqual({
+      kind: 'agent',
+      agent: 'A1',
+      project: 'app',
+      label: 'x',
+      worktree: '/w',
+      transcript: '/h/.claude/projects/-w/0b5e.jsonl',
+      agentSession: '0b5e',
+    });
     expect(s?.panes[0]).toMatchObject({ index: '2.0', inMode: true, active: true });
     const [plain] = parseInventory(
-      `${R}${['t', '0', '1', '2', '%8', 'cat', '', '', '', '', '', '', '', '', '0', '0', '0', '1'].join(F)}\n`,
+      `${R}${['t', '0', '1', '2', '%8', 'cat', '', '', '', '', '', '', '', '', '0', '0', '0', '', '', '1'].join(F)}\n`,
       nonce,
     );
     expect(plain?.meta).toBeUndefined();
@@ -186,7 +217,7 @@ describe('argument and output helpers', () => {
   });
 });
 
-/** One inventory record as tmux prints it: the 17 pane fields and the active flag. */
+/** One inventory record as tmux prints it: the 19 pane fields and the active flag. */
 function record(nonce: string, over: Partial<Record<'name' | 'id' | 'path' | 'title' | 'command', string>> = {}) {
   const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
   const fields = [
@@ -207,6 +238,8 @@ function record(nonce: string, over: Partial<Record<'name' | 'id' | 'path' | 'ti
     '0',
     '0',
     '0',
+    '',
+    '',
     '1',
   ];
   return `${R}${fields.join(F)}\n`;
@@ -348,8 +381,8 @@ describe('parseInventory on hostile and broken output', () => {
 
   it('numbers that do not parse read as 0, and a session keeps its first record’s details', () => {
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
-    const fields = ['s', 'x', '', 'NaN', '%1', 'sh', '', '', '', '', '', '', '', '', '0', '0', '0', '0'];
-    const second = ['s', '1', '99', '99', '%2', 'sh', '', '', '', 'agent', '', '', '', '', '0', '0', '1', '1'];
+    const fields = ['s', 'x', '', 'NaN', '%1', 'sh', '', '', '', '', '', '', '', '', '0', '0', '0', '', '', '0'];
+    const second = ['s', '1', '99', '99', '%2', 'sh', '', '', '', 'agent', '', '', '', '', '0', '0', '1', '', '', '1'];
     const [s] = parseInventory(`${R}${fields.join(F)}\n${R}${second.join(F)}\n`, nonce);
     expect(s).toMatchObject({ attached: false, createdAt: 0, activityAt: 0 });
     expect(s?.meta).toBeUndefined();
@@ -358,7 +391,7 @@ describe('parseInventory on hostile and broken output', () => {
 
   it('an unknown @svc-kind is left out', () => {
     const { recordMark: R, fieldMark: F } = inventoryFormat(nonce);
-    const fields = ['s', '0', '1', '1', '%1', 'sh', '', '', '', 'evil', '', '', '', '', '0', '0', '0', '1'];
+    const fields = ['s', '0', '1', '1', '%1', 'sh', '', '', '', 'evil', '', '', '', '', '0', '0', '0', '', '', '1'];
     expect(parseInventory(`${R}${fields.join(F)}\n`, nonce)[0]?.meta).toBeUndefined();
   });
 
@@ -374,7 +407,7 @@ describe('parseInventory on hostile and broken output', () => {
     expect(recordMark).toBe('<svc:f00d>');
     expect(fieldMark).toBe('<|f00d|>');
     expect(format.startsWith(`${recordMark}#{session_name}${fieldMark}`)).toBe(true);
-    expect(format.split(fieldMark)).toHaveLength(18);
+    expect(format.split(fieldMark)).toHaveLength(20);
     expect(format.endsWith('#{&&:#{pane_active},#{window_active}}')).toBe(true);
   });
 });

@@ -241,13 +241,21 @@ describe('following a transcript across a listener restart', () => {
     expect(where.offset).toBe(Buffer.byteLength(`${lines.slice(0, 8).join('\n')}\n`));
     // the listener stops; the agent writes on
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const second = followTranscript('A1', () => file, where);
+    const second = followTranscript(
+      'A1',
+      () => file,
+      () => where,
+    );
     const after = second.poll();
     expect(after.reset).toBe(false);
     expect([...before, ...after.events]).toEqual(eventsOf('A1', lines.join('\n')));
     // a start position of a file that was cut meanwhile is read again from its start
     writeFileSync(file, `${lines[0]}\n`);
-    const third = followTranscript('A1', () => file, { ...where, ino: statSync(file).ino });
+    const third = followTranscript(
+      'A1',
+      () => file,
+      () => ({ ...where, ino: statSync(file).ino }),
+    );
     expect(third.poll().events).toEqual([]);
     appendFileSync(file, `${lines.slice(1).join('\n')}\n`);
     expect(third.poll().events.length).toBeGreaterThan(0);
