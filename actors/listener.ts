@@ -41,6 +41,7 @@ import type { Logger } from './daemon/logger.js';
 import { createLogger } from './daemon/logger.js';
 import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
+import { pinPairedPhones } from './devices/pairings.js';
 import { readPinsSafely, updatePins, watchPins } from './devices/pins.js';
 import { ensurePrivateDir } from './files.js';
 import { createListenerHooks } from './hooks/listenerHooks.js';
@@ -200,6 +201,21 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     me,
     readPins: () => readPinsSafely(paths.devicePins).pins,
     listDevices: relayDeviceList(config.baseUrl.value, apiKey),
+    // a phone that paired with this computer's own link is sealed for from then on (core/devices/pairingProof.ts)
+    pinPaired: async (pins, listed) => {
+      if (!me) return pins;
+      const after = await pinPairedPhones({
+        pinsPath: paths.devicePins,
+        pairingsPath: paths.pairings,
+        pins,
+        listed,
+        myDeviceId: me.deviceId,
+        log,
+      });
+      // a phone just pinned gets the schedules too, not only what is sealed from now on
+      if (after !== pins && schedulesShown.length > 0) setTimeout(() => sealSchedules(schedulesShown), 0);
+      return after;
+    },
     asksPath: join(paths.dir, 'asks.json'),
     send: (event) => root?.send(event as never),
     sendToRelay: (frame) => root?.system.get('relay')?.send({ type: 'SEND', frame }),
@@ -212,6 +228,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     root?.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) } as never);
   };
 
+  let schedulesShown: Parameters<typeof asks.schedules>[0] = [];
+  const sealSchedules = (views: Parameters<typeof asks.schedules>[0]) => {
+    if (views.length === 0) return root?.send({ type: 'SCHEDULES.SEALED', envelope: null } as never);
+    asks
+      .schedules(views)
+      .then((envelope) => root?.send({ type: 'SCHEDULES.SEALED', envelope } as never))
+      .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
+  };
+
   // spec 4.8: the schedules file, read at each tick; runs start in this tmux server (actors/schedules/runs.ts)
   const schedules = scheduleAdapters({
     path: paths.schedules,
@@ -221,11 +246,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     env,
     // the phones' list (spec 4.8.9): sealed again whenever it changes, reported with the inventory
     onList: (views) => {
-      if (views.length === 0) return root?.send({ type: 'SCHEDULES.SEALED', envelope: null } as never);
-      asks
-        .schedules(views)
-        .then((envelope) => root?.send({ type: 'SCHEDULES.SEALED', envelope } as never))
-        .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
+      schedulesShown = views;
+      sealSchedules(views);
     },
   });
 

@@ -488,6 +488,10 @@ export class PostgresStore implements Store {
           c.device.publicKey,
         ])
       ).rows[0] as Row;
+      if (c.device.pairingProof) {
+        await q.query('UPDATE devices SET pairing_proof = $1 WHERE id = $2', [c.device.pairingProof, row.id]);
+        row.pairing_proof = c.device.pairingProof;
+      }
       await q.query(
         'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES ($1, $2, $3, $4, $5, $6)',
         [c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id],

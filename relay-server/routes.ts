@@ -268,6 +268,7 @@ const deviceInfo = (d: DeviceRecord): DeviceInfo => ({
   kind: d.kind,
   publicKey: d.publicKey,
   createdAt: d.createdAt,
+  ...(d.pairingProof ? { pairingProof: d.pairingProof } : {}),
 });
 
 /** Public keys only: a device registers the public half of a key pair it made itself. */
@@ -354,7 +355,12 @@ async function claimPairing({ req, res }: Context, { store, log, now }: RouteDep
   const claimed = await store.claimPairing({
     codeHash: hashApiKey(body.code),
     now: now(),
-    device: { deviceId: newDeviceId(), name: body.name, publicKey: body.publicKey },
+    device: {
+      deviceId: newDeviceId(),
+      name: body.name,
+      publicKey: body.publicKey,
+      ...(body.proof ? { pairingProof: body.proof } : {}),
+    },
     key: { keyId, keyHash: hashApiKey(token), scopes },
   });
   if (!claimed.ok) throw CLAIM_REFUSALS[claimed.reason];

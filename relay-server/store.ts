@@ -110,6 +110,8 @@ export interface DeviceRecord {
   createdAt: number;
   /** From `getDevice`: the device was paired and holds a device token of its own (only that token acts as it). */
   paired?: boolean;
+  /** The proof it paired with (core/devices/pairingProof.ts), kept and listed as it came. */
+  pairingProof?: string;
 }
 
 /** A phone's Web Push subscription (relay-server/push/webPush.ts): where to push, its keys, the events it wants. */
@@ -169,7 +171,7 @@ export interface NewPairing {
 export interface PairingClaim {
   codeHash: string;
   now: number;
-  device: { deviceId: string; name: string; publicKey: string };
+  device: { deviceId: string; name: string; publicKey: string; pairingProof?: string };
   key: { keyId: string; keyHash: string; scopes: Scope[] };
 }
 

@@ -63,6 +63,11 @@ export interface AskServiceDeps {
   readPins: () => PinsFile;
   /** The relay's device list (GET /devices). */
   listDevices: () => Promise<DeviceListResponse>;
+  /**
+   * Pins the listed phones that paired with this computer's own link (actors/devices/pairings.ts), before the
+   * recipients are chosen; the pins as they are after it.
+   */
+  pinPaired?: (pins: PinsFile, listed: DeviceListResponse['devices']) => Promise<PinsFile>;
   /** ~/.svc/asks.json */
   asksPath: string;
   /** To the root machine. */
@@ -112,6 +117,13 @@ export function createAskService(deps: AskServiceDeps) {
     } catch (err) {
       deps.log.warn(`device list unavailable (${(err as Error).message}): sealing for the pinned devices only`);
       listed = Object.values(pins.devices).map((p) => ({ ...p, kind: 'app', name: p.deviceId }) as never);
+    }
+    if (deps.pinPaired) {
+      try {
+        pins = await deps.pinPaired(pins, listed);
+      } catch (err) {
+        deps.log.warn(`could not pin the phones paired with this computer's link: ${(err as Error).message}`);
+      }
     }
     return chooseRecipients(pins.devices, listed, me.deviceId);
   };

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
 import QRCode from 'qrcode';
 import { readConfigFile } from '../../actors/daemon/configFile.js';
+import { newPairingSecret } from '../../actors/devices/pairings.js';
 import { relayJson } from '../../actors/relay/http.js';
 import { qrStyle } from '../../core/cli/commandLine.js';
 import { svcPaths } from '../../core/daemon/paths.js';
@@ -10,17 +11,22 @@ import { pairingShow } from '../../core/relay/reach.js';
 import { fail } from '../output.js';
 
 export interface PairingLink {
-  /** `<app url>/#pair=<code>`: the code is in the fragment, which browsers never send to a server. */
+  /**
+   * `<app url>/#pair=<code>.<secret>`: both in the fragment, which browsers never send to a server; the secret is
+   * kept by this computer, which then trusts the phone that pairs with it (core/devices/pairingProof.ts).
+   */
   url: string;
   code: string;
   expiresAt: number;
 }
 
-/** Ask the relay for a one-time pairing code and build the link the phone opens. */
-export async function createPairingLink(opts: { baseUrl: string; apiKey: string; appUrl?: string }) {
+/** Ask the relay for a one-time pairing code and build the link the phone opens, with this computer's secret. */
+export async function createPairingLink(opts: { baseUrl: string; apiKey: string; appUrl?: string; home?: string }) {
   const answer = await relayJson(PairingCreateResponse, opts.baseUrl, opts.apiKey, 'POST', '/pairings', {});
+  const secret = newPairingSecret(svcPaths(opts.home ?? homedir()).pairings);
   const app = (opts.appUrl ?? opts.baseUrl).replace(/\/+$/, '');
-  return { url: `${app}/#pair=${answer.code}`, code: answer.code, expiresAt: answer.expiresAt } satisfies PairingLink;
+  const url = `${app}/#pair=${answer.code}.${secret}`;
+  return { url, code: answer.code, expiresAt: answer.expiresAt } satisfies PairingLink;
 }
 
 /**

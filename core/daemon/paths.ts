@@ -18,6 +18,8 @@ export interface SvcPaths {
   deviceKey: string;
   /** The devices this computer pinned: their keys, verified flags and last sequence stamps. */
   devicePins: string;
+  /** The secrets of the pairing links this computer made (actors/devices/pairings.ts). */
+  pairings: string;
   /** `svc agent send`'s own device key pair, and the computer keys it pinned. */
   cliDeviceKey: string;
   cliPins: string;
@@ -44,6 +46,7 @@ export function svcPaths(home: string): SvcPaths {
     schedules: join(stateDir, 'schedules'),
     deviceKey: join(dir, 'device-key.json'),
     devicePins: join(dir, 'devices.json'),
+    pairings: join(dir, 'pairings.json'),
     cliDeviceKey: join(dir, 'cli-device-key.json'),
     cliPins: join(dir, 'cli-pins.json'),
     tlsDir: join(dir, 'tls'),

@@ -101,6 +101,8 @@ export const DeviceInfo = z.object({
   kind: DeviceKind,
   publicKey: z.string(),
   createdAt: z.number(),
+  /** A phone paired with a link that held a computer's secret: its proof (core/devices/pairingProof.ts). */
+  pairingProof: z.string().max(64).optional(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
 
@@ -112,7 +114,8 @@ export type DeviceDeleteResponse = z.infer<typeof DeviceDeleteResponse>;
 
 // ---------------------------------------------------------------------------
 // Pairing (docs/protocol.md "Pairing"): `svc pair` asks for a one-time code, the phone claims it with its own public
-// key and gets a device token. The code travels in a URL fragment (`<baseUrl>/#pair=<code>`), never to a server log.
+// key and gets a device token. The code travels in a URL fragment (`<baseUrl>/#pair=<code>.<secret>`), never to a
+// server log; the secret never leaves the phone (core/devices/pairingProof.ts).
 
 /** How long a pairing code can be claimed. */
 export const PAIRING_TTL_MS = 10 * 60_000;
@@ -126,6 +129,11 @@ export const PairingClaimRequest = z.object({
   code: PairingCode,
   name: z.string().min(1).max(128),
   publicKey: PublicKeyText,
+  /** HMAC-SHA256 of the public key under the link's secret (core/devices/pairingProof.ts); links without one: none. */
+  proof: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}$/, 'not a pairing proof')
+    .optional(),
 });
 export type PairingClaimRequest = z.infer<typeof PairingClaimRequest>;
 

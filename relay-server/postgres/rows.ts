@@ -64,6 +64,7 @@ export function toDevice(r: Row): DeviceRecord {
     publicKey: r.public_key as string,
     createdAt: num(r.created_at),
     ...(r.paired !== undefined ? { paired: r.paired === true } : {}),
+    ...(r.pairing_proof ? { pairingProof: r.pairing_proof as string } : {}),
   };
 }
 

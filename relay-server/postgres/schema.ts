@@ -96,6 +96,7 @@ CREATE TABLE IF NOT EXISTS push_subscriptions (
   events JSONB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
+ALTER TABLE devices ADD COLUMN IF NOT EXISTS pairing_proof TEXT;
 `;
 
 /** The tables, under an advisory lock so two relays starting at once do not race; a newer schema is refused. */

@@ -17,6 +17,7 @@ interface DeviceRow {
   public_key: string;
   created_at: number;
   paired?: number;
+  pairing_proof?: string | null;
 }
 
 function toDevice(row: DeviceRow): DeviceRecord {
@@ -28,6 +29,7 @@ function toDevice(row: DeviceRow): DeviceRecord {
     publicKey: row.public_key,
     createdAt: row.created_at,
     ...(row.paired !== undefined ? { paired: row.paired === 1 } : {}),
+    ...(row.pairing_proof ? { pairingProof: row.pairing_proof } : {}),
   };
 }
 
@@ -108,7 +110,7 @@ export function claimPairing(db: Database.Database, c: PairingClaim): PairingCla
     const existing = db
       .prepare('SELECT * FROM devices WHERE account_id = ? AND public_key = ?')
       .get(accountId, c.device.publicKey) as DeviceRow | undefined;
-    const row =
+    let row =
       existing ??
       (db
         .prepare(
@@ -116,6 +118,10 @@ export function claimPairing(db: Database.Database, c: PairingClaim): PairingCla
            RETURNING *`,
         )
         .get(c.device.deviceId, accountId, c.device.name, c.device.publicKey, c.now) as DeviceRow);
+    if (c.device.pairingProof)
+      row = db
+        .prepare('UPDATE devices SET pairing_proof = ? WHERE id = ? RETURNING *')
+        .get(c.device.pairingProof, row.id) as DeviceRow;
     db.prepare(
       'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id);

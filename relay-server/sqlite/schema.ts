@@ -103,6 +103,7 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'api_keys', column: 'device_id', decl: 'TEXT' },
   { table: 'computers', column: 'owner_key_id', decl: 'TEXT' },
   { table: 'computers', column: 'schedules', decl: 'TEXT' },
+  { table: 'devices', column: 'pairing_proof', decl: 'TEXT' },
 ];
 
 /** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */

@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fromSessionMenu, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairingLink, screenshotPath, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentBin, fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
@@ -97,7 +97,7 @@ describe('the phone app', () => {
 
     const pair = await runSvc(['pair'], env);
     expect(pair.code).toBe(0);
-    link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0];
+    link = pairingLink(pair.stdout);
     expect(pair.stdout).not.toContain('▀'); // through a pipe the link alone: the QR code is for a terminal
     page = await browser.newPage();
     await page.goto(link);

@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushPayload } from '../../core/notify/push.js';
-import { startBrowser, type TestBrowser } from '../helpers/browser.js';
+import { pairingLink, startBrowser, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { databaseHolds } from '../helpers/devices.js';
 import { svcMcpClient } from '../helpers/mcp.js';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await listener.waitForLine(/control socket/);
   browser = await startBrowser();
   const pair = await runSvc(['pair'], env);
-  const link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0];
+  const link = pairingLink(pair.stdout);
   page = await browser.newPage();
   await page.goto(link);
   await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });

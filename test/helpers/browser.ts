@@ -116,9 +116,16 @@ export async function pairedPhone(
   const browser = await startBrowser();
   const pair = await runSvc(['pair'], env);
   const page = await browser.newPage(opts);
-  await page.goto(/https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}/.exec(pair.stdout)![0]);
+  await page.goto(pairingLink(pair.stdout));
   await page.getByText('Online', { exact: true }).waitFor({ timeout: 15_000 });
   return { browser, page };
+}
+
+/** The pairing link `svc pair` or `svc up` printed: the code and this computer's secret (core/devices/pairingProof.ts). */
+export function pairingLink(printed: string): string {
+  const link = /https?:\/\/\S+#pair=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}/.exec(printed)?.[0];
+  if (!link) throw new Error(`no pairing link in:\n${printed}`);
+  return link;
 }
 
 /**

@@ -330,7 +330,7 @@ export function storeContract(h: StoreHarness): void {
         store.claimPairing({
           codeHash: 'h1',
           now: 20,
-          device: { deviceId: 'd_2', name: 'tablet', publicKey: 'pk2' },
+          device: { deviceId: 'd_2', name: 'tablet', publicKey: 'pk2', pairingProof: 'proof-of-pk2' },
           key: { keyId, keyHash: `hash-${keyId}`, scopes: ['push:read', 'push:write'] },
         });
       const [first, second] = await Promise.all([claim('k1'), claim('k2')]);
@@ -343,6 +343,8 @@ export function storeContract(h: StoreHarness): void {
         deviceId: 'd_2',
       });
       expect((await store.listDevices('a')).map((x) => x.deviceId)).toEqual(['d_1', 'd_2']);
+      // the proof it paired with is kept and listed as it came (core/devices/pairingProof.ts); none without one
+      expect((await store.listDevices('a')).map((x) => x.pairingProof)).toEqual([undefined, 'proof-of-pk2']);
       expect(await store.deleteDevice('a', 'd_2')).toBe(true);
       expect(await store.deleteDevice('a', 'd_2')).toBe(false);
       expect(await store.findKeyByHash('hash-k1')).toBeNull();

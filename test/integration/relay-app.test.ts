@@ -112,6 +112,16 @@ describe('pairing', () => {
     const devices = await api(relay.url, 'GET', '/devices', { key: token });
     expect(devices.status).toBe(200);
     expect(devices.json.devices).toContainEqual(expect.objectContaining({ deviceId, kind: 'app', publicKey: key }));
+    // no proof given, none listed; a phone that gives one has it listed as it came (core/devices/pairingProof.ts)
+    expect(
+      devices.json.devices.find((d: { deviceId: string }) => d.deviceId === deviceId).pairingProof,
+    ).toBeUndefined();
+    const proof = 'p'.repeat(43);
+    const proven = await api(relay.url, 'POST', '/pairings/claim', {
+      body: { code: await newCode(), name: 'tablet', publicKey: await publicKey(), proof },
+    });
+    const withProof = (await api(relay.url, 'GET', '/devices', { key: relay.apiKey })).json.devices;
+    expect(withProof.find((d: { deviceId: string }) => d.deviceId === proven.json.deviceId).pairingProof).toBe(proof);
 
     const again = await api(relay.url, 'POST', '/pairings/claim', { body: { code, name: 'phone', publicKey: key } });
     expect(again.status).toBe(410);
@@ -149,6 +159,11 @@ describe('pairing', () => {
       body: { code: await newCode(), name: 'p', publicKey: 'A'.repeat(87) },
     });
     expect(badKey.status).toBe(400);
+    const badProof = await api(relay.url, 'POST', '/pairings/claim', {
+      body: { code: await newCode(), name: 'p', publicKey: key, proof: '<script>' },
+    });
+    expect(badProof.status).toBe(400);
+    expect(badProof.json.error.message).toMatch(/^proof: not a pairing proof/);
     const readOnly = await relay.createKey(['push:read']);
     expect((await api(relay.url, 'POST', '/pairings', { key: readOnly, body: {} })).status).toBe(403);
     expect((await api(relay.url, 'POST', '/pairings', { body: {} })).status).toBe(401);

@@ -216,7 +216,9 @@ describe('svc up --tunnel', () => {
     up = spawnSvc(['up', '--port', '0', '--tunnel', 'cloudflared'], env);
     await up.waitForLine(/connected to ws:/);
     const link = await up.waitForLine(/#pair=/);
-    expect(link.trim()).toMatch(new RegExp(`^${URL_SHOWN.replaceAll('.', '\\.')}/#pair=[A-Za-z0-9_-]{22}$`));
+    expect(link.trim()).toMatch(
+      new RegExp(`^${URL_SHOWN.replaceAll('.', '\\.')}/#pair=[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}$`),
+    );
     expect(up.output()).toContain(`web app  ${URL_SHOWN}/`);
     expect(up.output()).not.toMatch(/a phone cannot open it/);
     const relay = /relay\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())![1];

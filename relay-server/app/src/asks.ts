@@ -6,6 +6,7 @@
  */
 import type { RelayFrame } from '../../../core/protocol/index.js';
 import { parseBody } from './api.js';
+import { unopenedText } from './device.js';
 import type { App } from './state.js';
 
 type AskNewFrame = Extract<RelayFrame, { type: 'ask.new' }>;
@@ -34,6 +35,8 @@ export interface NoteView {
   kind: string;
   title: string | null;
   message: string | null;
+  /** Why it did not open, when it did not. */
+  problem?: string;
   at: number;
 }
 
@@ -162,8 +165,8 @@ export class Asks {
           );
           if (body.id !== ask.id || body.session !== ask.session) throw new Error('not this question');
           this.update(ask, { question: body.question, choices: body.choices });
-        } catch {
-          this.update(ask, { question: '', problem: 'This question could not be opened on this phone.' });
+        } catch (error) {
+          this.update(ask, { question: '', problem: unopenedText('This question', error) });
         }
       }
     } finally {
@@ -182,15 +185,15 @@ export class Asks {
       message: null,
       at: Date.now(),
     };
-    if (key) {
-      try {
-        const { openFrom } = await import('./crypto.js');
-        const body = await parseBody('NotifyBody', await openFrom(this.app.device, key, 'notify', frame.envelope));
-        note.title = body.title ?? null;
-        note.message = body.message;
-      } catch {
-        // shown as a notification without text
-      }
+    try {
+      if (!key) throw Object.assign(new Error('no key'), { code: 'no_key' });
+      const { openFrom } = await import('./crypto.js');
+      const body = await parseBody('NotifyBody', await openFrom(this.app.device, key, 'notify', frame.envelope));
+      note.title = body.title ?? null;
+      note.message = body.message;
+    } catch (error) {
+      // shown without its text, and why
+      note.problem = unopenedText('This notification', error);
     }
     this.notes.unshift(note);
     this.notes.length = Math.min(this.notes.length, 20);

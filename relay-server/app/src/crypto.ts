@@ -2,6 +2,7 @@
  * Everything that needs core/seal/seal.ts and core/seal/keys.ts (and so zod): pairing with a fresh key pair, sealing for a computer, opening
  * what it sealed, safety codes. A separate chunk: the agents list draws before it arrives.
  */
+import { pairingProof } from '../../../core/devices/pairingProof.js';
 import type { PairingClaimResponse } from '../../../core/protocol/index.js';
 import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../../../core/seal/keys.js';
 import { openText, type SealPurpose, seal } from '../../../core/seal/seal.js';
@@ -16,15 +17,20 @@ export type PairOutcome =
   | { ok: true; device: DeviceRecord }
   | { ok: false; reason: 'used' | 'expired' | 'invalid' | 'error'; message: string };
 
-/** Claim a pairing code with a fresh key pair; the device, token and keys are stored before this returns. */
-export async function pair(code: string): Promise<PairOutcome> {
+/**
+ * Claim a pairing code with a fresh key pair, and with the proof of it under the link's secret when the link held one
+ * (the computer that made the link then seals for this phone at once: core/devices/pairingProof.ts); the device,
+ * token and keys are stored before this returns.
+ */
+export async function pair(code: string, secret?: string): Promise<PairOutcome> {
   const keys = await generateDeviceKeys(false);
   const publicKeyText = await exportPublicKey(keys.publicKey);
   const name = deviceName();
   let answer: PairingClaimResponse;
   try {
+    const proof = secret ? await pairingProof(secret, publicKeyText) : undefined;
     answer = await request('PairingClaimResponse', 'POST', '/pairings/claim', {
-      body: { code, name, publicKey: publicKeyText },
+      body: { code, name, publicKey: publicKeyText, ...(proof ? { proof } : {}) },
     });
   } catch (error) {
     const e = error as RelayError;

@@ -129,3 +129,22 @@ export async function acceptKey(deviceId: string, publicKey: string, hookId?: st
 
 /** Why a message, key or watch was not sealed: the app never falls back to plaintext. */
 export class SealRefused extends Error {}
+
+/**
+ * Why something sealed did not open on this phone, in words (issue 30 item 4): `what` is what it was ("This question").
+ * A phone paired with a computer's own link is sealed for from the start; another one from its first message or
+ * Watch (or once `svc devices verify` ran on the computer).
+ */
+export function unopenedText(what: string, error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'not_for_me':
+      return `${what} was not sealed for this phone: the computer did not know this phone yet. Send it a message or Watch a session from here, and what comes next is sealed for this phone too.`;
+    case 'tampered':
+      return `${what} did not open: it was changed on the way, or it came with a key that is not the one this phone knows for the computer.`;
+    case 'no_key':
+      return `${what} did not open: this phone has no key for that computer yet.`;
+    default:
+      return `${what} did not open on this phone: it is damaged, or from another version of svc.`;
+  }
+}

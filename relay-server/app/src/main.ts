@@ -2,6 +2,7 @@
  * The phone app: pairing from a `#pair=<code>` link, then Agents, a session's messages, Watch and Device screens
  * behind hash routes, with the connection always in view.
  */
+import { PAIR_FRAGMENT_RE } from '../../../core/devices/pairingProof.js';
 import { ago } from '../../../core/protocol/refusalText.js';
 import { asksOf } from './asks.js';
 import type { DeviceRecord } from './db.js';
@@ -12,8 +13,6 @@ import { agentsScreen } from './views/agents.js';
 import { deviceScreen } from './views/device.js';
 import type { Screen } from './views/screen.js';
 import { sessionScreen } from './views/session.js';
-
-const PAIR_RE = /^#pair=([A-Za-z0-9_-]{22})$/;
 
 const root = document.getElementById('app')!;
 
@@ -61,10 +60,10 @@ const PAIR_FAILURES = {
   error: ['Pairing did not finish', 'The relay could not be reached. Check the connection and open the link again.'],
 } as const;
 
-async function pairWith(code: string): Promise<DeviceRecord | null> {
+async function pairWith(code: string, secret: string | undefined): Promise<DeviceRecord | null> {
   page('Pairing…', h('p', { class: 'lead', role: 'status' }, 'Making this phone’s key and pairing it…'));
   const { pair } = await import('./crypto.js');
-  const outcome = await pair(code);
+  const outcome = await pair(code, secret);
   if (outcome.ok) return outcome.device;
   const [title, hint] = PAIR_FAILURES[outcome.reason];
   const parts = hint.split('`');
@@ -227,7 +226,7 @@ function storageFailedPage(error: unknown): void {
 async function boot(): Promise<void> {
   // A pairing link opened in a tab that already shows the app only changes the fragment: start over with it.
   window.addEventListener('hashchange', () => {
-    if (PAIR_RE.test(location.hash)) location.reload();
+    if (PAIR_FRAGMENT_RE.test(location.hash)) location.reload();
   });
   if (!window.isSecureContext || !globalThis.crypto?.subtle) {
     page(
@@ -249,7 +248,7 @@ async function boot(): Promise<void> {
     storageFailedPage(error);
     return;
   }
-  const code = PAIR_RE.exec(location.hash)?.[1];
+  const [, code, secret] = PAIR_FRAGMENT_RE.exec(location.hash) ?? [];
   if (code) {
     // The code leaves the address bar and the history at once: it works once, but nobody needs to see it.
     history.replaceState(null, '', `${location.pathname}#/`);
@@ -261,7 +260,7 @@ async function boot(): Promise<void> {
       );
       return;
     }
-    device = (await pairWith(code)) ?? undefined;
+    device = (await pairWith(code, secret)) ?? undefined;
     if (!device) return;
   }
   if (!device) {

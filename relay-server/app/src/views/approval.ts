@@ -13,6 +13,7 @@ import { sessionAgent } from '../../../../core/sessions/view.js';
 import { parseBody } from '../api.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
+import { unopenedText } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
@@ -41,9 +42,9 @@ export function approvalCard(app: App, hookId: string, name: string) {
       if (body.session !== name) throw new Error('a card of another session');
       card = body;
       problem = null;
-    } catch {
+    } catch (error) {
       card = null;
-      problem = 'The approval card did not open on this phone (wrong key or damaged).';
+      problem = unopenedText('The approval card', error);
     }
     draw();
   };

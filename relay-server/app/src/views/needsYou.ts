@@ -198,7 +198,7 @@ export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
             'li',
             { class: 'needs-item', 'data-note': n.id },
             h('a', { href: sessionHref(n.computer, n.session) }, n.title ?? n.session),
-            h('span', { class: 'muted' }, ` · ${n.message ?? 'a notification'} · ${clock(n.at)}`),
+            h('span', { class: 'muted' }, ` · ${n.message ?? n.problem ?? 'a notification'} · ${clock(n.at)}`),
           ),
         ),
     );

@@ -8,11 +8,12 @@ import { agentById, PROMPT_AGENTS } from '../../../../core/agents/registry.js';
 import type { ScheduleRequest, SchedulesBody } from '../../../../core/seal/bodies.js';
 import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
+import { unopenedText } from '../device.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
 import { askingButton, sendRequest } from './control.js';
 
-type Opened = { state: 'open'; body: SchedulesBody } | { state: 'opening' } | { state: 'failed' };
+type Opened = { state: 'open'; body: SchedulesBody } | { state: 'opening' } | { state: 'failed'; why: string };
 /** Opened lists by their ciphertext: the inventory is fetched again and again, a list is opened once. */
 const opened = new Map<string, Opened>();
 
@@ -24,13 +25,13 @@ function openedList(app: App, hookId: string, envelope: Record<string, unknown>)
   const key = app.keyFor(hookId);
   void (async () => {
     try {
-      if (!key) throw new Error('no key for this computer');
+      if (!key) throw Object.assign(new Error('no key for this computer'), { code: 'no_key' });
       opened.set(id, {
         state: 'open',
         body: await parseBody('SchedulesBody', await openFrom(app.device, key, 'schedules', envelope)),
       });
-    } catch {
-      opened.set(id, { state: 'failed' });
+    } catch (error) {
+      opened.set(id, { state: 'failed', why: unopenedText('The schedules', error) });
     }
     app.changed();
   })();
@@ -105,11 +106,7 @@ export function schedulesList(app: App, hookId: string, computerName: string): H
       : h(
           'p',
           { class: 'muted' },
-          list.state === 'opening'
-            ? 'Opening the schedules…'
-            : list.state === 'none'
-              ? 'No schedules left.'
-              : 'The schedules did not open on this phone.',
+          list.state === 'opening' ? 'Opening the schedules…' : list.state === 'none' ? 'No schedules left.' : list.why,
         ),
   );
   return box.el;

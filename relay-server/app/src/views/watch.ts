@@ -11,6 +11,7 @@ import { paneStatusText, refusalText } from '../../../../core/protocol/refusalTe
 import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/seal/bodies.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
+import { unopenedText } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
@@ -222,8 +223,8 @@ export function watchScreen(app: App, hookId: string, name: string): Screen {
       const parsed = FrameBody.safeParse(await openFrom(app.device, key, 'pane.frame', frame.envelope));
       if (!parsed.success || parsed.data.session !== name || parsed.data.frameSeq !== frame.frameSeq) return;
       body = parsed.data;
-    } catch {
-      setStatus('A screen update did not open (wrong key or damaged); it was dropped.');
+    } catch (error) {
+      setStatus(`${unopenedText('A screen update', error)} It was dropped.`);
       return;
     }
     if (body.frameSeq <= lastFrameSeq && !body.full) return;
