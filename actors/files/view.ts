@@ -46,6 +46,9 @@ import { ensurePrivateDir, writeFileAtomic } from '../files.js';
 export type FileAnswer = Omit<FileResultBody, 'session' | 'seq'>;
 
 /** git in `cwd`; every path argument is taken literally (a file named `*` is that file, never a pattern). */
+/** New files shown in a diff, at most (each is one git call). */
+export const MAX_UNTRACKED_DIFFS = 50;
+
 function git(cwd: string, args: string[]): Promise<{ ok: boolean; out: string; cut: boolean }> {
   return new Promise((resolve) => {
     execFile(
@@ -227,8 +230,25 @@ export function createFileView(deps: FileViewDeps) {
       const head = await git(root, ['rev-parse', '--verify', '-q', 'HEAD']);
       const args = ['diff', '--no-color', '--no-ext-diff', ...(head.ok && head.out.trim() ? ['HEAD'] : []), '--'];
       const diff = files.length > 0 ? await git(root, [...args, ...files]) : { ok: true, out: '', cut: false };
-      const cut = diff.cut || diff.out.length > MAX_SHOWN_BYTES;
-      const masked = await maskSecrets(diff.out.slice(0, MAX_SHOWN_BYTES), path ?? 'diff');
+      // new files git does not track yet are changes too: each as added whole (`--no-index` against /dev/null, whose
+      // exit status 1 only says they differ), up to the size shown
+      const wanted = new Set(files);
+      const untracked = isGit
+        ? (await git(root, ['ls-files', '--others', '--exclude-standard', '-z'])).out
+            .split('\0')
+            .filter((p) => p && wanted.has(p))
+        : [];
+      let out = diff.out;
+      let unshown = 0;
+      for (const [i, file] of untracked.entries()) {
+        if (out.length > MAX_SHOWN_BYTES || i >= MAX_UNTRACKED_DIFFS) {
+          unshown = untracked.length - i;
+          break;
+        }
+        out += (await git(root, ['diff', '--no-index', '--no-color', '--no-ext-diff', '--', '/dev/null', file])).out;
+      }
+      const cut = diff.cut || out.length > MAX_SHOWN_BYTES || unshown > 0;
+      const masked = await maskSecrets(out.slice(0, MAX_SHOWN_BYTES), path ?? 'diff');
       return {
         op: 'diff',
         ...(path ? { path } : {}),

@@ -16,6 +16,7 @@ import { accessibilityFindings } from '../helpers/a11y.js';
 import { fromSessionMenu, pairedPhone, screenshotPath, type TestBrowser } from '../helpers/browser.js';
 import { type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
+import { svcMcpClient } from '../helpers/mcp.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { fakeAgentCommand } from '../helpers/tmux.js';
 
@@ -162,6 +163,31 @@ describe.sequential('a session is a conversation', () => {
     expect(await tool.locator('.tool-target').textContent()).toBe(APPROVAL_COMMAND);
     expect(await turns.count()).toBe(2);
     expect(await turns.nth(1).locator('.message[data-state="injected"]').textContent()).toContain(SECOND_PROMPT);
+  }, 90_000);
+
+  it('a question waits above the message box; answered, it folds into the conversation after the turn it came in', async () => {
+    const client = await svcMcpClient(computer.env, computer.tmux, SESSION);
+    try {
+      const pending = client.callTool(
+        { name: 'svc_ask', arguments: { question: 'Merge the branch now?', choices: ['Merge', 'Later'], timeout: 60 } },
+        undefined,
+        { timeout: 90_000 },
+      );
+      const waiting = page.locator('.session-foot .ask-card', { hasText: 'Merge the branch now?' });
+      await waiting.waitFor({ timeout: 20_000 });
+      // nothing of it in the conversation while it waits
+      expect(await page.locator('.conversation .turn-event').count()).toBe(0);
+      await waiting.getByRole('button', { name: 'Merge' }).click();
+      expect((await pending).structuredContent).toMatchObject({ status: 'answered', answer: 'Merge' });
+      const turns = page.getByRole('list', { name: 'Turns' }).locator(':scope > li');
+      const folded = turns.nth(1).locator('.turn-event[data-state="answered"]');
+      await folded.waitFor({ timeout: 15_000 });
+      expect(await folded.textContent()).toContain('Merge the branch now? · “Merge”');
+      expect(await turns.count()).toBe(2);
+      await waiting.waitFor({ state: 'detached', timeout: 15_000 });
+    } finally {
+      await client.close();
+    }
   }, 90_000);
 
   it('keeps Force end behind the menu, and the message box at the bottom of the screen', async () => {

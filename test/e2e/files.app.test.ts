@@ -76,6 +76,12 @@ describe.sequential('file view in the app', () => {
     await diff.waitFor();
     expect(await diff.textContent()).toContain('+export const token = "•');
     expect(await page.content()).not.toContain(TOKEN);
+    // coloured: an added line in the scheme's "good" colour, a removed one in its "bad"
+    const added = diff.locator('.diff-add', { hasText: '+export const token' });
+    const removed = diff.locator('.diff-del').first();
+    const colour = (l: typeof added) => l.evaluate((e) => getComputedStyle(e).color);
+    expect(await colour(added)).toBe('rgb(26, 127, 55)');
+    expect(await colour(removed)).toBe('rgb(180, 35, 24)');
   }, 90_000);
 
   it('sends a file to the computer: it lands in ~/Downloads/Svc under its name, a second one beside it', async () => {
@@ -94,5 +100,30 @@ describe.sequential('file view in the app', () => {
       .filter({ hasText: /phone notes \(2\)\.txt/ })
       .waitFor({ timeout: 30_000 });
     expect(readFileSync(saved).equals(data)).toBe(true);
+  }, 90_000);
+
+  it('Attach in the message box sends the file and names it in the message, as @path for Claude Code', async () => {
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('please read');
+    await page.getByLabel('Attach a file').setInputFiles({
+      name: 'plan.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# the plan\n'),
+    });
+    const saved = join(home.home, 'Downloads', 'Svc', 'plan.md');
+    await page.locator('.composer-note', { hasText: `Sent: saved on the computer as ${saved}.` }).waitFor({
+      timeout: 30_000,
+    });
+    expect(readFileSync(saved, 'utf8')).toBe('# the plan\n');
+    expect(await box.inputValue()).toBe(`please read @${saved} `);
+    // a name with a space is given as the plain path, which every agent opens
+    await page.getByLabel('Attach a file').setInputFiles({
+      name: 'two words.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('x'),
+    });
+    const spaced = join(home.home, 'Downloads', 'Svc', 'two words.md');
+    await page.locator('.composer-note', { hasText: spaced }).waitFor({ timeout: 30_000 });
+    expect(await box.inputValue()).toBe(`please read @${saved} ${spaced} `);
   }, 90_000);
 });

@@ -140,6 +140,11 @@ describe('file view', () => {
     expect(diff.text).toContain('+export const token = "');
     expect(diff.text).not.toContain(TOKEN);
     expect(diff.masked).toBe(1);
+    // a new file git does not track yet is a change too, added whole; an ignored one is not
+    expect(diff.text).toContain('+++ b/notes.md\n@@ -0,0 +1 @@\n+untracked notes');
+    expect(diff.text).not.toContain('API_KEY');
+    expect(diff.text).not.toContain('build/out.js');
+    expect((await ask({ op: 'diff', path: 'notes.md' })).text).toContain('+untracked notes');
 
     // nothing of it in the clear on the relay or in its frames
     expect(JSON.stringify(sock.frames)).not.toContain('export const a');

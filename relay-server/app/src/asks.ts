@@ -76,6 +76,13 @@ export class Asks {
   }
 
   /** Waiting first (soonest to end first), then the ones that ended, newest first. */
+  /** Every question that was answered or ran out while the app ran, the oldest first. */
+  ended(): AskView[] {
+    return [...this.asks.values()]
+      .filter((a) => a.state === 'answered' || a.state === 'expired')
+      .sort((a, b) => a.endsAt - b.endsAt);
+  }
+
   list(): AskView[] {
     const all = [...this.asks.values()];
     const open = all.filter((a) => a.state === 'waiting' || a.state === 'sending').sort((a, b) => a.endsAt - b.endsAt);

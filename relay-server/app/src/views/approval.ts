@@ -17,11 +17,19 @@ import { unopenedText } from '../device.js';
 import { h, replace } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
+import type { ConversationEvent } from './conversation.js';
 
 /** The fingerprint of the approval prompt on a screen the Watch draws (its rows), for the keys sent from it. */
 export function watchFingerprint(record: SessionRecord | undefined, rows: string): string | undefined {
   const agent = record ? sessionAgent(record) : undefined;
   return agent ? readApproval(agent.id, { text: rows })?.fingerprint : undefined;
+}
+
+/** The cards answered from this phone and typed, by session: lines of its conversation (views/conversation.ts). */
+const answered = new Map<string, ConversationEvent[]>();
+
+export function cardEvents(hookId: string, name: string): ConversationEvent[] {
+  return answered.get(`${hookId}/${name}`) ?? [];
 }
 
 /** The card of `hookId`/`name`, kept in step with the inventory; `update` redraws it. */
@@ -67,6 +75,17 @@ export function approvalCard(app: App, hookId: string, name: string) {
   const offFrames = app.onFrames((frame: RelayFrame) => {
     if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
     if (!outcome || frame.seq !== outcome.seq) return;
+    if (frame.state === 'typed' && card) {
+      const key = `${hookId}/${name}`;
+      const list = answered.get(key) ?? [];
+      list.push({
+        id: `card-${frame.seq}`,
+        state: 'approved',
+        label: 'Answered',
+        text: `${card.tool} · “${outcome.label}”`,
+      });
+      answered.set(key, list.slice(-50));
+    }
     outcome = {
       ...outcome,
       typed: frame.state === 'typed',

@@ -76,6 +76,20 @@ export interface ConversationDeps {
   messages(): Message[];
   /** The person cancels a message not sent yet. */
   cancel(m: Message): void;
+  /**
+   * What was asked and answered in this session while the app watched (the agent's questions, approval cards),
+   * oldest first: each is placed after the turn that was the newest when it was first seen, where it happened.
+   */
+  events?(): ConversationEvent[];
+}
+
+/** A question or an approval card that was answered (or ran out): a line in the conversation. */
+export interface ConversationEvent {
+  id: string;
+  /** `answered`, `expired`, `approved`… what the line's mark says. */
+  state: string;
+  label: string;
+  text: string;
 }
 
 export function conversationSection(
@@ -98,6 +112,8 @@ export function conversationSection(
   let older: number | null = null;
   /** The person asked for earlier pages: a reload of the newest page keeps where they got to. */
   let pagedBack = false;
+  /** Where each event goes: after the turn that was the newest when it was first seen (-1: before any turn). */
+  const anchors = new Map<string, number>();
   let loaded = !supported;
   let shown = '';
 
@@ -145,7 +161,11 @@ export function conversationSection(
     }
     const { turns, todos } = timeline(items);
     const mine = deps.messages().slice(-30);
+    const events = deps.events?.() ?? [];
+    // anchored once the history is in (before, the turns are not known yet: placed after the newest meanwhile)
+    if (loaded || !supported) for (const e of events) if (!anchors.has(e.id)) anchors.set(e.id, turns.length - 1);
     const key = JSON.stringify([
+      events.map((e) => [e.id, e.state, e.text]),
       ids,
       unopened.size,
       problem,
@@ -167,6 +187,29 @@ export function conversationSection(
       if (at === null || at === undefined) after.push(m);
       else atTurn.set(at, m);
     });
+    const eventsAt = new Map<number, ConversationEvent[]>();
+    for (const e of events) {
+      const at = Math.min(anchors.get(e.id) ?? turns.length - 1, turns.length - 1);
+      eventsAt.set(at, [...(eventsAt.get(at) ?? []), e]);
+    }
+    const eventList = (at: number) => {
+      const list = eventsAt.get(at);
+      return list
+        ? h(
+            'ul',
+            { class: 'turn-events', 'aria-label': 'Asked and answered' },
+            list.map((e) =>
+              h(
+                'li',
+                { class: 'turn-event', 'data-state': e.state },
+                h('span', { class: 'muted' }, e.label),
+                ' ',
+                e.text,
+              ),
+            ),
+          )
+        : null;
+    };
     const redraw = () => draw();
     replace(
       el,
@@ -210,6 +253,7 @@ export function conversationSection(
             ),
           )
         : null,
+      eventList(-1),
       h(
         'ol',
         { class: 'turns', 'aria-label': 'Turns' },
@@ -244,6 +288,7 @@ export function conversationSection(
             turn.tokens.input + turn.tokens.output > 0
               ? h('p', { class: 'tokens muted' }, `${turn.tokens.input} tokens in · ${turn.tokens.output} out`)
               : null,
+            eventList(i),
           );
         }),
         after.map((m) =>
@@ -260,7 +305,7 @@ export function conversationSection(
           ),
         ),
       ),
-      turns.length === 0 && after.length === 0
+      turns.length === 0 && after.length === 0 && events.length === 0
         ? h(
             'p',
             { class: 'muted empty' },

@@ -55,7 +55,8 @@ function base64(bytes: Uint8Array): string {
 
 /**
  * Sends `file` to the computer in sealed chunks, each answered before the next; after a lost answer (a dropped
- * connection) it asks where the transfer stands and goes on from there. Resolves with a sentence.
+ * connection) it asks where the transfer stands and goes on from there. Resolves with a sentence, and where the
+ * computer saved it when it did.
  */
 export async function sendFile(
   app: App,
@@ -63,7 +64,7 @@ export async function sendFile(
   name: string,
   file: File,
   progress: (sent: number) => void,
-): Promise<string> {
+): Promise<{ text: string; savedAs?: string }> {
   const data = new Uint8Array(await file.arrayBuffer());
   const head = {
     id: hex(crypto.getRandomValues(new Uint8Array(8)).buffer as ArrayBuffer),
@@ -82,12 +83,54 @@ export async function sendFile(
       if (typeof s !== 'string' && !s.refused) at = s.received ?? at;
       continue;
     }
-    if (r.refused) return r.refused === 'too_large' ? 'Not sent: at most 100 MiB.' : `Not sent (${r.refused}).`;
-    if (r.savedAs) return `Sent: saved on the computer as ${r.savedAs}.`;
+    if (r.refused)
+      return { text: r.refused === 'too_large' ? 'Not sent: at most 100 MiB.' : `Not sent (${r.refused}).` };
+    if (r.savedAs) return { text: `Sent: saved on the computer as ${r.savedAs}.`, savedAs: r.savedAs };
     at = r.received ?? at + piece.length;
     progress(at);
   }
-  return 'Not sent: the computer stopped answering. Try again; it goes on from what arrived.';
+  return { text: 'Not sent: the computer stopped answering. Try again; it goes on from what arrived.' };
+}
+
+/** A unified diff, a line each, marked for colour: added, removed, a hunk's head, a file's head. */
+function diffLines(text: string): HTMLElement[] {
+  return text.split('\n').map((line) => {
+    const kind = /^(diff --git|index |new file|deleted file|--- |\+\+\+ )/.test(line)
+      ? 'file'
+      : line.startsWith('@@')
+        ? 'hunk'
+        : line.startsWith('+')
+          ? 'add'
+          : line.startsWith('-')
+            ? 'del'
+            : 'same';
+    return h('span', { class: `diff-${kind}` }, `${line}\n`);
+  });
+}
+
+/**
+ * The file picked in `picker` goes to the computer; `status` says how far, then how it ended. `then` gets where the
+ * computer saved it.
+ */
+export function onFilePicked(
+  picker: HTMLInputElement,
+  app: App,
+  hookId: string,
+  name: string,
+  status: HTMLElement,
+  then?: (savedAs: string) => void,
+): void {
+  picker.onchange = async () => {
+    const chosen = picker.files?.[0];
+    if (!chosen) return;
+    status.textContent = `Sending ${chosen.name}…`;
+    const sent = await sendFile(app, hookId, name, chosen, (at) => {
+      status.textContent = `Sending ${chosen.name}: ${Math.floor((100 * at) / Math.max(1, chosen.size))}%`;
+    });
+    picker.value = '';
+    status.textContent = sent.text;
+    if (sent.savedAs) then?.(sent.savedAs);
+  };
 }
 
 export function filesSection(app: App, hookId: string, name: string): HTMLElement {
@@ -102,11 +145,13 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
       r.binary ? h('p', { class: 'muted' }, `A binary file (${r.size ?? 0} bytes): not shown.`) : null,
       r.masked ? h('p', { class: 'muted' }, `${r.masked} secret-looking string(s) masked.`) : null,
       r.text !== undefined
-        ? h(
-            'pre',
-            { class: 'file-text', 'aria-label': title },
-            r.text || (r.op === 'diff' ? 'No uncommitted changes.' : ''),
-          )
+        ? r.op === 'diff' && r.text
+          ? h('pre', { class: 'file-text diff', 'aria-label': title }, diffLines(r.text))
+          : h(
+              'pre',
+              { class: 'file-text', 'aria-label': title },
+              r.text || (r.op === 'diff' ? 'No uncommitted changes.' : ''),
+            )
         : null,
       r.truncated ? h('p', { class: 'muted' }, 'Cut at 256 KiB; the rest is on the computer.') : null,
     );
@@ -155,21 +200,22 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
     );
   };
   const sendStatus = h('p', { class: 'control-status', role: 'status' });
-  const picker = h('input', { type: 'file', 'aria-label': 'Send a file to the computer' }) as HTMLInputElement;
-  picker.onchange = async () => {
-    const chosen = picker.files?.[0];
-    if (!chosen) return;
-    sendStatus.textContent = `Sending ${chosen.name}…`;
-    sendStatus.textContent = await sendFile(app, hookId, name, chosen, (sent) => {
-      sendStatus.textContent = `Sending ${chosen.name}: ${Math.floor((100 * sent) / Math.max(1, chosen.size))}%`;
-    });
-    picker.value = '';
-  };
+  const picker = h('input', {
+    type: 'file',
+    class: 'attach-input',
+    'aria-label': 'Send a file to the computer',
+  }) as HTMLInputElement;
+  onFilePicked(picker, app, hookId, name, sendStatus);
   const box = h(
     'details',
     { class: 'files-box' },
     h('summary', {}, 'Files'),
-    h('label', { class: 'send-file' }, 'Send a file to the computer (~/Downloads/Svc): ', picker),
+    h(
+      'p',
+      { class: 'send-file-row' },
+      h('label', { class: 'button secondary attach send-file' }, 'Send a file…', picker),
+      h('span', { class: 'muted' }, ' it lands in ~/Downloads/Svc on the computer'),
+    ),
     sendStatus,
     list,
     viewer,

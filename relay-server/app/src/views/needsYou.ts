@@ -8,6 +8,7 @@ import { h, replace } from '../dom.js';
 import { computerViews, findSession, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
 import { sessionHref } from './agents.js';
+import type { ConversationEvent } from './conversation.js';
 
 const STATE_TEXT: Record<AskView['state'], string> = {
   waiting: 'Waiting for you',
@@ -126,33 +127,36 @@ export function sessionAsks(app: App, hookId: string, name: string) {
   const cards = new Map<string, Card>();
   const el = h('ul', { class: 'ask-list session-asks', 'aria-label': 'Questions' });
   const update = () => {
-    const mine = asksOf(app)
+    const open = asksOf(app)
       .list()
-      .filter((a) => a.computer === hookId && a.session === name);
-    const open = mine.filter((a) => a.state === 'waiting' || a.state === 'sending');
-    const done = mine.filter((a) => a.state === 'answered' || a.state === 'expired').slice(0, 1);
+      .filter((a) => a.computer === hookId && a.session === name)
+      .filter((a) => a.state === 'waiting' || a.state === 'sending');
     const shown = keptCards(app, cards, open);
-    const folded = done.map((a) =>
-      h(
-        'li',
-        { class: 'ask-folded', 'data-ask': a.id, 'data-state': a.state },
-        h('span', { class: 'muted' }, STATE_TEXT[a.state]),
-        ' ',
-        a.question ?? '',
-        a.answer ? h('span', { class: 'muted' }, ` · “${a.answer}”`) : null,
-      ),
-    );
-    // redrawn only when what is listed changed: an answer being typed keeps its focus
-    const key = JSON.stringify([open.map((a) => a.id), done.map((a) => [a.id, a.state, a.answer, a.question])]);
+    // redrawn only when what is listed changed: an answer being typed keeps its focus; an answered one folds away
+    // into the conversation (askEvents)
+    const key = JSON.stringify(open.map((a) => a.id));
     if (key !== drawn) {
       drawn = key;
-      replace(el, shown, folded);
+      replace(el, shown);
     }
-    el.hidden = shown.length + folded.length === 0;
+    el.hidden = shown.length === 0;
   };
   let drawn = '';
   update();
   return { el, update, dispose: () => {} };
+}
+
+/** The session's questions that were answered or ran out, oldest first: lines of its conversation. */
+export function askEvents(app: App, hookId: string, name: string): ConversationEvent[] {
+  return asksOf(app)
+    .ended()
+    .filter((a) => a.computer === hookId && a.session === name)
+    .map((a) => ({
+      id: `ask-${a.id}`,
+      state: a.state,
+      label: STATE_TEXT[a.state],
+      text: `${a.question ?? ''}${a.answer ? ` · “${a.answer}”` : ''}`,
+    }));
 }
 
 export function needsYouSection(app: App): { el: HTMLElement; update(): void } {

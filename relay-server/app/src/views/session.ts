@@ -10,11 +10,11 @@ import { h, replace, replaceChanged } from '../dom.js';
 import { findSession } from '../inventory.js';
 import type { App } from '../state.js';
 import { waitingAsks } from './agents.js';
-import { approvalCard } from './approval.js';
+import { approvalCard, cardEvents } from './approval.js';
 import { askingButton, sendControl } from './control.js';
 import { conversationSection } from './conversation.js';
-import { filesSection } from './files.js';
-import { sessionAsks } from './needsYou.js';
+import { filesSection, onFilePicked } from './files.js';
+import { askEvents, sessionAsks } from './needsYou.js';
 import { scheduleForm } from './schedules.js';
 import type { Screen } from './screen.js';
 
@@ -33,6 +33,17 @@ export function messageStatus(m: Message): string {
   return pushStateText(m.state, m.code);
 }
 
+/** Agents that read a file named `@path` in a prompt (Claude Code, Gemini CLI, opencode); the others get the path. */
+const AT_PATH_AGENTS = new Set(['A1', 'A3', 'A5']);
+
+/**
+ * How a message names an attached file for `agent`: `@path` where the agent reads that, else the path itself (and
+ * for a path with a space, which each agent escapes its own way: the path, which every agent can open).
+ */
+export function attachMention(agent: string | undefined, path: string): string {
+  return agent && AT_PATH_AGENTS.has(agent) && !/\s/.test(path) ? `@${path}` : path;
+}
+
 /** The message box and Send, for one session; used by the session and the watch screens. */
 export function composer(app: App, hookId: string, name: string, opts: { compact?: boolean } = {}) {
   const draftKey = `draft:${hookId}/${name}`;
@@ -47,7 +58,23 @@ export function composer(app: App, hookId: string, name: string, opts: { compact
   });
   const button = h('button', { type: 'submit', class: 'primary' }, 'Send');
   const note = h('p', { class: 'composer-note', role: 'status', 'aria-live': 'polite' });
-  const form = h('form', { class: `composer${opts.compact ? ' compact' : ''}` }, box, button, note);
+  // Attach: the file goes to the computer (sealed, ~/Downloads/Svc), and where it landed goes into the message
+  const picker = h('input', { type: 'file', class: 'attach-input', 'aria-label': 'Attach a file' }) as HTMLInputElement;
+  const attach = h('label', { class: 'button secondary attach' }, 'Attach', picker);
+  onFilePicked(picker, app, hookId, name, note, (savedAs) => {
+    const mention = attachMention(findSession(app.computers, hookId, name)?.record.meta?.agent, savedAs);
+    box.value = box.value && !/\s$/.test(box.value) ? `${box.value} ${mention} ` : `${box.value}${mention} `;
+    box.dispatchEvent(new Event('input'));
+    box.focus();
+  });
+  const form = h(
+    'form',
+    { class: `composer${opts.compact ? ' compact' : ''}` },
+    opts.compact ? null : attach,
+    box,
+    button,
+    note,
+  );
   void getKv<string>(draftKey).then((draft) => {
     if (draft && !box.value) box.value = draft;
   });
@@ -242,6 +269,8 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
     if (content) panel.scrollIntoView({ block: 'nearest' });
   };
   const messages = () => app.messages.filter((m) => m.computer === hookId && m.session === name);
+  /** When this screen first saw each answered question or card: their order in the conversation. */
+  const seenAt = new Map<string, number>();
   let talk: ReturnType<typeof conversationSection> | null = null;
   let talkFor = '';
   const talkBox = h('div', { class: 'conversation-box' });
@@ -282,6 +311,12 @@ export function sessionScreen(app: App, hookId: string, name: string): Screen {
         messages,
         status: messageStatus,
         cancel: (m) => void app.cancel(m.clientId),
+        // answered questions and cards fold into the conversation where they happened
+        events: () => {
+          const all = [...askEvents(app, hookId, name), ...cardEvents(hookId, name)];
+          for (const e of all) if (!seenAt.has(e.id)) seenAt.set(e.id, seenAt.size);
+          return all.sort((x, y) => seenAt.get(x.id)! - seenAt.get(y.id)!);
+        },
       });
       replace(talkBox, talk.el);
     }
