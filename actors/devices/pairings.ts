@@ -78,18 +78,18 @@ export async function pinPairedPhones(opts: {
   log: { info(m: string): void; warn(m: string): void };
   now?: number;
 }): Promise<PinsFile> {
-  const waiting = opts.listed.filter(
-    (d) => d.kind === 'app' && d.pairingProof && d.deviceId !== opts.myDeviceId && !opts.pins.devices[d.deviceId],
-  );
-  if (waiting.length === 0) return opts.pins;
+  const proven = opts.listed.filter((d) => d.kind === 'app' && d.pairingProof && d.deviceId !== opts.myDeviceId);
+  if (proven.length === 0) return opts.pins;
   const secrets = pairingSecrets(opts.pairingsPath, opts.now);
   if (secrets.length === 0) return opts.pins;
   const ops: PinOp[] = [];
   const used: string[] = [];
-  for (const d of waiting) {
+  for (const d of proven) {
     const secret = await provenBy(secrets, d.publicKey, d.pairingProof!).catch(() => null);
     if (!secret) continue;
+    // spent whether or not it pins now: a phone pinned by its first message, then forgotten, is not pinned again
     used.push(secret);
+    if (opts.pins.devices[d.deviceId]) continue;
     ops.push({
       op: 'pin',
       deviceId: d.deviceId,
@@ -100,11 +100,10 @@ export async function pinPairedPhones(opts: {
     });
     opts.log.info(`phone ${d.name} (${d.deviceId}) pinned: it paired with this computer's link`);
   }
-  if (ops.length === 0) return opts.pins;
-  const pins = updatePins(opts.pinsPath, ops);
-  change(opts.pairingsPath, (file) => ({
-    version: 1,
-    pairings: file.pairings.filter((p) => !used.includes(p.secret)),
-  }));
-  return pins;
+  if (used.length > 0)
+    change(opts.pairingsPath, (file) => ({
+      version: 1,
+      pairings: file.pairings.filter((p) => !used.includes(p.secret)),
+    }));
+  return ops.length === 0 ? opts.pins : updatePins(opts.pinsPath, ops);
 }

@@ -288,7 +288,10 @@ export function createAskService(deps: AskServiceDeps) {
       if (!me) return;
       void (async () => {
         const to = await recipients(me);
-        if (to.length === 0) return;
+        if (to.length === 0) {
+          deps.log.warn(`${kind} notice for ${session} not sent: no phone to seal it for`);
+          return;
+        }
         const id = newId('n');
         const body: NotifyBody = { id, session, kind, message, at: now() };
         const envelope = await sealFor(me, to, 'notify', body);

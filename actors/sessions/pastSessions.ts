@@ -126,6 +126,10 @@ export function createPastSessions(
       const taken = new Set(held());
       for (const record of live) if (record.meta?.transcript) taken.add(record.meta.transcript);
       const found = findResumeId(past, env, taken);
+      // that conversation runs already (resumed at the keyboard, or twice): a second agent on it would fork it
+      const running = found && live.find((r) => r.meta?.agentSession === found.id);
+      if (running)
+        return { ok: false, code: 'inject_failed', message: `that conversation is running in ${running.name}` };
       const argv = found ? resumeArgv(past, found.id) : null;
       if (!found || !argv)
         return { ok: false, code: 'not_supported', message: `no ${past.agent} session filed for ${past.cwd}` };

@@ -34,6 +34,8 @@ export function followTranscript(
   agent: string,
   path: () => string | null,
   start?: (path: string) => FollowPosition | undefined,
+  /** The file this session's earlier follower read (before a restart): another first file starts the view again. */
+  previous?: string,
 ) {
   let file: string | null = null;
   let ino = -1;
@@ -60,7 +62,7 @@ export function followTranscript(
       if (now !== file || st.ino !== ino || st.size < offset) {
         // the first file may go on from where an earlier follower read to; another one is read from its start
         const from = file === null ? start?.(now) : undefined;
-        out.reset = file !== null;
+        out.reset = file !== null || (previous !== undefined && previous !== now);
         file = now;
         ino = st.ino;
         offset = from && from.path === now && from.ino === st.ino && from.offset <= st.size ? from.offset : 0;

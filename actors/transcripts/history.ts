@@ -81,8 +81,9 @@ export function createHistory(deps: HistoryDeps) {
   } catch {
     // none yet
   }
-  /** The transcript each session's agent said is its own (core/transcripts/pins.ts). */
+  /** The transcript each session's agent said is its own (core/transcripts/pins.ts), and as readings last showed it. */
   const pins = new Map<string, string>();
+  const readPins = new Map<string, string>();
   /** The files other sessions hold (pinned or followed): a session whose agent did not say is not given them. */
   const heldByOthers = (session: string): Set<string> => {
     const held = new Set<string>();
@@ -166,7 +167,10 @@ export function createHistory(deps: HistoryDeps) {
         const cwd = activePane(record)?.path;
         if (record.parent || record.meta?.kind !== 'agent' || !agent || !TIMELINE_AGENTS.has(agent) || !cwd) continue;
         names.add(record.name);
-        if (record.meta.transcript) pins.set(record.name, record.meta.transcript);
+        // a reading's option counts when it changed: one taken just before a hook pinned anew must not undo it
+        const said = record.meta.transcript;
+        if (said && said !== readPins.get(record.name)) pins.set(record.name, said);
+        if (said) readPins.set(record.name, said);
         const known = followed.get(record.name);
         // the transcript was found from the folder the agent started in: a pane whose current folder flickers (a
         // helper process of the agent in front for a moment) keeps its follower
@@ -192,6 +196,7 @@ export function createHistory(deps: HistoryDeps) {
                   agent,
                   () => pins.get(name) ?? findTranscript(agent, cwd, since, env, heldByOthers(name)),
                   start,
+                  book.sessions[name]?.path,
                 ),
         });
       }
@@ -199,6 +204,7 @@ export function createHistory(deps: HistoryDeps) {
         if (names.has(name)) continue;
         followed.delete(name);
         pins.delete(name);
+        readPins.delete(name);
         const where = book.sessions[name];
         if (!where) continue;
         // an agent resumed by its id goes on in the same file: from here, not from its start

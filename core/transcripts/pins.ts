@@ -40,7 +40,11 @@ export function pinDecision(facts: {
 }): PinDecision {
   const { said, current } = facts;
   if (!said.transcript && !said.agentSession) return { pin: false, why: 'unchanged' };
-  if (said.transcript === current.transcript && said.agentSession === current.agentSession)
+  // only what the hook said is compared: a hook that names the id alone leaves the pinned file as it is
+  if (
+    (said.transcript === undefined || said.transcript === current.transcript) &&
+    (said.agentSession === undefined || said.agentSession === current.agentSession)
+  )
     return { pin: false, why: 'unchanged' };
   if (!facts.hookAgent || facts.hookAgent !== facts.sessionAgent) return { pin: false, why: 'other agent' };
   if (!facts.inStore) return { pin: false, why: 'outside the store' };

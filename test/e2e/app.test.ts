@@ -105,6 +105,11 @@ describe('the phone app', () => {
     // The code left the address bar; the token is not in any URL.
     expect(page.url()).not.toContain('pair=');
     await page.getByText('Online', { exact: true }).waitFor();
+    // right after pairing the app offers notifications (test/e2e/notifyOffer.app.test.ts): not now
+    await page
+      .getByRole('region', { name: 'Notifications on this phone' })
+      .getByRole('button', { name: 'Not now' })
+      .click();
 
     const again = await browser.newPage();
     // The used code is answered 410, which Chromium prints as a console error.

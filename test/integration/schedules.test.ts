@@ -142,7 +142,12 @@ describe('svc schedule with the listener', () => {
 
     // the laptop slept through it: the listener's first look is three minutes after its time
     await startListenerAt(due.toMillis() + 3 * 60_000);
-    const frame = await sock.next('notify.new', (f) => f.kind === 'schedule', 30_000);
+    const frame = await sock
+      .next('notify.new', (f) => f.kind === 'schedule', 30_000)
+      .catch((e: Error) => {
+        // what the listener said is the first thing to read when it never came (a fresh-clone run on Node 24)
+        throw new Error(`${e.message}\n--- listener ---\n${listener!.output().slice(-4000)}`);
+      });
     const body = (await app.open('notify', frame.envelope, me.publicKey)) as { message: string; session: string };
     expect(body.session).toBe(session);
     expect(body.message).toMatch(new RegExp(`Claude Code ${id} at .*: missed`));

@@ -5,12 +5,13 @@
 import { PAIR_FRAGMENT_RE } from '../../../core/devices/pairingProof.js';
 import { ago } from '../../../core/protocol/refusalText.js';
 import { asksOf } from './asks.js';
-import type { DeviceRecord } from './db.js';
+import { type DeviceRecord, setKv } from './db.js';
 import { loadDevice } from './device.js';
 import { h, ICONS, icon, replace } from './dom.js';
 import { App } from './state.js';
 import { agentsScreen } from './views/agents.js';
 import { deviceScreen } from './views/device.js';
+import { OFFER_KEY } from './views/notifications.js';
 import type { Screen } from './views/screen.js';
 import { sessionScreen } from './views/session.js';
 
@@ -64,7 +65,11 @@ async function pairWith(code: string, secret: string | undefined): Promise<Devic
   page('Pairing…', h('p', { class: 'lead', role: 'status' }, 'Making this phone’s key and pairing it…'));
   const { pair } = await import('./crypto.js');
   const outcome = await pair(code, secret);
-  if (outcome.ok) return outcome.device;
+  if (outcome.ok) {
+    // the Agents screen offers notifications once, right after pairing (views/notifications.ts)
+    await setKv(OFFER_KEY, true).catch(() => {});
+    return outcome.device;
+  }
   const [title, hint] = PAIR_FAILURES[outcome.reason];
   const parts = hint.split('`');
   page(

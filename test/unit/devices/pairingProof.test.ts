@@ -108,4 +108,42 @@ describe('pinning the phones that paired with this computer’s link', () => {
     ).toEqual({});
     expect(pairingSecrets(pairingsPath)).toEqual([secret]);
   });
+
+  it('spends the secret of a phone pinned already (by its first message): forgotten later, it is not pinned again', async () => {
+    const dir = temp();
+    const pinsPath = join(dir, 'devices.json');
+    const pairingsPath = join(dir, 'pairings.json');
+    const secret = newPairingSecret(pairingsPath);
+    const key = await phoneKey();
+    const listed = [
+      {
+        deviceId: 'd_p',
+        name: 'p',
+        kind: 'app' as const,
+        publicKey: key,
+        createdAt: 1,
+        pairingProof: await pairingProof(secret, key),
+      },
+    ];
+    const pinned = await pinPairedPhones({
+      pinsPath,
+      pairingsPath,
+      pins: emptyPins(),
+      listed,
+      myDeviceId: 'd_c',
+      log: quiet,
+    });
+    expect(Object.keys(pinned.devices)).toEqual(['d_p']);
+    const again = newPairingSecret(pairingsPath);
+    const already = await pinPairedPhones({
+      pinsPath,
+      pairingsPath,
+      pins: pinned,
+      listed: [{ ...listed[0]!, pairingProof: await pairingProof(again, key) }],
+      myDeviceId: 'd_c',
+      log: quiet,
+    });
+    expect(already).toBe(pinned);
+    expect(pairingSecrets(pairingsPath)).toEqual([]);
+  });
 });

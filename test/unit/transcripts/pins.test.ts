@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ancestry, parentInStat } from '../../../actors/hooks/ancestry.js';
-import { findResumeId } from '../../../actors/sessions/pastSessions.js';
+import { createPastSessions, findResumeId } from '../../../actors/sessions/pastSessions.js';
 import { createHistory, type HistoryChunkOut } from '../../../actors/transcripts/history.js';
 import { inAgentStore } from '../../../actors/transcripts/locate.js';
 import { createPinning } from '../../../actors/transcripts/pinning.js';
@@ -46,6 +46,11 @@ describe('pinDecision', () => {
   it.each([
     ['the pane’s agent says it first', base, { pin: true, depth: 2 }],
     ['the same again', { ...base, current: base.said }, { pin: false, why: 'unchanged' }],
+    [
+      'a hook that names the id alone leaves the pinned file as it is',
+      { ...base, current: base.said, said: { agentSession: '1111' } },
+      { pin: false, why: 'unchanged' },
+    ],
     ['nothing said', { ...base, said: {} }, { pin: false, why: 'unchanged' }],
     [
       'a new conversation (/clear), same depth',
@@ -203,6 +208,50 @@ describe('the history follows each session’s own transcript', () => {
     }
   });
 
+  it('a reading taken just before a hook pinned anew does not undo the pin', async () => {
+    const { cwd, store, history, prompts } = setup();
+    const a = join(store, 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa.jsonl');
+    const b = join(store, 'bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb.jsonl');
+    try {
+      writeFileSync(a, line('u1', 'before /clear'));
+      history.sessions([record('svc-app', cwd, { transcript: a })]);
+      await history.tick();
+      // the agent's new conversation: its hook pins b; a reading made a moment before still shows a
+      writeFileSync(b, line('u2', 'after /clear'));
+      history.pinned('svc-app', b);
+      history.sessions([record('svc-app', cwd, { transcript: a })]);
+      await history.tick();
+      history.sessions([record('svc-app', cwd, { transcript: b })]);
+      await history.tick();
+      expect(prompts('svc-app')).toEqual(['before /clear', 'after /clear']);
+    } finally {
+      history.stop();
+    }
+  });
+
+  it('a listener that restarts onto another file than it read (a /clear while it was away) starts the view again', async () => {
+    const { home, cwd, store, history: first, sent } = setup();
+    const a = join(store, 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa.jsonl');
+    const b = join(store, 'bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb.jsonl');
+    writeFileSync(a, line('u1', 'old conversation'));
+    first.sessions([record('svc-app', cwd, { transcript: a })]);
+    await first.tick();
+    first.stop();
+    expect(sent.every((c) => !c.reset)).toBe(true);
+    writeFileSync(b, line('u2', 'new conversation'));
+    const { history, sent: after } = historyAt(home);
+    try {
+      history.sessions([record('svc-app', cwd, { transcript: b })]);
+      await history.tick();
+      expect(after[0]).toMatchObject({ reset: true });
+      expect(after.flatMap((c) => c.items.flatMap((i) => (i.k === 'prompt' ? [i.text] : [])))).toEqual([
+        'new conversation',
+      ]);
+    } finally {
+      history.stop();
+    }
+  });
+
   it('a resumed conversation goes on from where the ended session was read to: nothing sent twice', async () => {
     const { home, cwd, store, history, prompts, sent } = setup();
     const a = join(store, 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa.jsonl');
@@ -266,6 +315,31 @@ describe('a resume runs the session’s own conversation', () => {
       transcript: mine,
     });
     expect(findResumeId(past, env, new Set([theirs, mine]))).toBeNull();
+  });
+
+  it('a conversation that runs already is not resumed a second time', async () => {
+    const home = temp();
+    const book = createPastSessions(join(home, 'past.json'), { warn: () => {} });
+    const live = (name: string, createdAt: number, agentSession: string): SessionRecord => ({
+      name,
+      attached: false,
+      createdAt,
+      activityAt: 0,
+      meta: { kind: 'agent', agent: 'A1', agentSession },
+      panes: [{ id: '%1', command: 'claude', path: '/src/app', active: true }],
+    });
+    book.seen([live('svc-app', 1, '1111')], 10);
+    // it ended, and the person resumed that conversation at the keyboard in another session
+    book.seen([live('svc-app-2', 20, '1111')], 30);
+    const made: string[] = [];
+    const outcome = await book.resume(book.find('svc-app')!, {
+      newSession: async (o) => {
+        made.push(o.name);
+        return { name: o.name, paneId: '%9' };
+      },
+    });
+    expect(outcome).toEqual({ ok: false, code: 'inject_failed', message: 'that conversation is running in svc-app-2' });
+    expect(made).toEqual([]);
   });
 
   it('the book keeps the id a session’s hooks said, not one of an older session of that name', () => {

@@ -5,6 +5,7 @@ import { h, replaceChanged } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
 import { needsYouSection } from './needsYou.js';
+import { notificationsOffer } from './notifications.js';
 import { schedulesList } from './schedules.js';
 import type { Screen } from './screen.js';
 
@@ -101,14 +102,17 @@ export function agentsScreen(app: App): Screen {
   const list = h('div', { class: 'computers' });
   // Questions, approvals and notifications first (views/needsYou.ts).
   const needs = needsYouSection(app);
+  const offer = notificationsOffer(app);
   const el = h(
     'section',
     { class: 'screen agents', 'aria-labelledby': 'agents-title' },
+    offer.el,
     needs.el,
     h('h2', { id: 'agents-title', class: 'visually-hidden' }, 'Active agents'),
     list,
   );
   const update = () => {
+    offer.update();
     needs.update();
     const views = computerViews(app.computers);
     const asking = waitingAsks(app);

@@ -38,8 +38,8 @@ export function approvalCard(app: App, hookId: string, name: string) {
   let sealed: unknown = null;
   let card: ApprovalCardBody | null = null;
   let problem: string | null = null;
-  /** What became of the last answer sent from this card. */
-  let outcome: { seq: number; label: string; text: string; typed?: boolean } | null = null;
+  /** What became of the last answer sent from this card (and the card's tool then: a newer card may come meanwhile). */
+  let outcome: { seq: number; label: string; text: string; typed?: boolean; tool?: string } | null = null;
 
   const open = async (envelope: unknown) => {
     const key = app.keyFor(hookId);
@@ -65,7 +65,7 @@ export function approvalCard(app: App, hookId: string, name: string) {
       const body: KeysBody = { session: name, seq, answer: { fingerprint: card.fingerprint, choice } };
       const envelope = await sealFor(app.device, app.keyFor(hookId), 'pane.keys', body);
       const sent = app.link.send({ type: 'pane.keys', computer: hookId, session: name, envelope: envelope as never });
-      outcome = { seq, label, text: sent ? 'sending…' : 'not sent, the relay cannot be reached.' };
+      outcome = { seq, label, tool: card.tool, text: sent ? 'sending…' : 'not sent, the relay cannot be reached.' };
     } catch (error) {
       outcome = { seq: -1, label, text: `not sent: ${(error as Error).message}.` };
     }
@@ -75,14 +75,14 @@ export function approvalCard(app: App, hookId: string, name: string) {
   const offFrames = app.onFrames((frame: RelayFrame) => {
     if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
     if (!outcome || frame.seq !== outcome.seq) return;
-    if (frame.state === 'typed' && card) {
+    if (frame.state === 'typed' && outcome.tool !== undefined) {
       const key = `${hookId}/${name}`;
       const list = answered.get(key) ?? [];
       list.push({
         id: `card-${frame.seq}`,
-        state: 'approved',
+        state: 'answered',
         label: 'Answered',
-        text: `${card.tool} · “${outcome.label}”`,
+        text: `${outcome.tool} · “${outcome.label}”`,
       });
       answered.set(key, list.slice(-50));
     }

@@ -92,6 +92,12 @@ export interface ConversationEvent {
   text: string;
 }
 
+/**
+ * Where each answered question or card goes, for as long as the app runs (leaving the screen and coming back keeps
+ * it): the newest history chunk there was when it was first seen; it is placed after the turn that chunk ends in.
+ */
+const anchorChunks = new Map<string, number>();
+
 export function conversationSection(
   app: App,
   hookId: string,
@@ -112,8 +118,7 @@ export function conversationSection(
   let older: number | null = null;
   /** The person asked for earlier pages: a reload of the newest page keeps where they got to. */
   let pagedBack = false;
-  /** Where each event goes: after the turn that was the newest when it was first seen (-1: before any turn). */
-  const anchors = new Map<string, number>();
+
   let loaded = !supported;
   let shown = '';
 
@@ -153,17 +158,33 @@ export function conversationSection(
   const draw = () => {
     if (disposed) return;
     const ids = [...chunks.keys()].sort((a, b) => a - b);
-    let items: HistoryItem[] = [];
-    for (const id of ids) {
-      const c = chunks.get(id)!;
-      if (c.reset) items = [];
-      items.push(...c.items);
-    }
+    /** The items of the chunks up to relay id `last` (a chunk that resets drops what came before it). */
+    const itemsThrough = (last: number) => {
+      let out: HistoryItem[] = [];
+      for (const id of ids) {
+        if (id > last) break;
+        const c = chunks.get(id)!;
+        if (c.reset) out = [];
+        out.push(...c.items);
+      }
+      return out;
+    };
+    const items = itemsThrough(Number.POSITIVE_INFINITY);
     const { turns, todos } = timeline(items);
     const mine = deps.messages().slice(-30);
     const events = deps.events?.() ?? [];
-    // anchored once the history is in (before, the turns are not known yet: placed after the newest meanwhile)
-    if (loaded || !supported) for (const e of events) if (!anchors.has(e.id)) anchors.set(e.id, turns.length - 1);
+    // anchored to the newest chunk once the history is in (before, the turns are not known yet: placed after the
+    // newest meanwhile); by chunk, not by turn, so earlier pages loaded later do not move it
+    if (loaded || !supported)
+      for (const e of events) {
+        const key = `${hookId}/${name}/${e.id}`;
+        if (!anchorChunks.has(key)) anchorChunks.set(key, ids.at(-1) ?? -1);
+      }
+    const anchorOf = (e: ConversationEvent): number => {
+      const chunk = anchorChunks.get(`${hookId}/${name}/${e.id}`);
+      if (chunk === undefined) return turns.length - 1;
+      return chunk < 0 ? -1 : timeline(itemsThrough(chunk)).turns.length - 1;
+    };
     const key = JSON.stringify([
       events.map((e) => [e.id, e.state, e.text]),
       ids,
@@ -189,7 +210,7 @@ export function conversationSection(
     });
     const eventsAt = new Map<number, ConversationEvent[]>();
     for (const e of events) {
-      const at = Math.min(anchors.get(e.id) ?? turns.length - 1, turns.length - 1);
+      const at = Math.min(anchorOf(e), turns.length - 1);
       eventsAt.set(at, [...(eventsAt.get(at) ?? []), e]);
     }
     const eventList = (at: number) => {
@@ -253,7 +274,8 @@ export function conversationSection(
             ),
           )
         : null,
-      eventList(-1),
+      // before every turn when it came before any; an agent without a timeline has only what this phone sent: after it
+      supported ? eventList(-1) : null,
       h(
         'ol',
         { class: 'turns', 'aria-label': 'Turns' },
@@ -305,6 +327,7 @@ export function conversationSection(
           ),
         ),
       ),
+      supported ? null : eventList(-1),
       turns.length === 0 && after.length === 0 && events.length === 0
         ? h(
             'p',

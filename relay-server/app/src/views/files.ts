@@ -124,12 +124,17 @@ export function onFilePicked(
     const chosen = picker.files?.[0];
     if (!chosen) return;
     status.textContent = `Sending ${chosen.name}…`;
-    const sent = await sendFile(app, hookId, name, chosen, (at) => {
-      status.textContent = `Sending ${chosen.name}: ${Math.floor((100 * at) / Math.max(1, chosen.size))}%`;
-    });
-    picker.value = '';
-    status.textContent = sent.text;
-    if (sent.savedAs) then?.(sent.savedAs);
+    try {
+      const sent = await sendFile(app, hookId, name, chosen, (at) => {
+        status.textContent = `Sending ${chosen.name}: ${Math.floor((100 * at) / Math.max(1, chosen.size))}%`;
+      });
+      status.textContent = sent.text;
+      if (sent.savedAs) then?.(sent.savedAs);
+    } catch (error) {
+      status.textContent = `Not sent: ${(error as Error).message}`;
+    } finally {
+      picker.value = '';
+    }
   };
 }
 
@@ -153,7 +158,9 @@ export function filesSection(app: App, hookId: string, name: string): HTMLElemen
               r.text || (r.op === 'diff' ? 'No uncommitted changes.' : ''),
             )
         : null,
-      r.truncated ? h('p', { class: 'muted' }, 'Cut at 256 KiB; the rest is on the computer.') : null,
+      r.truncated
+        ? h('p', { class: 'muted' }, 'Cut (at 256 KiB, or 50 new files); the rest is on the computer.')
+        : null,
     );
   };
   const load = async () => {
