@@ -41,6 +41,9 @@ import { cryptoKey } from '../seal/e2ee.js';
 /** How long `svc_notify` waits for the relay to take a notification. */
 export const NOTIFY_ACK_MS = 10_000;
 
+/** A listener notice whose recipients could not be read is tried again after these waits (ms). */
+export const EVENT_RETRY_MS = [1_000, 3_000, 10_000] as const;
+
 const AsksFile = z.object({
   version: z.literal(1),
   asks: z.array(z.object({ id: z.string(), session: z.string(), deadline: z.number() })),
@@ -103,6 +106,8 @@ export function createAskService(deps: AskServiceDeps) {
     }
   };
 
+  /** Whether the last reading of the relay's device list failed (the pins alone were sealed for). */
+  let listUnread = false;
   /** The phones to seal for; the relay's list when it answers, else the pins alone. */
   const recipients = async (me: DeviceIdentity): Promise<Recipient[]> => {
     let pins: PinsFile;
@@ -114,7 +119,9 @@ export function createAskService(deps: AskServiceDeps) {
     let listed: DeviceListResponse['devices'];
     try {
       listed = (await deps.listDevices()).devices;
+      listUnread = false;
     } catch (err) {
+      listUnread = true;
       deps.log.warn(`device list unavailable (${(err as Error).message}): sealing for the pinned devices only`);
       listed = Object.values(pins.devices).map((p) => ({ ...p, kind: 'app', name: p.deviceId }) as never);
     }
@@ -287,7 +294,13 @@ export function createAskService(deps: AskServiceDeps) {
       const me = deps.me;
       if (!me) return;
       void (async () => {
-        const to = await recipients(me);
+        let to = await recipients(me);
+        // no phone because the relay's list could not be read (a relay starting, a busy machine): asked again a few
+        // times before the notice is given up, so a missed run found at start is not lost to one failed read
+        for (let i = 0; to.length === 0 && listUnread && i < EVENT_RETRY_MS.length; i++) {
+          await new Promise((r) => setTimeout(r, EVENT_RETRY_MS[i]));
+          to = await recipients(me);
+        }
         if (to.length === 0) {
           deps.log.warn(`${kind} notice for ${session} not sent: no phone to seal it for`);
           return;
