@@ -5,7 +5,7 @@
  * cannot start. Every other adapter case runs in both modes in test/integration/tmux.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTmux } from '../../actors/tmux/tmux.js';
@@ -90,7 +90,15 @@ describe('the persistent tmux client', () => {
   });
 
   it('types text of any kind exactly: quotes, $, ~, backslashes, ;, control bytes, 100 kB', async () => {
-    await server.newSession('raw', ['sh', '-c', `stty raw -echo; exec cat > '${join(server.dir, 'got')}'`]);
+    // the terminal is raw before a byte is typed: a pane still in cooked mode keeps at most 4095 characters of a line
+    // (a run with two CPU spinners typed into it before `stty` ran and lost the rest of the 100 kB)
+    const ready = join(server.dir, 'raw-ready');
+    await server.newSession('raw', [
+      'sh',
+      '-c',
+      `stty raw -echo; : > '${ready}'; exec cat > '${join(server.dir, 'got')}'`,
+    ]);
+    await waitFor(() => existsSync(ready), { what: 'the pane in raw mode' });
     const tmux = adapter();
     try {
       await tmux.listSessions();
