@@ -6,10 +6,35 @@
 //     after several runs of `npm test` (.ci/run: one per Node version): one line per run, then the totals of all
 //     of them as the closing line; exits 1 when any run exited non-zero. A run that wrote no report, or exited
 //     non-zero with no failed test (a test worker that died, an error outside the tests), counts as one failure
-//     and its line says why, so the closing line never reads "0 failed" when a run did not pass.
+//     and its line says why, so the closing line never reads "0 failed" when a run did not pass. Each failed test
+//     is named under its run's line (file, name, the first lines of its failure): CI keeps only the log's tail.
 import { existsSync, readFileSync } from 'node:fs';
 
 const line = (t) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
+
+// The failed tests of a report, each as a few lines: its file and name, then the head of its first failure message.
+function failures(path) {
+  const r = JSON.parse(readFileSync(path, 'utf8'));
+  const out = [];
+  for (const file of r.testResults ?? []) {
+    const name = String(file.name ?? '').replace(`${process.cwd()}/`, '');
+    for (const t of file.assertionResults ?? []) {
+      if (t.status !== 'failed') continue;
+      const message = String(t.failureMessages?.[0] ?? '')
+        .split('\n')
+        .slice(0, 6);
+      out.push(`  FAILED ${name} > ${t.fullName}`, ...message.map((m) => `    ${m.slice(0, 300)}`));
+    }
+    if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
+      out.push(
+        `  FAILED ${name}: ${String(file.message ?? '')
+          .split('\n')[0]
+          .slice(0, 300)}`,
+      );
+    }
+  }
+  return out;
+}
 
 function totals(path) {
   const r = JSON.parse(readFileSync(path, 'utf8'));
@@ -44,6 +69,7 @@ if (args.length === 0) {
       }
     }
     console.log(`${label}: ${line(t)}${why}`);
+    if (existsSync(path)) for (const f of failures(path)) console.log(f);
     all.passed += t.passed;
     all.failed += t.failed;
     all.skipped += t.skipped;
