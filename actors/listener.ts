@@ -61,6 +61,7 @@ import {
 import { readInventory, SCREEN_LINES } from './sessions/inventoryReading.js';
 import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
 import { writeMarker } from './sessions/marker.js';
+import { createNewSessions } from './sessions/newSession.js';
 import { createPastSessions } from './sessions/pastSessions.js';
 import { createPhoneRequests } from './sessions/phoneRequests.js';
 import { appendShellAudit } from './sessions/shellAudit.js';
@@ -277,6 +278,18 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     );
 
   // what the phone asks beyond typing: past sessions, schedules, files (actors/sessions/phoneRequests.ts)
+  const newSessions = createNewSessions({
+    settingsPath: join(paths.dir, 'new-session.json'),
+    home: opts.home ?? homedir(),
+    env,
+    socketPath,
+    uid: process.getuid?.() ?? 0,
+    platform: process.platform,
+    log,
+    book: () => past.all(),
+    reading: (name) => root?.getSnapshot().context.sessions[name] ?? null,
+    typePrompt: (session, text) => root?.send({ type: 'LAUNCH.PROMPT', session, text, at: Date.now() } as never),
+  });
   const requests = createPhoneRequests({
     paths,
     home: opts.home,
@@ -287,6 +300,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     past,
     tellPast,
     schedules,
+    newSessions,
     root: () => root,
   });
 
@@ -409,6 +423,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       controlPast: (_, { session, action, ref, live }) => requests.controlPast(session, action, ref, live),
       controlSchedule: (_, { session, request, ref, live }) => requests.controlSchedule(session, request, ref, live),
       viewFiles: (_, { session, request, ref }) => requests.viewFiles(session, request, ref),
+      launchSession: (_, { request, ref }) => requests.launch(request, ref),
       sealCard: (_, { session, prompt }) => {
         asks
           .card(session, prompt)

@@ -79,6 +79,10 @@ export const ROOT: CommandTable = {
       'Turn file view from the phone off or on, and print the last 50 reads',
       () => import('./commands/fileView.js'),
     ),
+    'new-session': entry(
+      'Allow or refuse starting agents from the phone on this computer (on by default)',
+      () => import('./commands/newSession.js'),
+    ),
     debug: entry(
       'Look inside the running listener: its actors, their states, what they do',
       () => import('./commands/debug/index.js'),

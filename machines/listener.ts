@@ -11,7 +11,7 @@ import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
-import type { FileRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
+import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
 import { describeSessions, forRelay } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
@@ -140,6 +140,8 @@ export type ListenerEvent =
   | SessionKeysResult
   /** A scheduled run's prompt or its end at max-runtime (machines/schedule.ts), typed through its session actor. */
   | ScheduleKeys
+  /** The first prompt of a session the phone started, its agent now idle (actors/sessions/newSession.ts). */
+  | { type: 'LAUNCH.PROMPT'; session: string; text: string; at: number }
   | DeviceResult
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
@@ -163,6 +165,8 @@ export type ListenerEvent =
 export const sessionId = (name: string) => `session.${name}`;
 /** The sender of a scheduled run's keys (a session actor's `ref.deviceId`): its result goes to the scheduler. */
 export const SCHEDULE_SENDER = 'schedule';
+/** The sender of the first prompt of a session the phone started (actors/sessions/newSession.ts). */
+export const LAUNCH_SENDER = 'launch';
 
 /** Whether a session actor is in sticky REMOTE (its `remote` region). */
 function isRemote(child: AnyActorRef | undefined): boolean {
@@ -282,6 +286,11 @@ export const listenerMachine = setup({
         ref: SessionKeys['ref'];
       },
     ) => {},
+    /**
+     * A new session from the phone for the device of `ref`: what can be started, or start one (actors/sessions/
+     * newSession.ts); the answer is sealed for that device. Its first prompt comes back as LAUNCH.PROMPT.
+     */
+    launchSession: (_, _params: { request: LaunchRequest; ref: SessionKeys['ref'] }) => {},
     /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
     sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
   },
@@ -601,6 +610,11 @@ export const listenerMachine = setup({
                 const schedule = held.kind === 'keys' ? held.event.keys.schedule : undefined;
                 const file = held.kind === 'keys' ? held.event.keys.file : undefined;
                 const transfer = held.kind === 'keys' ? held.event.keys.transfer : undefined;
+                const launch = held.kind === 'keys' ? held.event.keys.launch : undefined;
+                if (held.kind === 'keys' && launch) {
+                  enqueue({ type: 'launchSession', params: { request: launch, ref: held.event.keys.ref } });
+                  continue;
+                }
                 if (held.kind === 'keys' && (file || transfer)) {
                   const request = file ?? { op: 'transfer' as const, chunk: transfer! };
                   enqueue({ type: 'viewFiles', params: { session: held.session, request, ref: held.event.keys.ref } });
@@ -756,8 +770,26 @@ export const listenerMachine = setup({
             });
           }),
         },
+        'LAUNCH.PROMPT': {
+          description:
+            "The first prompt of a session the phone started, once its agent reads idle: held for a fresh reading like the phone's, then typed by its session actor.",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const ref = { deviceId: LAUNCH_SENDER, connection: event.session, seq: context.asked + 1 };
+            const keys: SessionKeys = { kind: 'keys', ref, keys: ['Enter'], text: event.text, receivedAt: event.at };
+            enqueue.raise({
+              type: 'HOLD',
+              held: { kind: 'keys', session: event.session, event: { type: 'KEYS', keys } },
+            });
+          }),
+        },
         'SESSION.KEYS_RESULT': {
           actions: enqueueActions(({ event, enqueue }) => {
+            if (event.ref.deviceId === LAUNCH_SENDER) {
+              if (event.state === 'refused')
+                enqueue(line('warn', `${event.session}: first prompt refused ${event.code} (not typed again)`));
+              else enqueue(line('info', `${event.session}: first prompt typed`));
+              return;
+            }
             if (event.ref.deviceId === SCHEDULE_SENDER) {
               const code = event.code;
               const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.connection, ok: event.state === 'typed' };

@@ -7,7 +7,7 @@ import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xst
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
-import type { FileRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
+import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
 import { refusalFor } from '../core/sessions/refusals.js';
@@ -48,6 +48,8 @@ export interface SessionKeys {
   file?: FileRequest;
   /** A chunk of a file sent to the computer (spec 4.11.4): the listener's IO saves it. */
   transfer?: TransferChunk;
+  /** A new session from the phone (issue 30): the listener's IO answers it; it never reaches a session actor. */
+  launch?: LaunchRequest;
 }
 
 /** A session's queue: messages and key input, typed one at a time in arrival order. */

@@ -115,6 +115,8 @@ export function createPastSessions(
     },
     past: (live: readonly SessionRecord[]) => pastSessions(book, live),
     find: (name: string): PastSession | undefined => book.sessions[name],
+    /** Every session the book holds, running or not (the folders a new session may start in). */
+    all: (): PastSession[] => Object.values(book.sessions),
     forget(name: string): void {
       const { [name]: _gone, ...rest } = book.sessions;
       book = { version: 1, sessions: rest };

@@ -1,7 +1,7 @@
 /**
  * What the phone asks of the computer beyond typing, carried out for the root machine's actions (machines/listener.ts
- * `controlPast`, `controlSchedule`, `viewFiles`): resuming or forgetting a past session, making or removing a
- * schedule, reading the project's files, receiving a file. Each answer goes back to the device that asked, as a
+ * `controlPast`, `controlSchedule`, `viewFiles`, `launchSession`): resuming or forgetting a past session, making or
+ * removing a schedule, reading the project's files, receiving a file, starting a new session. Each answer goes back to the device that asked, as a
  * `keys.result` (through SESSION.KEYS_RESULT, or sealed for that device when it carries content).
  */
 import { homedir } from 'node:os';
@@ -9,9 +9,16 @@ import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import type { SvcPaths } from '../../core/daemon/paths.js';
 import type { RefusalCode, SessionRecord } from '../../core/protocol/index.js';
-import type { FileRequest, ScheduleRequest, TransferChunk } from '../../core/seal/bodies.js';
+import type {
+  FileRequest,
+  LaunchRequest,
+  LaunchResultBody,
+  ScheduleRequest,
+  TransferChunk,
+} from '../../core/seal/bodies.js';
 import { seal } from '../../core/seal/seal.js';
 import { decideControl } from '../../core/sessions/control.js';
+import { decideLaunchRequest, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { keysResultFrame } from '../../core/sessions/routing.js';
 import type { SessionKeys } from '../../machines/session.js';
 import type { Logger } from '../daemon/logger.js';
@@ -23,6 +30,7 @@ import { cryptoKey } from '../seal/e2ee.js';
 import type { Tmux } from '../tmux/tmux.js';
 import { desktopNotice } from '../transfer/notice.js';
 import { createReceiver } from '../transfer/receive.js';
+import type { createNewSessions } from './newSession.js';
 import type { createPastSessions } from './pastSessions.js';
 
 type Ref = SessionKeys['ref'];
@@ -38,6 +46,7 @@ export interface PhoneRequestDeps {
   /** Tell the root the past sessions changed. */
   tellPast: () => void;
   schedules: ReturnType<typeof scheduleAdapters>;
+  newSessions: ReturnType<typeof createNewSessions>;
   /** The root: its sessions, its events, its children (set once it runs). */
   root: () => {
     send(event: never): void;
@@ -58,6 +67,29 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
       ...(message ? { message } : {}),
     } as never);
   const live = (session: string) => deps.root()?.getSnapshot().context.sessions[session];
+  /** Seals `body` for the device of `ref` alone (with the key this computer pinned for it) in its `keys.result`. */
+  const answerSealed = async (
+    purpose: 'file' | 'launch',
+    body: object,
+    session: string,
+    ref: Ref,
+    refused: string | undefined,
+  ) => {
+    const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
+    if (!deps.me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
+    const envelope = await seal({
+      purpose,
+      from: { id: deps.me.deviceId, privateKey: deps.me.privateKey },
+      to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
+      plaintext: JSON.stringify(body),
+    });
+    const to = { session, deviceId: ref.deviceId, connection: ref.connection };
+    const frame = keysResultFrame(to, refused ? 'refused' : 'typed', refused, ref.seq);
+    deps
+      .root()
+      ?.system.get('relay')
+      ?.send({ type: 'SEND', frame: { ...frame, envelope } });
+  };
 
   // spec 4.11.3: the phone browses a session's project and reads files and diffs, sealed both ways
   const files = createFileView({
@@ -89,6 +121,33 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
   };
 
   return {
+    /**
+     * A new session from the phone (core/sessions/newSession.ts): what can be started, or start one; answered sealed
+     * for the device that asked (`launch`), with the name of the session started.
+     */
+    launch(request: LaunchRequest, ref: Ref): void {
+      const setting = deps.newSessions.setting();
+      if (setting.problem) log.warn(setting.problem);
+      const offered = deps.newSessions.offered();
+      const d = decideLaunchRequest(request, { off: setting.off, ...offered });
+      const answer = async (): Promise<LaunchResultBody> => {
+        if (d.kind === 'refuse') return { seq: ref.seq, op: request.op, refused: d.code, message: d.message };
+        if (d.kind === 'options') return { seq: ref.seq, op: 'options', ...offered };
+        const started = await deps.newSessions.start(d.cwd, d.agent, d.branch, d.prompt);
+        if (!started.ok) return { seq: ref.seq, op: 'start', refused: 'inject_failed', message: started.message };
+        return { seq: ref.seq, op: 'start', started: started.name };
+      };
+      void answer()
+        .then(async (body) => {
+          const what =
+            request.op === 'start' ? `new session ${request.agent} in ${request.cwd}` : 'new-session options';
+          if (body.refused) log.warn(`${what}, asked by ${ref.deviceId}: refused ${body.refused} (${body.message})`);
+          else if (body.started) log.info(`${what}, asked by ${ref.deviceId}: started ${body.started}`);
+          await answerSealed('launch', body, NEW_SESSION_TARGET, ref, body.refused);
+        })
+        .catch((err: Error) => log.warn(`new session, asked by ${ref.deviceId}: not answered (${err.message})`));
+    },
+
     /** Resume or forget a past session (core/sessions/control.ts). */
     controlPast(session: string, action: 'resume' | 'forget', ref: Ref, isLive: boolean) {
       const d = decideControl(action, session, isLive ? live(session) : undefined, deps.past.find(session));
@@ -144,21 +203,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
           : files.answer(session, live(session), request, ref.deviceId);
       void answered
         .then(async (result) => {
-          // with the key this computer pinned for that device
-          const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
-          if (!deps.me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
-          const envelope = await seal({
-            purpose: 'file',
-            from: { id: deps.me.deviceId, privateKey: deps.me.privateKey },
-            to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
-            plaintext: JSON.stringify({ session, seq: ref.seq, ...result }),
-          });
-          const to = { session, deviceId: ref.deviceId, connection: ref.connection };
-          const frame = keysResultFrame(to, result.refused ? 'refused' : 'typed', result.refused, ref.seq);
-          deps
-            .root()
-            ?.system.get('relay')
-            ?.send({ type: 'SEND', frame: { ...frame, envelope } });
+          await answerSealed('file', { session, seq: ref.seq, ...result }, session, ref, result.refused);
           log.info(`${what}, asked by ${ref.deviceId}: ${result.refused ?? 'answered'}`);
         })
         .catch((err: Error) => log.warn(`${what}, asked by ${ref.deviceId}: not answered (${err.message})`));

@@ -39,6 +39,10 @@ export interface WrapperRun {
   /** stdin is a terminal. */
   tty: boolean;
   uid: number;
+  /** The tmux server to use (the listener's, for a session the phone started); else wrapperSocket's choice. */
+  socketPath?: string | undefined;
+  /** false: do not check or start the background listener (the listener itself runs the wrapper). */
+  checkListener?: boolean | undefined;
   stdout(line: string): void;
   stderr(line: string): void;
 }
@@ -57,7 +61,7 @@ const CREATE_ATTEMPTS = 5;
 /** Runs the wrapper; resolves with the process exit code. */
 export async function runWrapper(run: WrapperRun): Promise<number> {
   const { env, cwd } = run;
-  const socket = wrapperSocket(env, run.uid);
+  const socket = run.socketPath ? { path: run.socketPath } : wrapperSocket(env, run.uid);
   const tmuxFound = onPath('tmux', env.PATH) !== null;
   const tmux = createTmux({ socketPath: socket.path, env });
   const project = resolveProject({ env, gitRoot: findGitRoot(cwd), cwd });
@@ -136,7 +140,7 @@ async function finish(
   socketPath: string,
   plan: Extract<LaunchPlan, { action: 'create' | 'attach' }>,
 ): Promise<number> {
-  if (plan.startListener) {
+  if (plan.startListener && run.checkListener !== false) {
     try {
       const result = await ensureListener({
         home: run.home,

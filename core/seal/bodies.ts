@@ -160,6 +160,62 @@ export const TransferChunk = z.strictObject({
 });
 export type TransferChunk = z.infer<typeof TransferChunk>;
 
+/**
+ * A new session from the phone (issue 30 item 3), in a `pane.keys` body: `options` asks which folders and agents the
+ * computer offers; `start` runs registry agent `agent` in folder `cwd` (one of the folders offered: svc ran an agent
+ * there), in a `--wt` worktree of `branch` when given, and types `prompt` once the agent reads idle. The phone never
+ * names a command, arguments or any other path. The body's `session` is core/sessions/newSession.ts NEW_SESSION_TARGET.
+ */
+export const LaunchRequest = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('options') }),
+  z.strictObject({
+    op: z.literal('start'),
+    cwd: z.string().min(1).max(4096),
+    agent: z.string().regex(/^A\d{1,2}$/),
+    branch: z.string().min(1).max(200).optional(),
+    prompt: z.string().min(1).max(4000).optional(),
+  }),
+]);
+export type LaunchRequest = z.infer<typeof LaunchRequest>;
+
+/**
+ * `launch` (listener → the device that asked): what a new session can be (`projects`: folders svc ran agents in,
+ * newest first; `agents`: the registry agents on the computer's PATH), or the session a `start` made (`started`), or
+ * why not (`refused`, `message`).
+ */
+export const LaunchResultBody = z.strictObject({
+  seq: z.number().int().nonnegative(),
+  op: z.enum(['options', 'start']),
+  projects: z
+    .array(
+      z.strictObject({
+        cwd: z.string().max(4096),
+        name: z.string().max(128),
+        /** When svc last saw an agent there (epoch seconds). */
+        at: z.number(),
+        /** The agents svc ran there, newest first (registry ids). */
+        agents: z.array(z.string().max(16)).max(20),
+      }),
+    )
+    .max(50)
+    .optional(),
+  agents: z
+    .array(
+      z.strictObject({
+        id: z.string().max(16),
+        name: z.string().max(64),
+        /** A first prompt can be typed into it (core/agents/registry.ts PROMPT_AGENTS). */
+        prompt: z.boolean(),
+      }),
+    )
+    .max(20)
+    .optional(),
+  started: SessionName.optional(),
+  refused: z.string().max(64).optional(),
+  message: z.string().max(300).optional(),
+});
+export type LaunchResultBody = z.infer<typeof LaunchResultBody>;
+
 export const KeysBody = z
   .strictObject({
     session: SessionName,
@@ -176,6 +232,8 @@ export const KeysBody = z
     file: FileRequest.optional(),
     /** A chunk of a file sent to the computer (spec 4.11.4): answered with a sealed `file` result, nothing typed. */
     transfer: TransferChunk.optional(),
+    /** A new session (issue 30): answered with a sealed `launch` result in `keys.result`, nothing typed. */
+    launch: LaunchRequest.optional(),
   })
   .refine(
     (b) =>
@@ -186,8 +244,9 @@ export const KeysBody = z
         b.schedule !== undefined,
         b.file !== undefined,
         b.transfer !== undefined,
+        b.launch !== undefined,
       ].filter(Boolean).length === 1,
-    'keys or text, an answer, a control action, a schedule or a file request',
+    'keys or text, an answer, a control action, a schedule, a file request or a new session',
   );
 export type KeysBody = z.infer<typeof KeysBody>;
 

@@ -42,6 +42,8 @@ export const SEAL_PURPOSES = [
   'approval',
   // a computer's schedules, with the inventory (core/seal/bodies.ts SchedulesBody)
   'schedules',
+  // what a new session from the phone can be, and what became of one (core/seal/bodies.ts LaunchResultBody)
+  'launch',
 ] as const;
 export type SealPurpose = (typeof SEAL_PURPOSES)[number];
 

@@ -237,7 +237,19 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer, control, schedule, file, transfer } = outcome.body;
+  const {
+    session,
+    seq,
+    keys = [],
+    text = '',
+    fingerprint,
+    answer,
+    control,
+    schedule,
+    file,
+    transfer,
+    launch,
+  } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
   const held: HeldKeys = {
@@ -252,6 +264,7 @@ export function decideOpenedKeys(
     ...(schedule ? { schedule } : {}),
     ...(file ? { file } : {}),
     ...(transfer ? { transfer } : {}),
+    ...(launch ? { launch } : {}),
   };
   return { kind: 'hold', keys: held };
 }

@@ -125,6 +125,14 @@ describe('the phone app is accessible on every screen, light and dark', () => {
     await bothSchemes(page, 'watch');
   }, 60_000);
 
+  it('a new session: folder, agent, branch, first message', async () => {
+    await page.goto(`${relay.url}/#/`);
+    await page.getByRole('link', { name: 'New session' }).click();
+    await page.getByRole('radio', { name: /proj/ }).waitFor({ timeout: 20_000 });
+    await page.getByRole('textbox', { name: 'First message' }).fill('look at the failing test');
+    await bothSchemes(page, 'new-session');
+  }, 60_000);
+
   it('the device and its safety codes', async () => {
     await page.goto(`${relay.url}/#/device`);
     await page

@@ -1,21 +1,10 @@
-/**
- * Each session its own transcript (issue 30 item 2), with the REAL Claude Code (test/agents/package.json) against the
- * fake model, wired by `svc install` and `svc setup` as a person's is, the phone in headless Chromium at phone size,
- * through the real relay and `svc listener`: two `svc cc --detach` in one folder (`svc-two`, `svc-two-2`) each show
- * their own turns only (Claude Code's own hooks say which of its sessions runs in which pane); ending `svc-two`
- * and resuming it from the phone runs `claude --resume` with svc-two's own id while svc-two-2 still runs, and the
- * resumed conversation does not repeat its earlier turns.
- */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, PLAIN_REPLY, startFakeModel, userTexts } from '../fakes/fakeModel.js';
 import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
 import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
-import { loggedInComputer } from '../helpers/computer.js';
-import { AGENTS_BIN, agentInstalled, CLAUDE_CODE, waitSettled } from '../helpers/realAgents.js';
+import { loggedInComputer, type TestComputer, wiredClaudeCode } from '../helpers/computer.js';
+import { agentInstalled, CLAUDE_CODE, waitSettled } from '../helpers/realAgents.js';
 import { startTestRelay, type TestRelay } from '../helpers/relay.js';
 import { type TmuxServer, waitFor } from '../helpers/tmux.js';
 
@@ -73,30 +62,14 @@ async function send(session: string, text: string): Promise<void> {
 beforeAll(async () => {
   relay = await startTestRelay();
   model = await startFakeModel();
-  let base: NodeJS.ProcessEnv;
-  ({
-    tmux,
-    home,
-    env: base,
-    hookId,
-  } = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name: 'laptop' }));
+  let computer: TestComputer;
+  ({ tmux, home, hookId } = computer = await loggedInComputer({
+    url: relay.url,
+    apiKey: relay.apiKey,
+    name: 'laptop',
+  }));
   if (!agentInstalled(CLAUDE_CODE)) return;
-  proj = join(home.home, 'two');
-  mkdirSync(proj);
-  execFileSync('git', ['init', '-q', proj]);
-  const agentEnv = {
-    HOME: home.home,
-    CI: '',
-    DEBIAN_FRONTEND: '',
-    ...CLAUDE_CODE.setup({ home: home.home, proj, model: model.url }),
-  };
-  // a person's shell environment is tmux's global one: the sessions svc starts (and the resume) get it
-  for (const [k, v] of Object.entries(agentEnv)) await tmux.run(['set-environment', '-g', k, v]);
-  env = { ...base, ...agentEnv, PATH: `${AGENTS_BIN}${delimiter}${base.PATH ?? ''}` };
-  for (const step of ['install', 'setup']) {
-    const res = await runSvc([step], env);
-    expect(res.code, `svc ${step}: ${res.stdout}${res.stderr}`).toBe(0);
-  }
+  ({ env, proj } = await wiredClaudeCode(computer, model.url, 'two'));
   listener = spawnSvc(['listener'], env);
   await listener.waitForLine(/connected to ws:/);
   await listener.waitForLine(/control socket/);

@@ -2,8 +2,12 @@
  * A computer as the integration tests need it: a private tmux server, a temporary HOME logged in to the relay, and
  * `svc-proj` running the fake Claude Code at its prompt.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { expect } from 'vitest';
 import { runSvc, svcEnv, tempHome } from './cli.js';
+import { AGENTS_BIN, CLAUDE_CODE } from './realAgents.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from './tmux.js';
 
 export interface TestComputer {
@@ -25,4 +29,28 @@ export async function loggedInComputer(opts: { url: string; apiKey: string; name
     what: 'the fake agent to draw its prompt',
   });
   return { tmux, home, env, hookId: JSON.parse(login.stdout).hookId };
+}
+
+/**
+ * The real Claude Code (test/agents) on `computer` as a person has it: a git project `<home>/<name>`, its settings
+ * against the fake model at `modelUrl`, tmux's global environment carrying them (the sessions svc starts get it,
+ * as they get a person's shell environment), and `svc install` + `svc setup` run. The env runs `svc` with it.
+ */
+export async function wiredClaudeCode(
+  computer: Pick<TestComputer, 'tmux' | 'home' | 'env'>,
+  modelUrl: string,
+  name: string,
+): Promise<{ env: NodeJS.ProcessEnv; proj: string }> {
+  const home = computer.home.home;
+  const proj = join(home, name);
+  mkdirSync(proj);
+  execFileSync('git', ['init', '-q', proj]);
+  const agentEnv = { HOME: home, CI: '', DEBIAN_FRONTEND: '', ...CLAUDE_CODE.setup({ home, proj, model: modelUrl }) };
+  for (const [k, v] of Object.entries(agentEnv)) await computer.tmux.run(['set-environment', '-g', k, v]);
+  const env = { ...computer.env, ...agentEnv, PATH: `${AGENTS_BIN}${delimiter}${computer.env.PATH ?? ''}` };
+  for (const step of ['install', 'setup']) {
+    const res = await runSvc([step], env);
+    expect(res.code, `svc ${step}: ${res.stdout}${res.stderr}`).toBe(0);
+  }
+  return { env, proj };
 }

@@ -11,6 +11,7 @@ import { h, ICONS, icon, replace } from './dom.js';
 import { App } from './state.js';
 import { agentsScreen } from './views/agents.js';
 import { deviceScreen } from './views/device.js';
+import { newSessionScreen } from './views/newSession.js';
 import { OFFER_KEY } from './views/notifications.js';
 import type { Screen } from './views/screen.js';
 import { sessionScreen } from './views/session.js';
@@ -97,6 +98,8 @@ function route(app: App): Screen {
     return m[1] === 's' ? sessionScreen(app, hookId, name) : lazyScreen(app, hookId, name);
   }
   if (hash === '#/device') return deviceScreen(app);
+  const n = /^#\/new\/([^/]+)$/.exec(hash);
+  if (n) return newSessionScreen(app, decodeURIComponent(n[1]!));
   return agentsScreen(app);
 }
 

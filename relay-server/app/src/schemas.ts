@@ -21,5 +21,6 @@ export {
   FileResultBody,
   FrameBody,
   HistoryChunkBody,
+  LaunchResultBody,
   SchedulesBody,
 } from '../../../core/seal/bodies.js';

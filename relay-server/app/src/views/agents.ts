@@ -19,6 +19,9 @@ export function waitingAsks(app: App): Asking {
   );
 }
 
+/** The New session screen of computer `hookId` (views/newSession.ts). */
+export const newSessionHref = (hookId: string) => `#/new/${encodeURIComponent(hookId)}`;
+
 export function sessionHref(hookId: string, name: string): string {
   return `#/s/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}`;
 }
@@ -163,13 +166,16 @@ export function agentsScreen(app: App): Screen {
             ),
             c.attention > 0 ? h('span', { class: 'attention-count' }, `${c.attention} waiting`) : null,
           ),
+          c.online && live
+            ? h('a', { class: 'button secondary new-session-link', href: newSessionHref(c.hookId) }, 'New session')
+            : null,
           c.items.length > 0
             ? h(
                 'ul',
                 { class: 'sessions' },
                 c.items.map((it) => item(c.hookId, it, asking)),
               )
-            : h('p', { class: 'empty' }, 'No sessions. Start one with ', h('code', {}, 'svc cc'), '.'),
+            : h('p', { class: 'empty' }, 'No sessions. Start one here, or with ', h('code', {}, 'svc cc'), '.'),
           c.past.length > 0
             ? h(
                 'details',

@@ -1,0 +1,199 @@
+/**
+ * New session (issue 30 item 3): computer → folder (those svc ran agents in, newest first) → agent (those on that
+ * computer) → an optional `--wt` branch and first prompt. Asked and answered sealed (`pane.keys` with `launch`, the
+ * answer a `launch` body for this phone alone); the computer starts it as `svc <agent> --detach` would there, and
+ * the phone opens the new session's conversation.
+ */
+import { ago, refusalText } from '../../../../core/protocol/refusalText.js';
+import type { LaunchRequest, LaunchResultBody } from '../../../../core/seal/bodies.js';
+import { NEW_SESSION_TARGET } from '../../../../core/sessions/newSession.js';
+import { parseBody } from '../api.js';
+import { openFrom } from '../crypto.js';
+import { h, replace } from '../dom.js';
+import type { App } from '../state.js';
+import { sessionHref } from './agents.js';
+import { keysRequest } from './control.js';
+import type { Screen } from './screen.js';
+
+/** Sends a launch request and resolves with the opened answer, or a sentence on why there is none. */
+async function ask(app: App, hookId: string, launch: LaunchRequest): Promise<LaunchResultBody | string> {
+  const answer = await keysRequest(app, hookId, NEW_SESSION_TARGET, { launch });
+  if ('problem' in answer) return answer.problem;
+  const key = app.keyFor(hookId);
+  if (!answer.frame.envelope || !key) return refusalText(answer.frame.code);
+  try {
+    return await parseBody('LaunchResultBody', await openFrom(app.device, key, 'launch', answer.frame.envelope));
+  } catch {
+    return 'The answer did not open on this phone.';
+  }
+}
+
+/** A folder's path as a person reads it at phone width: its last three parts. */
+const shortPath = (cwd: string) => {
+  const parts = cwd.split('/').filter(Boolean);
+  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : cwd;
+};
+
+/** A list of choices as radio buttons, each a full-width row at least 44 px tall. */
+function choices(
+  legend: string,
+  name: string,
+  items: { value: string; label: string; detail?: string }[],
+  checked: string | undefined,
+): HTMLFieldSetElement {
+  return h(
+    'fieldset',
+    { class: 'choices' },
+    h('legend', {}, legend),
+    items.map((it) =>
+      h(
+        'label',
+        { class: 'choice' },
+        h('input', { type: 'radio', name, value: it.value, ...(it.value === checked ? { checked: true } : {}) }),
+        h(
+          'span',
+          { class: 'choice-text' },
+          h('span', { class: 'choice-label' }, it.label),
+          it.detail ? h('span', { class: 'choice-detail' }, it.detail) : null,
+        ),
+      ),
+    ),
+  ) as HTMLFieldSetElement;
+}
+
+function form(app: App, hookId: string, offered: LaunchResultBody): HTMLElement {
+  const projects = offered.projects ?? [];
+  const agents = offered.agents ?? [];
+  if (projects.length === 0)
+    return h(
+      'p',
+      { class: 'empty' },
+      'svc has not run an agent on this computer yet. Start one there once (',
+      h('code', {}, 'svc cc'),
+      ' in a project); its folder is offered here from then on.',
+    );
+  if (agents.length === 0) return h('p', { class: 'empty' }, 'No agent svc knows is installed on this computer.');
+  const status = h('p', { class: 'control-status', role: 'status' });
+  const first = projects[0]!;
+  const pickAgent = (cwd: string) => {
+    const ran = projects.find((p) => p.cwd === cwd)?.agents ?? [];
+    return ran.find((id) => agents.some((a) => a.id === id)) ?? agents[0]!.id;
+  };
+  const projectSet = choices(
+    'Folder',
+    'cwd',
+    projects.map((p) => ({
+      value: p.cwd,
+      label: p.name,
+      detail: `${shortPath(p.cwd)} · ${ago(Date.now() - p.at * 1000)}`,
+    })),
+    first.cwd,
+  );
+  const agentSet = choices(
+    'Agent',
+    'agent',
+    agents.map((a) => ({ value: a.id, label: a.name })),
+    pickAgent(first.cwd),
+  );
+  const branch = h('input', {
+    type: 'text',
+    name: 'branch',
+    autocapitalize: 'off',
+    autocomplete: 'off',
+    spellcheck: false,
+    placeholder: 'Branch for a new worktree (optional)',
+    'aria-label': 'Worktree branch',
+  }) as HTMLInputElement;
+  const prompt = h('textarea', {
+    name: 'prompt',
+    rows: 3,
+    placeholder: 'First message, typed when it is ready (optional)',
+    'aria-label': 'First message',
+  }) as HTMLTextAreaElement;
+  const noPrompt = h('p', { class: 'muted', hidden: true });
+  const start = h('button', { type: 'submit', class: 'button primary' }, 'Start') as HTMLButtonElement;
+  const el = h(
+    'form',
+    { class: 'new-session-form' },
+    projectSet,
+    agentSet,
+    branch,
+    prompt,
+    noPrompt,
+    start,
+    status,
+  ) as HTMLFormElement;
+  const value = (name: string) => (el.elements.namedItem(name) as RadioNodeList | null)?.value ?? '';
+  const agentChanged = () => {
+    const agent = agents.find((a) => a.id === value('agent'));
+    prompt.hidden = agent?.prompt === false;
+    noPrompt.hidden = agent?.prompt !== false;
+    noPrompt.textContent = agent ? `${agent.name} takes no first message from svc; type it once it runs.` : '';
+  };
+  projectSet.addEventListener('change', () => {
+    const id = pickAgent(value('cwd'));
+    const radio = agentSet.querySelector<HTMLInputElement>(`input[value="${id}"]`);
+    if (radio) radio.checked = true;
+    agentChanged();
+  });
+  agentSet.addEventListener('change', agentChanged);
+  agentChanged();
+  el.onsubmit = async (e) => {
+    e.preventDefault();
+    const text = prompt.hidden ? '' : prompt.value.trim();
+    const wt = branch.value.trim();
+    const request: LaunchRequest = {
+      op: 'start',
+      cwd: value('cwd'),
+      agent: value('agent'),
+      ...(wt ? { branch: wt } : {}),
+      ...(text ? { prompt: text } : {}),
+    };
+    start.disabled = true;
+    status.textContent = 'Starting…';
+    const r = await ask(app, hookId, request);
+    start.disabled = false;
+    if (typeof r === 'string') status.textContent = r;
+    else if (r.started) location.hash = sessionHref(hookId, r.started);
+    else status.textContent = `Not started: ${r.message ?? refusalText(r.refused)}`;
+  };
+  return el;
+}
+
+export function newSessionScreen(app: App, hookId: string): Screen {
+  const computer = app.computers.find((c) => c.hookId === hookId);
+  const body = h(
+    'div',
+    { class: 'new-session-body' },
+    h('p', { class: 'muted', role: 'status' }, 'Asking the computer…'),
+  );
+  const el = h(
+    'section',
+    { class: 'screen new-session', 'aria-labelledby': 'new-session-title' },
+    h('h2', { id: 'new-session-title', class: 'session-title' }, `New session on ${computer?.name ?? 'this computer'}`),
+    body,
+  );
+  let gone = false;
+  void ask(app, hookId, { op: 'options' }).then((r) => {
+    if (gone) return;
+    if (typeof r === 'string') replace(body, h('p', { class: 'empty' }, r));
+    else if (r.refused)
+      replace(
+        body,
+        h('p', { class: 'empty' }, `${r.message ?? refusalText(r.refused)}.`),
+        r.message?.includes('off')
+          ? h('p', { class: 'muted' }, 'On the computer, ', h('code', {}, 'svc new-session on'), ' turns it on.')
+          : null,
+      );
+    else replace(body, form(app, hookId, r));
+  });
+  return {
+    el,
+    title: 'New session',
+    back: '#/',
+    update: () => {},
+    dispose: () => {
+      gone = true;
+    },
+  };
+}
