@@ -287,8 +287,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     platform: process.platform,
     log,
     book: () => past.all(),
-    reading: (name) => root?.getSnapshot().context.sessions[name] ?? null,
-    typePrompt: (session, text) => root?.send({ type: 'LAUNCH.PROMPT', session, text, at: Date.now() } as never),
+    firstPrompt: (session, agent, text, startedAt) =>
+      root?.send({ type: 'LAUNCH.PROMPT', session, agent, text, startedAt } as never),
   });
   const requests = createPhoneRequests({
     paths,
@@ -419,7 +419,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       },
       announceAsk: (_, params) => asks.announce(params.id),
       settleAsk: (_, params) => asks.settle(params.output),
-      notifyAcked: (_, params) => asks.acked(params.id),
+      notifyAcked: (_, params) => asks.acked(params.id, params.delivered, params.reason),
       controlPast: (_, { session, action, ref, live }) => requests.controlPast(session, action, ref, live),
       controlSchedule: (_, { session, request, ref, live }) => requests.controlSchedule(session, request, ref, live),
       viewFiles: (_, { session, request, ref }) => requests.viewFiles(session, request, ref),

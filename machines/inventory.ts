@@ -87,6 +87,8 @@ export type InventoryOutEvent =
       unreadable: string[];
       /** Why it was taken: the listener ticks the scheduler only on the poll's readings. */
       cause: ReadingCause;
+      /** When it was read (epoch ms). */
+      takenAt: number;
     }
   | {
       type: 'INVENTORY.REPORT';
@@ -175,6 +177,7 @@ export const inventoryMachine = setup({
                   approvals: read.approvals,
                   unreadable: read.unreadable,
                   cause: context.cause,
+                  takenAt,
                 });
                 const changed = (context.cause === 'look' ? inventoryChangedMuch : inventoryChanged)(
                   context.reported,

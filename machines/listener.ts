@@ -12,6 +12,7 @@ import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mc
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
 import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
+import { decideFirstPrompt, type FirstPrompt } from '../core/sessions/firstPrompt.js';
 import { describeSessions, forRelay } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
@@ -111,6 +112,10 @@ export interface ListenerContext {
   past: SessionRecord[];
   /** The schedules, sealed for the phones (SchedulesBody), reported with the inventory; null: none. */
   schedules: Record<string, unknown> | null;
+  /** First prompts of sessions the phone started, by session, until typed (core/sessions/firstPrompt.ts). */
+  firstPrompts: Record<string, FirstPrompt>;
+  /** How many first prompts were kept: their ids are the negatives of it. */
+  launched: number;
 }
 
 export type ListenerEvent =
@@ -127,6 +132,8 @@ export type ListenerEvent =
       unreadable?: string[];
       /** Why the reading was taken (machines/inventory.ts); absent: a tick. */
       cause?: ReadingCause;
+      /** When it was read (epoch ms). */
+      takenAt?: number;
     }
   | { type: 'HOLD'; held: HeldInput }
   /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
@@ -141,7 +148,8 @@ export type ListenerEvent =
   /** A scheduled run's prompt or its end at max-runtime (machines/schedule.ts), typed through its session actor. */
   | ScheduleKeys
   /** The first prompt of a session the phone started, its agent now idle (actors/sessions/newSession.ts). */
-  | { type: 'LAUNCH.PROMPT'; session: string; text: string; at: number }
+  | { type: 'LAUNCH.PROMPT'; session: string; agent: string; text: string; startedAt: number }
+  | { type: 'FIRST_PROMPT.EXPIRE'; session: string; id: number }
   | DeviceResult
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
@@ -165,8 +173,6 @@ export type ListenerEvent =
 export const sessionId = (name: string) => `session.${name}`;
 /** The sender of a scheduled run's keys (a session actor's `ref.deviceId`): its result goes to the scheduler. */
 export const SCHEDULE_SENDER = 'schedule';
-/** The sender of the first prompt of a session the phone started (actors/sessions/newSession.ts). */
-export const LAUNCH_SENDER = 'launch';
 
 /** Whether a session actor is in sticky REMOTE (its `remote` region). */
 function isRemote(child: AnyActorRef | undefined): boolean {
@@ -244,6 +250,8 @@ export const listenerMachine = setup({
   },
   delays: {
     worktreeScan: 60_000,
+    /** How long a first prompt from the phone waits for its agent to read idle (an agent updating itself is slow). */
+    firstPromptWait: 180_000,
   },
   guards: {
     isOnline: ({ context }) => context.online,
@@ -257,7 +265,7 @@ export const listenerMachine = setup({
     /** Tell the MCP server how its ask ended (actors/mcp/asks.ts). */
     settleAsk: (_, _params: { output: AskOutput }) => {},
     /** The relay took notification `id`: its `svc_notify` returns. */
-    notifyAcked: (_, _params: { id: string }) => {},
+    notifyAcked: (_, _params: { id: string; delivered: boolean; reason?: string }) => {},
     /**
      * Resume or forget past session `session` for the device of `ref` (actors/sessions/pastSessions.ts); the answer
      * comes back as SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
@@ -318,6 +326,8 @@ export const listenerMachine = setup({
     cards: {},
     past: [],
     schedules: null,
+    firstPrompts: {},
+    launched: 0,
   }),
   initial: 'running',
   states: {
@@ -482,7 +492,14 @@ export const listenerMachine = setup({
                 return;
               }
               case 'notify.ack':
-                enqueue({ type: 'notifyAcked', params: { id: frame.id } });
+                enqueue({
+                  type: 'notifyAcked',
+                  params: {
+                    id: frame.id,
+                    delivered: frame.delivered ?? true,
+                    ...(frame.reason ? { reason: frame.reason } : {}),
+                  },
+                });
                 return;
               case 'push.ack': {
                 // The relay has this outcome: it is not sent again, after a restart either.
@@ -595,6 +612,25 @@ export const listenerMachine = setup({
                   });
               }
               enqueue.assign({ sessions: next, cards });
+              // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
+              const prompts = { ...context.firstPrompts };
+              for (const [session, prompt] of Object.entries(context.firstPrompts)) {
+                const d = decideFirstPrompt(prompt, next[session]);
+                if (d === 'gone') {
+                  delete prompts[session];
+                  enqueue(line('warn', `${session}: first prompt not typed: the session ended before it read idle`));
+                } else if (d === 'type') {
+                  prompts[session] = { ...prompt, seen: next[session]!.createdAt, typing: true };
+                  const receivedAt = event.takenAt ?? 0;
+                  const push = { id: prompt.id, body: prompt.text, addressedToThisComputer: true, receivedAt };
+                  enqueue.raise({
+                    type: 'HOLD',
+                    held: { kind: 'push', session, id: prompt.id, event: { type: 'PUSH', push } },
+                  });
+                } else if (next[session] && prompt.seen === null)
+                  prompts[session] = { ...prompt, seen: next[session].createdAt };
+              }
+              if (Object.keys(context.firstPrompts).length > 0) enqueue.assign({ firstPrompts: prompts });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
               // schedules are decided at the inventory's 5 s ticks, not at every push's or screen change's reading
               if ((event.cause ?? 'tick') === 'tick')
@@ -772,24 +808,35 @@ export const listenerMachine = setup({
         },
         'LAUNCH.PROMPT': {
           description:
-            "The first prompt of a session the phone started, once its agent reads idle: held for a fresh reading like the phone's, then typed by its session actor.",
+            'The first prompt of a session the phone started: kept until a reading shows its own session idle with its agent in front, then typed as a message from the phone (marker, submit strategy); given up when the session ends or firstPromptWait passes.',
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const ref = { deviceId: LAUNCH_SENDER, connection: event.session, seq: context.asked + 1 };
-            const keys: SessionKeys = { kind: 'keys', ref, keys: ['Enter'], text: event.text, receivedAt: event.at };
-            enqueue.raise({
-              type: 'HOLD',
-              held: { kind: 'keys', session: event.session, event: { type: 'KEYS', keys } },
+            const id = -(context.launched + 1);
+            const prompt: FirstPrompt = {
+              id,
+              agent: event.agent,
+              text: event.text,
+              startedAt: event.startedAt,
+              seen: null,
+              typing: false,
+            };
+            enqueue.assign({
+              launched: context.launched + 1,
+              firstPrompts: { ...context.firstPrompts, [event.session]: prompt },
             });
+            enqueue.raise({ type: 'FIRST_PROMPT.EXPIRE', session: event.session, id }, { delay: 'firstPromptWait' });
+          }),
+        },
+        'FIRST_PROMPT.EXPIRE': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const prompt = context.firstPrompts[event.session];
+            if (prompt?.id !== event.id) return;
+            const { [event.session]: _gone, ...rest } = context.firstPrompts;
+            enqueue.assign({ firstPrompts: rest });
+            enqueue(line('warn', `${event.session}: first prompt not typed: its agent did not read idle in time`));
           }),
         },
         'SESSION.KEYS_RESULT': {
           actions: enqueueActions(({ event, enqueue }) => {
-            if (event.ref.deviceId === LAUNCH_SENDER) {
-              if (event.state === 'refused')
-                enqueue(line('warn', `${event.session}: first prompt refused ${event.code} (not typed again)`));
-              else enqueue(line('info', `${event.session}: first prompt typed`));
-              return;
-            }
             if (event.ref.deviceId === SCHEDULE_SENDER) {
               const code = event.code;
               const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.connection, ok: event.state === 'typed' };
@@ -836,6 +883,25 @@ export const listenerMachine = setup({
         },
         'SESSION.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
+            if (event.id < 0) {
+              // a first prompt (LAUNCH.PROMPT): not a relay push, nothing for the ledger or the relay
+              const prompt = context.firstPrompts[event.session];
+              if (prompt?.id !== event.id) return;
+              const { [event.session]: _done, ...rest } = context.firstPrompts;
+              if (event.state === 'injected' || event.code === 'session_not_found') {
+                enqueue.assign({ firstPrompts: rest });
+                enqueue(
+                  event.state === 'injected'
+                    ? line('info', `${event.session}: first prompt typed`)
+                    : line('warn', `${event.session}: first prompt not typed: the session is gone`),
+                );
+              } else {
+                // refused for now (rate limit, a prompt came up, the screen unreadable): again at the next idle reading
+                enqueue.assign({ firstPrompts: { ...rest, [event.session]: { ...prompt, typing: false } } });
+                enqueue(line('warn', `${event.session}: first prompt refused ${event.code}; again when it reads idle`));
+              }
+              return;
+            }
             const ledger = recordOutcome(
               context.ledger,
               event.id,

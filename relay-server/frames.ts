@@ -38,6 +38,8 @@ export interface FrameContext {
   /** Web Push for asks and notifications; null when off. */
   webPush: WebPush | null;
   watchedLive(accountId: string, deviceId: string, computer: string, session: string): boolean;
+  /** How many app connections of the account, subscribed as a device, this instance holds. */
+  appsOnline(accountId: string): number;
 }
 
 /** What a pane request for a computer whose listener is not connected gets (docs/protocol.md "Live panes"). */

@@ -122,6 +122,10 @@ export class Hub implements Presence {
       asks: this.asks,
       webPush: opts.webPush ?? null,
       watchedLive: (accountId, deviceId, computer, session) => this.watchedLive(accountId, deviceId, computer, session),
+      appsOnline: (accountId) => {
+        const group = this.accounts.get(accountId);
+        return group ? [...this.apps(group)].filter((c) => c.deviceId).length : 0;
+      },
     };
   }
 

@@ -17,9 +17,11 @@ import {
   type HistoryChunkRecord,
   type HistoryLimits,
   type HistoryQuery,
+  INBOX_SIZE,
   type KeyRecord,
   type NewPairing,
   type NewPush,
+  type NotificationRecord,
   OPEN_PUSH_OVERHEAD,
   type PairingClaim,
   type PairingClaimResult,
@@ -411,6 +413,36 @@ export class PostgresStore implements Store {
       [accountId],
     );
     return rows.map(toSubscription);
+  }
+
+  /** The inbox: kept once per id; then the oldest beyond INBOX_SIZE go (again harmless: it only trims). */
+  async saveNotification(n: NotificationRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO notifications (account_id, computer, id, session, kind, envelope, at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, computer, id) DO NOTHING`,
+      [n.accountId, n.computer, n.id, n.session, n.kind, JSON.stringify(n.envelope), n.at],
+    );
+    await this.pool.query(
+      `DELETE FROM notifications WHERE account_id = $1 AND seq NOT IN
+         (SELECT seq FROM notifications WHERE account_id = $1 ORDER BY at DESC, seq DESC LIMIT $2)`,
+      [n.accountId, INBOX_SIZE],
+    );
+  }
+
+  async listNotifications(accountId: string, limit: number): Promise<NotificationRecord[]> {
+    const { rows } = await this.pool.query(
+      'SELECT * FROM notifications WHERE account_id = $1 ORDER BY at DESC, seq DESC LIMIT $2',
+      [accountId, limit],
+    );
+    return rows.map((r) => ({
+      accountId: r.account_id,
+      computer: r.computer,
+      id: r.id,
+      session: r.session,
+      kind: r.kind,
+      envelope: r.envelope as Record<string, unknown>,
+      at: num(r.at),
+    }));
   }
 
   async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {

@@ -6,6 +6,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import { INBOX_PAGE } from '../core/notify/push.js';
 import {
   ComputerRegisterRequest,
   type DeviceInfo,
@@ -120,6 +121,18 @@ const ROUTES: { path: RegExp; methods: Record<string, RouteDef> }[] = [
       GET: {
         scopes: EITHER_SCOPE,
         handle: ({ req, res, key }, deps) => getHistory({ res, key, url: req.url ?? '/' }, deps),
+      },
+    },
+  },
+  {
+    path: /^\/notifications$/,
+    methods: {
+      GET: {
+        scopes: EITHER_SCOPE,
+        handle: async ({ res, key }, { store }) => {
+          const rows = await store.listNotifications(key.accountId, INBOX_PAGE);
+          sendJson(res, 200, { notifications: rows.map(({ accountId: _account, ...n }) => n) });
+        },
       },
     },
   },

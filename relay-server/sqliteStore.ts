@@ -36,6 +36,7 @@ import type {
   KeyRecord,
   NewPairing,
   NewPush,
+  NotificationRecord,
   PairingClaim,
   PairingClaimResult,
   PushCondition,
@@ -202,6 +203,14 @@ export class SqliteStore implements Store {
 
   async listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]> {
     return webPush.listPushSubscriptions(this.db, accountId);
+  }
+
+  async saveNotification(n: NotificationRecord): Promise<void> {
+    return this.write((db) => webPush.saveNotification(db, n));
+  }
+
+  async listNotifications(accountId: string, limit: number): Promise<NotificationRecord[]> {
+    return webPush.listNotifications(this.db, accountId, limit);
   }
 
   async registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord> {

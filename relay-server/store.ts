@@ -124,6 +124,23 @@ export interface PushSubscriptionRecord {
   events: string[];
 }
 
+/**
+ * A notification as the phone's inbox keeps it (svc_notify and the listener's notices): routing outside, the text
+ * only inside `envelope` (sealed for the phones; the relay never reads it). `at`: when the relay took it (epoch ms).
+ */
+export interface NotificationRecord {
+  accountId: string;
+  computer: string;
+  id: string;
+  session: string;
+  kind: string;
+  envelope: Record<string, unknown>;
+  at: number;
+}
+
+/** The inbox keeps this many notifications per account, the newest. */
+export const INBOX_SIZE = 200;
+
 /** A compare-and-set condition on a push: its state must be one of `states` (and its code `code`, if given). */
 export interface PushCondition {
   states: readonly PushState[];
@@ -253,5 +270,9 @@ export interface Store {
   deletePushSubscription(deviceId: string): Promise<boolean>;
   getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null>;
   listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]>;
+  /** Keep a notification in the account's inbox (the oldest beyond INBOX_SIZE go); the same id twice is kept once. */
+  saveNotification(n: NotificationRecord): Promise<void>;
+  /** The account's inbox, newest first, at most `limit`. */
+  listNotifications(accountId: string, limit: number): Promise<NotificationRecord[]>;
   close(): Promise<void>;
 }

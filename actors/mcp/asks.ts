@@ -39,7 +39,7 @@ import { writeFileAtomic } from '../files.js';
 import { cryptoKey } from '../seal/e2ee.js';
 
 /** How long `svc_notify` waits for the relay to take a notification. */
-export const NOTIFY_ACK_MS = 10_000;
+export const NOTIFY_ACK_MS = 15_000;
 
 /** A listener notice whose recipients could not be read is tried again after these waits (ms). */
 export const EVENT_RETRY_MS = [1_000, 3_000, 10_000] as const;
@@ -280,13 +280,25 @@ export function createAskService(deps: AskServiceDeps) {
       entry.send({ ok: true, type: 'ask.done', id: output.id, outcome });
     },
 
-    /** `notifyAcked`: the relay has notification `id`. */
-    acked(id: string): void {
+    /**
+     * `notifyAcked`: the relay kept notification `id` in the phones' inbox; `delivered`: a phone got it now, else
+     * `reason` (code `not_delivered`: it waits in the inbox).
+     */
+    acked(id: string, delivered = true, reason?: string): void {
       const note = notes.get(id);
       if (!note) return;
       notes.delete(id);
       clearTimeout(note.timer);
-      note.send({ ok: true, type: 'notify.done', id, delivered: true });
+      if (delivered) note.send({ ok: true, type: 'notify.done', id, delivered: true });
+      else
+        note.send({
+          ok: true,
+          type: 'notify.done',
+          id,
+          delivered: false,
+          code: 'not_delivered',
+          message: reason ?? 'no phone got it now',
+        });
     },
 
     /** A listener event for the phones (an approval waiting, a finished turn): sealed like svc_notify, no reply. */

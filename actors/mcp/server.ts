@@ -135,13 +135,17 @@ export function createSvcMcpServer(opts: { svcDir: string; session: () => Promis
     async ({ message, title }) => {
       const session = await opts.session();
       const result = await notifyThroughListener(opts.svcDir, { session, message, ...(title ? { title } : {}) });
+      // kept in the phone's inbox, only not seen yet: said, not an error
+      const kept = result.code === 'not_delivered';
       const text = result.delivered
         ? 'Notification sent to the phone.'
-        : `The notification was not sent: ${result.message ?? result.code} (${result.code}).`;
+        : kept
+          ? `No phone got the notification now (${result.message}); it waits in the app's inbox.`
+          : `The notification was not sent: ${result.message ?? result.code} (${result.code}).`;
       return {
         content: [{ type: 'text' as const, text }],
         structuredContent: { delivered: result.delivered, ...(result.code ? { code: result.code } : {}) },
-        ...(result.delivered ? {} : { isError: true }),
+        ...(result.delivered || kept ? {} : { isError: true }),
       };
     },
   );

@@ -2,13 +2,12 @@
  * A new session from the phone (issue 30 item 3), the IO half: the `svc new-session off|on` switch
  * (`~/.svc/new-session.json`), what the computer offers (core/sessions/newSession.ts), starting the agent exactly as
  * `svc <agent> --detach [--wt <branch>]` run in that folder would (actors/sessions/wrapper.ts: same naming, same
- * metadata), and the first prompt, typed through the session's actor once the agent reads idle.
+ * metadata); its first prompt goes to the root machine, which types it once the agent reads idle.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { agentById } from '../../core/agents/registry.js';
-import type { SessionRecord } from '../../core/protocol/index.js';
-import { promptable } from '../../core/schedules/book.js';
 import type { OfferedAgent, OfferedProject } from '../../core/sessions/newSession.js';
 import { offeredAgents, offeredProjects } from '../../core/sessions/newSession.js';
 import { PROJECT_DIR_VARS } from '../../core/sessions/project.js';
@@ -44,10 +43,6 @@ export function writeNewSessionSetting(path: string, off: boolean): void {
   writeFileAtomic(path, `${JSON.stringify({ off })}\n`);
 }
 
-/** How long a first prompt waits for its agent to read idle (an agent that is updating itself takes a while). */
-export const FIRST_PROMPT_WAIT_MS = 180_000;
-const LOOK_EVERY_MS = 1_000;
-
 export interface NewSessionDeps {
   /** `~/.svc/new-session.json`. */
   settingsPath: string;
@@ -59,22 +54,50 @@ export interface NewSessionDeps {
   platform: string;
   log: { info(m: string): void; warn(m: string): void };
   /** Every session the past-sessions book holds, running or not. */
-  book: () => readonly { cwd: string; project?: string | undefined; lastSeenAt: number; agent: string }[];
-  /** The newest reading of session `name` (null: not there). */
-  reading: (name: string) => SessionRecord | null;
-  /** Type `text` and Enter into session `name` through its actor (machines/listener.ts `LAUNCH.PROMPT`). */
-  typePrompt: (name: string, text: string) => void;
+  book: () => readonly {
+    cwd: string;
+    project?: string | undefined;
+    lastSeenAt: number;
+    agent: string;
+    program?: string | undefined;
+  }[];
+  /**
+   * Keep `text` as session `name`'s first prompt, typed once its agent reads idle (machines/listener.ts
+   * `LAUNCH.PROMPT`); `startedAt`: epoch seconds, just before the session was made.
+   */
+  firstPrompt: (name: string, agent: string, text: string, startedAt: number) => void;
 }
 
 export type StartOutcome = { ok: true; name: string } | { ok: false; message: string };
 
 export function createNewSessions(deps: NewSessionDeps) {
-  const isDir = (dir: string) => {
+  // a real folder of this user: not a symlink put in its place, not a folder someone else made again at that path
+  const uid = deps.uid;
+  const isOwnDir = (dir: string) => {
     try {
-      return statSync(dir).isDirectory();
+      const st = lstatSync(dir);
+      return st.isDirectory() && st.uid === uid;
     } catch {
       return false;
     }
+  };
+  /**
+   * Each agent's program: on the listener's PATH, else the absolute path svc saw it run from (a listener started
+   * as a login service has a short PATH; ~/.local/bin may not be on it).
+   */
+  const program = (agent: { id: string; command: string }): string | null => {
+    const found = onPath(agent.command, deps.env.PATH);
+    if (found) return found;
+    for (const s of deps.book()) {
+      if (s.agent !== agent.id || !s.program?.startsWith('/')) continue;
+      try {
+        accessSync(s.program, constants.X_OK);
+        return s.program;
+      } catch {
+        // gone since
+      }
+    }
+    return null;
   };
   // the wrapper as a person runs it in that folder: no project variable of the listener's own, no $TMUX
   const wrapperEnv = (): NodeJS.ProcessEnv => {
@@ -85,45 +108,30 @@ export function createNewSessions(deps: NewSessionDeps) {
     return env;
   };
 
-  /** Looks at the session each second until its agent reads idle, then types the prompt once. */
-  const promptWhenIdle = (name: string, agent: string, prompt: string) => {
-    const until = Date.now() + FIRST_PROMPT_WAIT_MS;
-    const look = () => {
-      const record = deps.reading(name);
-      if (record && promptable({ agent }, record)) {
-        deps.typePrompt(name, prompt);
-        return;
-      }
-      if (Date.now() >= until) {
-        deps.log.warn(
-          `${name}: first prompt not typed: the agent did not read idle within ${FIRST_PROMPT_WAIT_MS / 1000} s`,
-        );
-        return;
-      }
-      setTimeout(look, LOOK_EVERY_MS).unref();
-    };
-    setTimeout(look, LOOK_EVERY_MS).unref();
-  };
-
   return {
     setting: () => readNewSessionSetting(deps.settingsPath),
     offered(): { projects: OfferedProject[]; agents: OfferedAgent[] } {
       return {
-        projects: offeredProjects(deps.book(), isDir),
-        agents: offeredAgents((command) => onPath(command, deps.env.PATH) !== null),
+        projects: offeredProjects(deps.book(), isOwnDir),
+        agents: offeredAgents((a) => program(a) !== null),
       };
     },
     /** `svc <agent> --detach [--wt <branch>]` in `cwd`; the prompt waits for the agent to read idle. */
     async start(cwd: string, agentId: string, branch?: string, prompt?: string): Promise<StartOutcome> {
       const agent = agentById(agentId);
-      if (!agent || !existsSync(cwd)) return { ok: false, message: 'that folder or agent is gone' };
+      const path = agent ? program(agent) : null;
+      if (!agent || !path || !isOwnDir(cwd)) return { ok: false, message: 'that folder or agent is gone' };
+      // found off PATH: its folder goes first on the wrapper's PATH, as if the person's shell had it
+      const env = wrapperEnv();
+      if (onPath(agent.command, env.PATH) === null) env.PATH = `${dirname(path)}:${env.PATH ?? ''}`;
       const out: string[] = [];
       const err: string[] = [];
+      const startedAt = Math.floor(Date.now() / 1000);
       const code = await runWrapper({
         target: { kind: 'agent', agent, args: [] },
         flags: { detach: true },
         wt: branch,
-        env: wrapperEnv(),
+        env,
         cwd,
         home: deps.home,
         platform: deps.platform,
@@ -139,7 +147,7 @@ export function createNewSessions(deps: NewSessionDeps) {
         const message = (err.join(' ').replace(/^svc: /, '') || `svc ${agent.subcommand} exited ${code}`).slice(0, 300);
         return { ok: false, message };
       }
-      if (prompt) promptWhenIdle(name, agent.id, prompt);
+      if (prompt) deps.firstPrompt(name, agent.id, prompt, startedAt);
       return { ok: true, name };
     },
   };

@@ -18,8 +18,9 @@ import type {
 } from '../../core/seal/bodies.js';
 import { seal } from '../../core/seal/seal.js';
 import { decideControl } from '../../core/sessions/control.js';
-import { decideLaunchRequest, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
+import { decideLaunchRequest, LAUNCH_BUCKET, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { keysResultFrame } from '../../core/sessions/routing.js';
+import { type BucketState, fullBucket, takeToken } from '../../core/tokenBucket.js';
 import type { SessionKeys } from '../../machines/session.js';
 import type { Logger } from '../daemon/logger.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
@@ -67,6 +68,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
       ...(message ? { message } : {}),
     } as never);
   const live = (session: string) => deps.root()?.getSnapshot().context.sessions[session];
+  const launchBuckets = new Map<string, BucketState>();
   /** Seals `body` for the device of `ref` alone (with the key this computer pinned for it) in its `keys.result`. */
   const answerSealed = async (
     purpose: 'file' | 'launch',
@@ -131,9 +133,25 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
       const offered = deps.newSessions.offered();
       const d = decideLaunchRequest(request, { off: setting.off, ...offered });
       const answer = async (): Promise<LaunchResultBody> => {
-        if (d.kind === 'refuse') return { seq: ref.seq, op: request.op, refused: d.code, message: d.message };
+        if (d.kind === 'refuse') {
+          const { code: refused, message, off } = d;
+          return { seq: ref.seq, op: request.op, refused, message, ...(off ? { off } : {}) };
+        }
         if (d.kind === 'options') return { seq: ref.seq, op: 'options', ...offered };
-        const started = await deps.newSessions.start(d.cwd, d.agent, d.branch, d.prompt);
+        // a phone (or a relay that got a device listed) cannot start agents without end: a few a minute per device
+        const limit = takeToken(
+          LAUNCH_BUCKET,
+          launchBuckets.get(ref.deviceId) ?? fullBucket(LAUNCH_BUCKET, Date.now()),
+          Date.now(),
+        );
+        launchBuckets.set(ref.deviceId, limit.state);
+        if (!limit.allowed) {
+          const message = `too many new sessions from this phone; again in ${Math.ceil(limit.retryAfterMs / 1000)} s`;
+          return { seq: ref.seq, op: 'start', refused: 'rate_limited', message };
+        }
+        const started = await deps.newSessions
+          .start(d.cwd, d.agent, d.branch, d.prompt)
+          .catch((err: Error) => ({ ok: false as const, message: err.message.slice(0, 300) }));
         if (!started.ok) return { seq: ref.seq, op: 'start', refused: 'inject_failed', message: started.message };
         return { seq: ref.seq, op: 'start', started: started.name };
       };

@@ -76,5 +76,14 @@ export const ASK_RELAY_FRAMES = [
     connection: ConnectionId,
     envelope: SealedField,
   }),
-  z.object({ type: z.literal('notify.ack'), id: NoteId }),
+  /**
+   * The relay kept the notification in the phones' inbox; `delivered`: a phone got it now (an app connected, or the
+   * push service took a push for it); otherwise `reason`, in words. Absent from older relays: taken as delivered.
+   */
+  z.object({
+    type: z.literal('notify.ack'),
+    id: NoteId,
+    delivered: z.boolean().optional(),
+    reason: z.string().max(200).optional(),
+  }),
 ] as const;

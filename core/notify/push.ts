@@ -31,6 +31,52 @@ export const PushSubscribeResponse = z.object({ deviceId: z.string(), events: z.
 /** `DELETE /push/subscriptions/<deviceId>`: whether the device had a subscription. */
 export const PushUnsubscribeResponse = z.object({ deviceId: z.string(), deleted: z.boolean() });
 
+/** The phone's inbox keeps this many notifications (`GET /notifications`), the newest. */
+export const INBOX_PAGE = 100;
+
+/**
+ * `GET /notifications`: the account's notifications as the relay keeps them (svc_notify and the listeners' notices),
+ * newest first: routing outside, the words sealed inside `envelope` (purpose `notify`), `at` the relay's clock.
+ */
+export const InboxPage = z.object({
+  notifications: z
+    .array(
+      z.object({
+        computer: z.string(),
+        id: z.string().max(64),
+        session: z.string().max(128),
+        kind: z.enum(NOTIFY_EVENTS),
+        envelope: z.record(z.string(), z.unknown()),
+        at: z.number(),
+      }),
+    )
+    .max(INBOX_PAGE),
+});
+export type InboxPage = z.infer<typeof InboxPage>;
+
+/** What became of one event's pushes: subscriptions of the account, those that wanted it, those the service took. */
+export interface PushOutcome {
+  subscribed: number;
+  wanted: number;
+  accepted: number;
+}
+
+/**
+ * Whether a phone got a notification: an app of the account was connected here (it got the frame), or the push
+ * service took a push for a subscribed device. Otherwise why not, in words; the inbox keeps it either way.
+ */
+export function deliveredNote(
+  appsOnline: number,
+  pushed: PushOutcome | null,
+): { delivered: true } | { delivered: false; reason: string } {
+  if (appsOnline > 0 || (pushed?.accepted ?? 0) > 0) return { delivered: true };
+  const closed = 'no phone has the app open';
+  if (pushed === null) return { delivered: false, reason: `${closed}, and the push service has not answered yet` };
+  if (pushed.subscribed === 0) return { delivered: false, reason: `${closed}, and none has notifications on` };
+  if (pushed.wanted === 0) return { delivered: false, reason: `${closed}, and none wants this kind of notification` };
+  return { delivered: false, reason: `${closed}, and the push service did not take it` };
+}
+
 /**
  * What a push carries: only routing and the envelope sealed for the device (with the others the listener sealed
  * for). The session's name and every word are inside the envelope; the push service sees ciphertext of this, and

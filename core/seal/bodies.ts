@@ -213,6 +213,8 @@ export const LaunchResultBody = z.strictObject({
   started: SessionName.optional(),
   refused: z.string().max(64).optional(),
   message: z.string().max(300).optional(),
+  /** Refused because `svc new-session off` holds there. */
+  off: z.boolean().optional(),
 });
 export type LaunchResultBody = z.infer<typeof LaunchResultBody>;
 

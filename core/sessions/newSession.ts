@@ -6,6 +6,7 @@
 import { AGENTS, agentById, PROMPT_AGENTS } from '../agents/registry.js';
 import type { RefusalCode } from '../protocol/index.js';
 import type { LaunchRequest, LaunchResultBody } from '../seal/bodies.js';
+import type { BucketConfig } from '../tokenBucket.js';
 import type { PastSession } from './control.js';
 
 /**
@@ -13,6 +14,9 @@ import type { PastSession } from './control.js';
  * names the one started. A session of that very name is never typed into by a launch request.
  */
 export const NEW_SESSION_TARGET = 'svc-new-session';
+
+/** New sessions one device may start: five at once, then one a minute. */
+export const LAUNCH_BUCKET: BucketConfig = { capacity: 5, refillPerSecond: 1 / 60 };
 
 /** Most folders offered: the newest ones svc saw an agent in. */
 export const MAX_OFFERED_PROJECTS = 30;
@@ -42,9 +46,9 @@ export function offeredProjects(
   return [...byCwd.values()].filter((p) => exists(p.cwd)).slice(0, MAX_OFFERED_PROJECTS);
 }
 
-/** The registry agents whose program is on the listener's PATH (`installed`: by registry id), in registry order. */
-export function offeredAgents(installed: (command: string) => boolean): OfferedAgent[] {
-  return AGENTS.filter((a) => /^A\d+$/.test(a.id) && installed(a.command)).map((a) => ({
+/** The registry agents installed on the computer (`installed`: its program found), in registry order. */
+export function offeredAgents(installed: (agent: { id: string; command: string }) => boolean): OfferedAgent[] {
+  return AGENTS.filter((a) => /^A\d+$/.test(a.id) && installed(a)).map((a) => ({
     id: a.id,
     name: a.name,
     prompt: PROMPT_AGENTS.has(a.id),
@@ -54,7 +58,7 @@ export function offeredAgents(installed: (command: string) => boolean): OfferedA
 export type LaunchDecision =
   | { kind: 'options' }
   | { kind: 'start'; cwd: string; agent: string; branch?: string; prompt?: string }
-  | { kind: 'refuse'; code: RefusalCode; message: string };
+  | { kind: 'refuse'; code: RefusalCode; message: string; off?: true };
 
 /**
  * What to do with a launch request: `off` is `svc new-session off` on this computer; `projects` and `agents` are
@@ -64,8 +68,10 @@ export function decideLaunchRequest(
   request: LaunchRequest,
   facts: { off: boolean; projects: readonly OfferedProject[]; agents: readonly OfferedAgent[] },
 ): LaunchDecision {
-  if (facts.off)
-    return { kind: 'refuse', code: 'not_supported', message: 'new sessions from the phone are off on this computer' };
+  if (facts.off) {
+    const message = 'new sessions from the phone are off on this computer';
+    return { kind: 'refuse', code: 'not_supported', message, off: true };
+  }
   if (request.op === 'options') return { kind: 'options' };
   if (!facts.projects.some((p) => p.cwd === request.cwd))
     return { kind: 'refuse', code: 'not_supported', message: 'svc has not run an agent in that folder' };

@@ -2,7 +2,8 @@
  * What the relay does with the ask and notify frames (docs/protocol.md "Asks and notifications"). It reads only
  * what is outside the envelopes, and logs ids, sessions and codes, never a question or an answer.
  */
-import type { NotifyEvent } from '../../core/notify/push.js';
+
+import { deliveredNote, type NotifyEvent, type PushOutcome } from '../../core/notify/push.js';
 import { decideAccess } from '../../core/relay/access.js';
 import type { Connection } from '../connection.js';
 import type { FrameContext } from '../frames.js';
@@ -36,7 +37,7 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
     case 'ask.new':
       ctx.log.info(`ask ${hookId}/${frame.id} for ${frame.session} (${Math.round(frame.leftMs / 1000)} s left)`);
       // Announced again after a reconnect: the phone was told already.
-      if (!ctx.asks.known(conn.accountId, hookId, frame.id)) push(ctx, conn, hookId, { ...frame, kind: 'ask' });
+      if (!ctx.asks.known(conn.accountId, hookId, frame.id)) void push(ctx, conn, hookId, { ...frame, kind: 'ask' });
       await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
       return;
     case 'ask.closed':
@@ -47,14 +48,54 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
       if (frame.state === 'refused') ctx.log.info(`answer to ask ${hookId}/${frame.id} refused (${frame.code ?? '-'})`);
       await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId } });
       return;
-    case 'notify.new':
-      ctx.log.info(`notify ${hookId}/${frame.id} (${frame.kind}) for ${frame.session}`);
-      push(ctx, conn, hookId, frame);
-      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope: { ...frame.envelope } } });
-      conn.send({ type: 'notify.ack', id: frame.id });
+    case 'notify.new': {
+      // kept for the phones' inbox first: nothing is lost to an app that is closed or a push that does not arrive
+      const envelope = { ...frame.envelope } as Record<string, unknown>;
+      const { id, session, kind } = frame;
+      const at = ctx.now();
+      await ctx.store.saveNotification({
+        accountId: conn.accountId,
+        computer: hookId,
+        id,
+        session,
+        kind,
+        envelope,
+        at,
+      });
+      ctx.log.info(`notify ${hookId}/${id} (${kind}) for ${session}: kept`);
+      const pushed = push(ctx, conn, hookId, frame);
+      await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope } });
+      // the ack waits for the push service's word, off this connection's queue (its other frames go on meanwhile)
+      void ackNote(ctx, conn, `${hookId}/${id}`, id, ctx.appsOnline(conn.accountId), pushed);
       return;
+    }
   }
 }
+
+async function ackNote(
+  ctx: FrameContext,
+  conn: Connection,
+  what: string,
+  id: string,
+  apps: number,
+  pushed: Promise<PushOutcome>,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    pushed,
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), NOTIFY_PUSH_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+  const delivered = deliveredNote(apps, outcome);
+  ctx.log.info(`notify ${what}: ${delivered.delivered ? 'delivered' : `not delivered (${delivered.reason})`}`);
+  conn.send({ type: 'notify.ack', id, ...delivered });
+}
+
+/** How long a notification's ack waits for the push service's word (the listener waits NOTIFY_ACK_MS in all). */
+export const NOTIFY_PUSH_WAIT_MS = 8_000;
 
 /** A Web Push for the account's devices that want it and are not watching that session live. */
 function push(
@@ -62,11 +103,14 @@ function push(
   conn: Connection,
   computer: string,
   frame: { id: string; session: string; kind: NotifyEvent; envelope: object },
-): void {
+): Promise<PushOutcome> {
   const { id, session, kind, envelope } = frame;
   const sealed = { ...envelope } as Record<string, unknown>;
-  ctx.webPush?.notify(conn.accountId, { computer, session, kind, id, envelope: sealed }, (deviceId) =>
-    ctx.watchedLive(conn.accountId, deviceId, computer, session),
+  const none = { subscribed: 0, wanted: 0, accepted: 0 };
+  return (
+    ctx.webPush?.notify(conn.accountId, { computer, session, kind, id, envelope: sealed }, (deviceId) =>
+      ctx.watchedLive(conn.accountId, deviceId, computer, session),
+    ) ?? Promise.resolve(none)
   );
 }
 

@@ -96,6 +96,18 @@ CREATE TABLE IF NOT EXISTS push_subscriptions (
   events JSONB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
+CREATE TABLE IF NOT EXISTS notifications (
+  seq BIGSERIAL,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  computer TEXT NOT NULL,
+  id TEXT NOT NULL,
+  session TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  envelope JSONB NOT NULL,
+  at BIGINT NOT NULL,
+  PRIMARY KEY (account_id, computer, id)
+);
+CREATE INDEX IF NOT EXISTS notifications_account_at ON notifications(account_id, at, seq);
 ALTER TABLE devices ADD COLUMN IF NOT EXISTS pairing_proof TEXT;
 `;
 

@@ -27,6 +27,7 @@ import {
   type NotifyEvent,
   PUSH_BATCH_MS,
   type PushEvent,
+  type PushOutcome,
   type PushSubscribeRequest,
   pushPayload,
   wantsPush,
@@ -107,11 +108,18 @@ export class WebPush {
   private readonly privateKey: string;
   private readonly batches = new Map<
     string,
-    { event: PushEvent; count: number; timer: NodeJS.Timeout; sub: PushSubscriptionRecord }
+    {
+      event: PushEvent;
+      count: number;
+      timer: NodeJS.Timeout;
+      sub: PushSubscriptionRecord;
+      /** The held events' callers, told whether the push service took the push that carries them. */
+      waiters: ((accepted: boolean) => void)[];
+    }
   >();
   private readonly opts: WebPushOptions;
   /** Sends in flight, so close() can wait for them. */
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly inflight = new Set<Promise<unknown>>();
   /** Sends in flight per device. */
   private readonly sending = new Map<string, number>();
   /** Failed sends in a row per device. */
@@ -170,10 +178,11 @@ export class WebPush {
    * An event for the account's devices. The first for a device and session is pushed at once; the ones that follow
    * within the batching window are held, and the latest of them goes out when the window closes, with their count.
    */
-  notify(accountId: string, event: PushEvent, watchedLive: (deviceId: string) => boolean): void {
+  notify(accountId: string, event: PushEvent, watchedLive: (deviceId: string) => boolean): Promise<PushOutcome> {
     const noting = this.opts.store
       .listPushSubscriptions(accountId)
-      .then((subs) => {
+      .then(async (subs) => {
+        const sends: Promise<boolean>[] = [];
         for (const sub of subs) {
           if (!wantsPush(sub.events as NotifyEvent[], event.kind, watchedLive(sub.deviceId))) continue;
           const key = `${sub.deviceId}/${event.computer}/${event.session}`;
@@ -181,37 +190,47 @@ export class WebPush {
           if (batch) {
             batch.event = event;
             batch.count++;
+            sends.push(new Promise((resolve) => batch.waiters.push(resolve)));
             continue;
           }
-          this.send(sub, event, 1);
+          sends.push(this.send(sub, event, 1));
           const timer = setTimeout(() => this.closeWindow(key), this.opts.batchMs ?? PUSH_BATCH_MS);
           timer.unref();
-          this.batches.set(key, { event, count: 0, timer, sub });
+          this.batches.set(key, { event, count: 0, timer, sub, waiters: [] });
         }
+        const accepted = (await Promise.all(sends)).filter(Boolean).length;
+        return { subscribed: subs.length, wanted: sends.length, accepted };
       })
-      .catch((error) => this.opts.log.error(`web push: could not read the subscriptions: ${describeError(error)}`))
+      .catch((error) => {
+        this.opts.log.error(`web push: could not read the subscriptions: ${describeError(error)}`);
+        return { subscribed: 0, wanted: 0, accepted: 0 };
+      })
       .finally(() => this.inflight.delete(noting));
     this.inflight.add(noting);
+    return noting;
   }
 
   private closeWindow(key: string): void {
     const batch = this.batches.get(key);
     this.batches.delete(key);
-    if (batch && batch.count > 0) this.send(batch.sub, batch.event, batch.count);
+    if (!batch || batch.count === 0) return;
+    const sent = this.send(batch.sub, batch.event, batch.count);
+    for (const tell of batch.waiters) void sent.then(tell);
   }
 
-  private send(sub: PushSubscriptionRecord, event: PushEvent, count: number): void {
+  /** One push; resolves true when the push service took it. */
+  private send(sub: PushSubscriptionRecord, event: PushEvent, count: number): Promise<boolean> {
     const { deviceId } = sub;
     const busy = this.sending.get(deviceId) ?? 0;
     if (busy >= MAX_SENDS_PER_DEVICE) {
       this.opts.log.warn(`web push ${event.kind} to ${deviceId} skipped: ${busy} sends to it still open`);
-      return;
+      return Promise.resolve(false);
     }
     const checked = checkPushEndpoint(sub.endpoint, this.opts.pushHosts ?? null);
     if (!checked.ok) {
       this.opts.log.warn(`web push subscription of ${deviceId} dropped: ${checked.message}`);
       void this.unsubscribe(deviceId).catch(() => {});
-      return;
+      return Promise.resolve(false);
     }
     const details = webpush.generateRequestDetails(
       { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } },
@@ -241,8 +260,12 @@ export class WebPush {
         (status) => {
           this.failures.delete(deviceId);
           this.opts.log.info(`web push ${event.kind} to ${deviceId}: ${status}`);
+          return true;
         },
-        (error: unknown) => this.failed(deviceId, error),
+        async (error: unknown) => {
+          await this.failed(deviceId, error);
+          return false;
+        },
       )
       .finally(() => {
         const left = (this.sending.get(deviceId) ?? 1) - 1;
@@ -251,6 +274,7 @@ export class WebPush {
         this.inflight.delete(sending);
       });
     this.inflight.add(sending);
+    return sending;
   }
 
   /** A send failed: a subscription that is gone, points somewhere private, or fails again and again is dropped. */

@@ -86,6 +86,17 @@ CREATE TABLE IF NOT EXISTS push_subscriptions (
   events TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS push_subscriptions_account ON push_subscriptions(account_id);
+CREATE TABLE IF NOT EXISTS notifications (
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  computer TEXT NOT NULL,
+  id TEXT NOT NULL,
+  session TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  envelope TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (account_id, computer, id)
+);
+CREATE INDEX IF NOT EXISTS notifications_account_at ON notifications(account_id, at);
 CREATE TABLE IF NOT EXISTS pairings (
   code_hash TEXT PRIMARY KEY,
   account_id TEXT NOT NULL REFERENCES accounts(id),

@@ -1,6 +1,9 @@
-/** The relay's own settings (the VAPID keys) and the Web Push subscriptions, one row per device. */
+/**
+ * The relay's own settings (the VAPID keys), the Web Push subscriptions, one row per device, and the phones' inbox
+ * of sealed notifications.
+ */
 import type Database from 'better-sqlite3';
-import type { PushSubscriptionRecord } from '../store.js';
+import { INBOX_SIZE, type NotificationRecord, type PushSubscriptionRecord } from '../store.js';
 
 interface SubscriptionRow {
   device_id: string;
@@ -49,4 +52,41 @@ export function listPushSubscriptions(db: Database.Database, accountId: string):
     .prepare('SELECT * FROM push_subscriptions WHERE account_id = ? ORDER BY device_id')
     .all(accountId) as SubscriptionRow[];
   return rows.map(toSubscription);
+}
+
+interface NotificationRow {
+  account_id: string;
+  computer: string;
+  id: string;
+  session: string;
+  kind: string;
+  envelope: string;
+  at: number;
+}
+
+/** The inbox: kept once per id, the oldest beyond INBOX_SIZE dropped in the same write. */
+export function saveNotification(db: Database.Database, n: NotificationRecord): void {
+  db.prepare(
+    `INSERT INTO notifications (account_id, computer, id, session, kind, envelope, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, computer, id) DO NOTHING`,
+  ).run(n.accountId, n.computer, n.id, n.session, n.kind, JSON.stringify(n.envelope), n.at);
+  db.prepare(
+    `DELETE FROM notifications WHERE account_id = ? AND rowid NOT IN
+       (SELECT rowid FROM notifications WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)`,
+  ).run(n.accountId, n.accountId, INBOX_SIZE);
+}
+
+export function listNotifications(db: Database.Database, accountId: string, limit: number): NotificationRecord[] {
+  const rows = db
+    .prepare('SELECT * FROM notifications WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?')
+    .all(accountId, limit) as NotificationRow[];
+  return rows.map((r) => ({
+    accountId: r.account_id,
+    computer: r.computer,
+    id: r.id,
+    session: r.session,
+    kind: r.kind,
+    envelope: JSON.parse(r.envelope) as Record<string, unknown>,
+    at: r.at,
+  }));
 }

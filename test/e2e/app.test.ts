@@ -396,11 +396,14 @@ describe('the phone app', () => {
     await shot(page, '7-device-dark');
     await page.emulateMedia({ colorScheme: 'light' });
     expect(await pageColours(page)).toEqual({ background: 'light', text: 'dark' });
-    // And on a desktop: the same app, centred, keyboard-driven (Tab to the first session, Enter opens it).
+    // And on a desktop: the same app, centred, keyboard-driven (Tab to the computer's New session, Tab to the first
+    // session, Enter opens it).
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${relay.url}/#/`);
     await page.getByRole('link', { name: /^proj · Claude Code, svc-proj,/ }).waitFor();
     await shot(page, '8-desktop');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('New session');
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
     expect(focused).toMatch(/^proj · Claude Code, svc-proj, state unknown, detached$/);

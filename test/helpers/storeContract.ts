@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import { createAccount, createApiKey } from '../../relay-server/accounts.js';
 import { hashApiKey } from '../../relay-server/auth.js';
-import { type NewPush, StorageFullError, type Store } from '../../relay-server/store.js';
+import { INBOX_SIZE, type NewPush, StorageFullError, type Store } from '../../relay-server/store.js';
 
 export interface StoreHarness {
   /** A new, empty store. */
@@ -385,6 +385,35 @@ export function storeContract(h: StoreHarness): void {
       expect(await store.deletePushSubscription('d_1')).toBe(false);
       expect(await store.getPushSubscription('d_1')).toBeNull();
       expect(await store.listPushSubscriptions(other)).toHaveLength(1);
+    });
+  });
+
+  describe('the phones’ inbox of notifications', () => {
+    it('keeps each once, lists newest first per account, and holds at most INBOX_SIZE', async () => {
+      const { accountId } = await createAccount(store);
+      const { accountId: other } = await createAccount(store);
+      const note = (id: string, at: number, account = accountId) => ({
+        accountId: account,
+        computer: 'c_1',
+        id,
+        session: 'svc-proj',
+        kind: 'notify',
+        envelope: { v: 1, ct: `sealed-${id}` },
+        at,
+      });
+      await store.saveNotification(note('n_1', 10));
+      await store.saveNotification(note('n_2', 20));
+      await store.saveNotification({ ...note('n_1', 30), envelope: { v: 1, ct: 'again' } }); // the same id: kept once
+      await store.saveNotification(note('n_3', 5, other));
+      expect(await store.listNotifications(accountId, 10)).toEqual([note('n_2', 20), note('n_1', 10)]);
+      expect((await store.listNotifications(other, 10)).map((n) => n.id)).toEqual(['n_3']);
+      expect(await store.listNotifications(accountId, 1)).toEqual([note('n_2', 20)]);
+      for (let i = 0; i < INBOX_SIZE; i++) await store.saveNotification(note(`m_${i}`, 100 + i));
+      const kept = await store.listNotifications(accountId, INBOX_SIZE + 10);
+      expect(kept).toHaveLength(INBOX_SIZE);
+      expect(kept[0]?.id).toBe(`m_${INBOX_SIZE - 1}`);
+      expect(kept.some((n) => n.id === 'n_1' || n.id === 'n_2')).toBe(false); // the oldest went
+      expect(await store.listNotifications(other, 10)).toHaveLength(1); // another account's are its own
     });
   });
 }

@@ -13,7 +13,7 @@ import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { svcMcpClient } from '../helpers/mcp.js';
-import { startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -243,6 +243,26 @@ describe('svc mcp', () => {
     const body = await app.open('notify', frame.envelope, computer.publicKey);
     expect(body).toMatchObject({ message: said, title: 'CI', session: 'svc-proj' });
     expect(databaseHolds(relay.dataDir, said)).toBe(false);
+  });
+
+  it('svc_notify with no phone open and none subscribed: not delivered, said so, and kept sealed in the inbox', async () => {
+    listener = await startListener();
+    const client = await mcpClient();
+    const said = token('deploy finished');
+    const result = await call(client, 'svc_notify', { message: said, title: 'CD' });
+    // kept for the phone, only not seen yet: said in words, not an error the agent must handle
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ delivered: false, code: 'not_delivered' });
+    expect(result.content[0]?.text).toMatch(/no phone has the app open, and none has notifications on.*inbox/);
+    // the inbox has it, sealed: a phone that opens the app later reads it
+    const inbox = await api(relay.url, 'GET', '/notifications', { key });
+    expect(inbox.status).toBe(200);
+    const kept = (inbox.json.notifications as { id: string; session: string; kind: string; envelope: unknown }[])[0];
+    expect(kept).toMatchObject({ session: 'svc-proj', kind: 'notify' });
+    const body = await app.open('notify', kept!.envelope, computer.publicKey);
+    expect(body).toMatchObject({ message: said, title: 'CD' });
+    expect(databaseHolds(relay.dataDir, said)).toBe(false);
+    expect(JSON.stringify(inbox.json)).not.toContain(said);
   });
 
   it('two asks at once from two sessions each get their own answer', async () => {

@@ -66,7 +66,7 @@ afterEach(async () => {
   await sock?.close();
   await listener?.stop();
   await computer.tmux.cleanup();
-  computer.home.cleanup();
+  await computer.home.removeWhenFree();
 });
 
 /** Sends a sealed launch request and opens the sealed answer. */
@@ -163,6 +163,27 @@ describe('a new session from the phone', () => {
     }
     expect(await sessions()).toEqual(before);
     expect(listener.output()).toMatch(/new session A1 in .*, asked by .*: refused not_supported/);
+  });
+
+  it('starts it in a new worktree of a branch (as --wt does); a branch git will not take reaches the phone in words', async () => {
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: project });
+    writeFileSync(join(project, 'README.md'), '# web\n');
+    git('add', '.');
+    git('commit', '-qm', 'first');
+    await ranThereOnce();
+    const cwd = realpathSync(project);
+    const started = await ask({ op: 'start', cwd, agent: 'A1', branch: 'fix-login' });
+    expect(started.started).toBe('svc-web-wt-fix-login');
+    const worktree = await option('svc-web-wt-fix-login', '@svc-worktree');
+    expect(worktree).not.toBe('');
+    expect(git('worktree', 'list').toString()).toContain(worktree);
+    expect(git('-C', worktree, 'branch', '--show-current').toString().trim()).toBe('fix-login');
+
+    const before = await sessions();
+    const bad = await ask({ op: 'start', cwd, agent: 'A1', branch: 'no..dots' });
+    expect(bad).toMatchObject({ refused: 'inject_failed', message: expect.stringMatching(/no\.\.dots/) });
+    expect(await sessions()).toEqual(before);
   });
 
   it('svc new-session off refuses every request at once; on allows them again; a broken file keeps it off', async () => {

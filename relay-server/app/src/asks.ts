@@ -2,10 +2,11 @@
  * The questions agents ask through `svc_ask` and the notifications of `svc_notify` (docs/mcp.md), as this phone
  * sees them: `ask.new` frames opened with the computer's pinned key, answers sealed for it and sent as
  * `ask.answer`, `ask.closed` and `ask.result` applied. Kept in memory: the relay shows the phone every ask still
- * waiting when it subscribes again, so nothing here needs to survive a reload.
+ * waiting when it subscribes again, and keeps every notification in its inbox (`GET /notifications`, fetched at
+ * each connection), so nothing here needs to survive a reload.
  */
 import type { RelayFrame } from '../../../core/protocol/index.js';
-import { parseBody } from './api.js';
+import { parseBody, request } from './api.js';
 import { unopenedText } from './device.js';
 import type { App } from './state.js';
 
@@ -38,7 +39,14 @@ export interface NoteView {
   /** Why it did not open, when it did not. */
   problem?: string;
   at: number;
+  /** Arrived while the app ran (shown under Needs you); false: from the relay's inbox, while the app was closed. */
+  live: boolean;
+  /** Sealed, until the computer's key is known and it opened. */
+  envelope?: unknown;
 }
+
+/** The inbox keeps this many on the phone (the relay's page, core/notify/push.ts INBOX_PAGE). */
+const INBOX_KEPT = 100;
 
 const PROBLEM_TEXT: Record<string, string> = {
   ask_expired: 'Too late: the question had expired.',
@@ -71,8 +79,59 @@ export class Asks {
   constructor(app: App) {
     this.app = app;
     app.onFrames((frame) => this.onFrame(frame));
-    // Keys arrive with the inventory: questions that came first open then.
-    app.subscribe(() => void this.openPending());
+    // Keys arrive with the inventory: questions and notifications that came first open then.
+    app.subscribe(() => {
+      void this.openPending();
+      void this.openNotes();
+    });
+    // The relay's inbox, at each connection: what came while the app was closed or offline.
+    app.onSubscribed(() => void this.loadInbox());
+  }
+
+  /** Fetches the relay's inbox and keeps what this phone has not seen, newest first (opened once keys are known). */
+  private async loadInbox(): Promise<void> {
+    let page: Awaited<ReturnType<typeof request<'InboxPage'>>>;
+    try {
+      page = await request('InboxPage', 'GET', '/notifications', { token: this.app.device.token });
+    } catch {
+      return; // offline again: the next connection asks again
+    }
+    const seen = new Set(this.notes.map((n) => `${n.computer}/${n.id}`));
+    for (const n of page.notifications) {
+      if (seen.has(`${n.computer}/${n.id}`)) continue;
+      const { computer, id, session, kind, envelope, at } = n;
+      this.notes.push({ computer, id, session, kind, title: null, message: null, at, live: false, envelope });
+    }
+    this.notes.sort((a, b) => b.at - a.at);
+    this.notes.length = Math.min(this.notes.length, INBOX_KEPT);
+    await this.openNotes();
+    this.app.changed();
+  }
+
+  private openingNotes = false;
+  /** Opens the notifications still sealed whose computer's key is known. */
+  private async openNotes(): Promise<void> {
+    if (this.openingNotes) return;
+    const sealed = this.notes.filter((n) => n.envelope !== undefined && this.app.keyFor(n.computer));
+    if (sealed.length === 0) return;
+    this.openingNotes = true;
+    try {
+      const { openFrom } = await import('./crypto.js');
+      for (const note of sealed) {
+        try {
+          const opened = await openFrom(this.app.device, this.app.keyFor(note.computer)!, 'notify', note.envelope);
+          const body = await parseBody('NotifyBody', opened);
+          note.title = body.title ?? null;
+          note.message = body.message;
+        } catch (error) {
+          note.problem = unopenedText('This notification', error);
+        }
+        delete note.envelope;
+      }
+      this.app.changed();
+    } finally {
+      this.openingNotes = false;
+    }
   }
 
   /** Waiting first (soonest to end first), then the ones that ended, newest first. */
@@ -183,6 +242,9 @@ export class Asks {
 
   private async onNote(frame: Extract<RelayFrame, { type: 'notify.new' }>): Promise<void> {
     const key = this.app.keyFor(frame.computer);
+    // the inbox may have it already (a reconnect that raced the frame): kept once
+    const known = this.notes.findIndex((n) => n.computer === frame.computer && n.id === frame.id);
+    if (known >= 0) this.notes.splice(known, 1);
     const note: NoteView = {
       computer: frame.computer,
       id: frame.id,
@@ -191,6 +253,7 @@ export class Asks {
       title: null,
       message: null,
       at: Date.now(),
+      live: true,
     };
     try {
       if (!key) throw Object.assign(new Error('no key'), { code: 'no_key' });
@@ -203,7 +266,7 @@ export class Asks {
       note.problem = unopenedText('This notification', error);
     }
     this.notes.unshift(note);
-    this.notes.length = Math.min(this.notes.length, 20);
+    this.notes.length = Math.min(this.notes.length, INBOX_KEPT);
     this.app.changed();
   }
 

@@ -6,7 +6,12 @@
  * (test/unit/app/sizes.test.ts fails then).
  */
 export { NotifyBody, QuestionBody } from '../../../core/mcp/ask.js';
-export { PushSubscribeResponse, PushUnsubscribeResponse, VapidKeyResponse } from '../../../core/notify/push.js';
+export {
+  InboxPage,
+  PushSubscribeResponse,
+  PushUnsubscribeResponse,
+  VapidKeyResponse,
+} from '../../../core/notify/push.js';
 export {
   ComputerListResponse,
   DeviceDeleteResponse,

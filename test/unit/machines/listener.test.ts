@@ -829,3 +829,73 @@ describe('worktree actors', () => {
     expect(children(h)).toEqual(['worktree.app-wt-feat-x']);
   });
 });
+
+describe('a new session’s first prompt (LAUNCH.PROMPT)', () => {
+  const fixture = (name: string) =>
+    readFileSync(new URL(`../../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
+  const claude = (name: string, createdAt: number) =>
+    session(name, 'claude', { createdAt, meta: { kind: 'agent', agent: 'A1', project: 'web' } });
+  const logged = (h: ReturnType<typeof harness>, text: string) =>
+    h.state.logs.filter((l) => l.message.includes(text)).length;
+
+  it('waits for its own session to read idle, types it once as the phone’s message, and tells the relay nothing', async () => {
+    const h = harness({ sessions: [] });
+    const tick = async () => {
+      h.clock.increment(5_000);
+      await flush();
+    };
+    await flush();
+    await h.connect();
+    h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-2', agent: 'A1', text: 'look at it', startedAt: 0 });
+    await tick();
+    const web = claude('svc-web-2', 1);
+    h.state.sessions = [web];
+    h.state.screens[web.panes[0]!.id] = fixture('working-1');
+    await tick();
+    await tick();
+    expect(h.state.typed).toEqual([]); // starting, not idle: waits
+    h.state.screens[web.panes[0]!.id] = fixture('idle-1');
+    for (let i = 0; i < 5; i++) await tick();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['look at it']);
+    expect(h.state.markers).toEqual(['look at it']); // as a message from the phone: its hook sees it as remote
+    expect(logged(h, 'svc-web-2: first prompt typed')).toBe(1);
+    expect(h.results()).toEqual([]); // not a relay push: no push.result
+    expect(h.state.persisted.every((l) => Object.keys(l.entries).length === 0)).toBe(true);
+    // idle again and again: never typed twice
+    for (let i = 0; i < 5; i++) await tick();
+    expect(h.state.typed).toHaveLength(1);
+  });
+
+  it('is given up when its session ends first, when the name is another session’s, or after firstPromptWait', async () => {
+    const h = harness({ sessions: [] });
+    const tick = async (ms = 5_000) => {
+      h.clock.increment(ms);
+      await flush();
+    };
+    await flush();
+    await h.connect();
+    // the name belongs to a session made before the start
+    const older = claude('svc-web-2', 0);
+    h.state.sessions = [older];
+    h.state.screens[older.panes[0]!.id] = fixture('idle-1');
+    h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-2', agent: 'A1', text: 'one', startedAt: 100 });
+    // its own session, seen while starting, then gone
+    const ended = claude('svc-web-3', 101);
+    h.state.sessions = [older, ended];
+    h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-3', agent: 'A1', text: 'two', startedAt: 100 });
+    await tick();
+    h.state.sessions = [older];
+    await tick();
+    // never appears: given up after firstPromptWait
+    h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-4', agent: 'A1', text: 'three', startedAt: 100 });
+    await tick(180_000);
+    const late = claude('svc-web-4', 101);
+    h.state.sessions = [older, late];
+    h.state.screens[late.panes[0]!.id] = fixture('idle-1');
+    for (let i = 0; i < 4; i++) await tick();
+    expect(h.state.typed).toEqual([]);
+    expect(logged(h, 'svc-web-2: first prompt not typed')).toBe(1);
+    expect(logged(h, 'svc-web-3: first prompt not typed: the session ended before it read idle')).toBe(1);
+    expect(logged(h, 'svc-web-4: first prompt not typed: its agent did not read idle in time')).toBe(1);
+  });
+});

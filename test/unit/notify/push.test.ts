@@ -1,7 +1,14 @@
 /** core/notify/push.ts: which events push, and what a push carries. */
 import { describe, expect, it } from 'vitest';
 import { sessionEvents } from '../../../core/notify/events.js';
-import { MAX_PUSH_ENVELOPE_CHARS, PushPayload, pushPayload, sessionTag, wantsPush } from '../../../core/notify/push.js';
+import {
+  deliveredNote,
+  MAX_PUSH_ENVELOPE_CHARS,
+  PushPayload,
+  pushPayload,
+  sessionTag,
+  wantsPush,
+} from '../../../core/notify/push.js';
 
 describe('wantsPush', () => {
   it.each([
@@ -48,5 +55,40 @@ describe('sessionEvents', () => {
     ['unchanged tells nothing', { s: 'working' }, { s: 'working' }, []],
   ] as const)('%s', (_, before, after, expected) => {
     expect(sessionEvents(before, after).map(({ session, kind }) => ({ session, kind }))).toEqual(expected);
+  });
+});
+
+describe('deliveredNote: whether a phone got a notification now', () => {
+  const pushed = (subscribed: number, wanted: number, accepted: number) => ({ subscribed, wanted, accepted });
+  const cases: [string, number, ReturnType<typeof pushed> | null, ReturnType<typeof deliveredNote>][] = [
+    ['an app open: it got the frame', 1, pushed(0, 0, 0), { delivered: true }],
+    ['the push service took a push', 0, pushed(2, 2, 1), { delivered: true }],
+    [
+      'no app open, no subscription',
+      0,
+      pushed(0, 0, 0),
+      { delivered: false, reason: 'no phone has the app open, and none has notifications on' },
+    ],
+    [
+      'no app open, subscribed devices turned this kind off',
+      0,
+      pushed(1, 0, 0),
+      { delivered: false, reason: 'no phone has the app open, and none wants this kind of notification' },
+    ],
+    [
+      'no app open, the push service refused',
+      0,
+      pushed(1, 1, 0),
+      { delivered: false, reason: 'no phone has the app open, and the push service did not take it' },
+    ],
+    [
+      'no app open, the push service not answered in time',
+      0,
+      null,
+      { delivered: false, reason: 'no phone has the app open, and the push service has not answered yet' },
+    ],
+  ];
+  it.each(cases)('%s', (_, apps, outcome, expected) => {
+    expect(deliveredNote(apps, outcome)).toEqual(expected);
   });
 });

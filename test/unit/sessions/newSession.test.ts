@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { SessionRecord } from '../../../core/protocol/index.js';
 import { KeysBody, LaunchRequest } from '../../../core/seal/bodies.js';
+import { decideFirstPrompt, type FirstPrompt } from '../../../core/sessions/firstPrompt.js';
 import {
   decideLaunchRequest,
   MAX_OFFERED_PROJECTS,
@@ -32,7 +34,7 @@ describe('core/sessions/newSession: what the phone is offered', () => {
   });
 
   it('agents: the registry agents whose program is installed, saying which take a first prompt', () => {
-    const agents = offeredAgents((command) => command === 'claude' || command === 'opencode');
+    const agents = offeredAgents((a) => a.command === 'claude' || a.command === 'opencode');
     expect(agents).toEqual([
       { id: 'A1', name: 'Claude Code', prompt: true },
       { id: 'A5', name: 'opencode', prompt: false },
@@ -61,7 +63,12 @@ describe('core/sessions/newSession: decideLaunchRequest', () => {
       'off on this computer: even the options are refused',
       { op: 'options' },
       { off: true },
-      { kind: 'refuse', code: 'not_supported', message: 'new sessions from the phone are off on this computer' },
+      {
+        kind: 'refuse',
+        code: 'not_supported',
+        message: 'new sessions from the phone are off on this computer',
+        off: true,
+      },
     ],
     [
       'a folder svc never ran an agent in',
@@ -106,5 +113,40 @@ describe('core/sessions/newSession: decideLaunchRequest', () => {
     const both = { session: 'svc-new-session', seq: 1, launch: { op: 'options' }, text: 'hi' };
     expect(KeysBody.safeParse(both).success).toBe(false);
     expect(KeysBody.safeParse({ ...both, text: undefined }).success).toBe(true);
+  });
+});
+
+describe('core/sessions/firstPrompt: decideFirstPrompt', () => {
+  const idle = (createdAt: number, command = 'claude'): SessionRecord => ({
+    name: 'svc-web-2',
+    attached: false,
+    createdAt,
+    activityAt: createdAt,
+    state: 'idle',
+    meta: { kind: 'agent', agent: 'A1' },
+    panes: [{ id: '%1', command, path: '/w/web', active: true, index: '0.0' }],
+  });
+  const prompt = (change: Partial<FirstPrompt> = {}): FirstPrompt => ({
+    id: -1,
+    agent: 'A1',
+    text: 'hi',
+    startedAt: 1000,
+    seen: null,
+    typing: false,
+    ...change,
+  });
+  const cases: [string, FirstPrompt, SessionRecord | undefined, ReturnType<typeof decideFirstPrompt>][] = [
+    ['not in a reading yet: waits', prompt(), undefined, 'wait'],
+    ['its own session, its agent in front and idle: typed', prompt(), idle(1001), 'type'],
+    ['idle but another program in front: waits', prompt(), idle(1001, 'bash'), 'wait'],
+    ['not idle yet (starting, a trust question): waits', prompt(), { ...idle(1001), state: 'unknown' }, 'wait'],
+    ['handed to the session already: waits for its result', prompt({ typing: true }), idle(1001), 'wait'],
+    ['seen, then gone from a reading: given up', prompt({ seen: 1001 }), undefined, 'gone'],
+    ['the name is a session made before the start: never typed there', prompt(), idle(900), 'gone'],
+    ['the name is a session made again after it ended: never typed there', prompt({ seen: 1001 }), idle(1050), 'gone'],
+    ['tmux rounded its creation a second early: still its own', prompt(), idle(999), 'type'],
+  ];
+  it.each(cases)('%s', (_, p, record, expected) => {
+    expect(decideFirstPrompt(p, record)).toBe(expected);
   });
 });

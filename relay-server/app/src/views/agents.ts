@@ -4,6 +4,7 @@ import { asksOf } from '../asks.js';
 import { h, replaceChanged } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
+import { inboxSection } from './inbox.js';
 import { needsYouSection } from './needsYou.js';
 import { notificationsOffer } from './notifications.js';
 import { schedulesList } from './schedules.js';
@@ -106,6 +107,7 @@ export function agentsScreen(app: App): Screen {
   // Questions, approvals and notifications first (views/needsYou.ts).
   const needs = needsYouSection(app);
   const offer = notificationsOffer(app);
+  const inbox = inboxSection(app);
   const el = h(
     'section',
     { class: 'screen agents', 'aria-labelledby': 'agents-title' },
@@ -113,10 +115,12 @@ export function agentsScreen(app: App): Screen {
     needs.el,
     h('h2', { id: 'agents-title', class: 'visually-hidden' }, 'Active agents'),
     list,
+    inbox.el,
   );
   const update = () => {
     offer.update();
     needs.update();
+    inbox.update();
     const views = computerViews(app.computers);
     const asking = waitingAsks(app);
     // While the phone is offline, what the list says about each computer is only what was last seen.

@@ -39,6 +39,7 @@ export async function keysRequest(
   hookId: string,
   name: string,
   fields: Omit<KeysBody, 'session' | 'seq'>,
+  waitMs = ANSWER_MS,
 ): Promise<KeysAnswer> {
   const seq = await nextSeq('pane.keys');
   const body: KeysBody = { session: name, seq, ...fields };
@@ -47,7 +48,7 @@ export async function keysRequest(
     const timer = setTimeout(() => {
       off();
       resolve({ problem: 'No answer from the computer yet; look again in a moment.' });
-    }, ANSWER_MS);
+    }, waitMs);
     const off = app.onFrames((frame: RelayFrame) => {
       if (frame.type !== 'keys.result' || frame.computer !== hookId || frame.session !== name) return;
       if (frame.seq !== seq && !(frame.seq === null && frame.state === 'refused')) return;

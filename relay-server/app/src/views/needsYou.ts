@@ -196,6 +196,7 @@ export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
         ),
       ),
       asks.notes
+        .filter((n) => n.live)
         .slice(0, 3)
         .map((n) =>
           h(
@@ -206,7 +207,7 @@ export function needsYouSection(app: App): { el: HTMLElement; update(): void } {
           ),
         ),
     );
-    el.hidden = list.length === 0 && approvals.length === 0 && asks.notes.length === 0;
+    el.hidden = list.length === 0 && approvals.length === 0 && !asks.notes.some((n) => n.live);
   };
   update();
   return { el, update };

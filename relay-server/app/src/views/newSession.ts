@@ -15,11 +15,24 @@ import { sessionHref } from './agents.js';
 import { keysRequest } from './control.js';
 import type { Screen } from './screen.js';
 
+/** A start may make a worktree first (a checkout of a large repository): its answer is waited for this long. */
+const START_WAIT_MS = 120_000;
+
 /** Sends a launch request and resolves with the opened answer, or a sentence on why there is none. */
 async function ask(app: App, hookId: string, launch: LaunchRequest): Promise<LaunchResultBody | string> {
-  const answer = await keysRequest(app, hookId, NEW_SESSION_TARGET, { launch });
+  let answer: Awaited<ReturnType<typeof keysRequest>>;
+  try {
+    const waitMs = launch.op === 'start' ? START_WAIT_MS : undefined;
+    answer = await keysRequest(app, hookId, NEW_SESSION_TARGET, { launch }, waitMs);
+  } catch (error) {
+    // not sealed: no key for that computer, or its key changed (compare the safety code)
+    return (error as Error).message;
+  }
   if ('problem' in answer) return answer.problem;
   const key = app.keyFor(hookId);
+  // a listener older than new sessions cannot read the request, and answers without a body
+  if (answer.frame.code === 'bad_seal' && !answer.frame.envelope)
+    return 'The computer did not take the request: if its svc is older than this app, update it there.';
   if (!answer.frame.envelope || !key) return refusalText(answer.frame.code);
   try {
     return await parseBody('LaunchResultBody', await openFrom(app.device, key, 'launch', answer.frame.envelope));
@@ -61,7 +74,7 @@ function choices(
   ) as HTMLFieldSetElement;
 }
 
-function form(app: App, hookId: string, offered: LaunchResultBody): HTMLElement {
+function form(app: App, hookId: string, offered: LaunchResultBody, isGone: () => boolean): HTMLElement {
   const projects = offered.projects ?? [];
   const agents = offered.agents ?? [];
   if (projects.length === 0)
@@ -92,9 +105,22 @@ function form(app: App, hookId: string, offered: LaunchResultBody): HTMLElement 
   const agentSet = choices(
     'Agent',
     'agent',
-    agents.map((a) => ({ value: a.id, label: a.name })),
+    agents.map((a) => ({ value: a.id, label: a.name, detail: ' ' })),
     pickAgent(first.cwd),
   );
+  /** Says which agents never ran in the folder: they may ask first whether to trust it (answer it in Watch). */
+  const markAgents = (cwd: string) => {
+    const ran = projects.find((p) => p.cwd === cwd)?.agents ?? [];
+    for (const label of agentSet.querySelectorAll<HTMLLabelElement>('label.choice')) {
+      const id = label.querySelector('input')?.value ?? '';
+      const detail = label.querySelector('.choice-detail');
+      if (detail)
+        detail.textContent = ran.includes(id)
+          ? 'ran here before'
+          : 'new here: it may first ask to trust the folder (answer in Watch)';
+    }
+  };
+  markAgents(first.cwd);
   const branch = h('input', {
     type: 'text',
     name: 'branch',
@@ -131,6 +157,7 @@ function form(app: App, hookId: string, offered: LaunchResultBody): HTMLElement 
     noPrompt.textContent = agent ? `${agent.name} takes no first message from svc; type it once it runs.` : '';
   };
   projectSet.addEventListener('change', () => {
+    markAgents(value('cwd'));
     const id = pickAgent(value('cwd'));
     const radio = agentSet.querySelector<HTMLInputElement>(`input[value="${id}"]`);
     if (radio) radio.checked = true;
@@ -152,10 +179,18 @@ function form(app: App, hookId: string, offered: LaunchResultBody): HTMLElement 
     start.disabled = true;
     status.textContent = 'Starting…';
     const r = await ask(app, hookId, request);
+    if (typeof r !== 'string' && r.started) {
+      if (!isGone()) location.hash = sessionHref(hookId, r.started);
+      return;
+    }
+    if (typeof r === 'string' && r.startsWith('No answer')) {
+      // it may have started all the same: a second Start would make a second session
+      status.textContent =
+        'No answer from the computer yet: it may have started. Look in Agents before starting again.';
+      return;
+    }
     start.disabled = false;
-    if (typeof r === 'string') status.textContent = r;
-    else if (r.started) location.hash = sessionHref(hookId, r.started);
-    else status.textContent = `Not started: ${r.message ?? refusalText(r.refused)}`;
+    status.textContent = typeof r === 'string' ? r : `Not started: ${r.message ?? refusalText(r.refused)}`;
   };
   return el;
 }
@@ -181,11 +216,15 @@ export function newSessionScreen(app: App, hookId: string): Screen {
       replace(
         body,
         h('p', { class: 'empty' }, `${r.message ?? refusalText(r.refused)}.`),
-        r.message?.includes('off')
+        r.off
           ? h('p', { class: 'muted' }, 'On the computer, ', h('code', {}, 'svc new-session on'), ' turns it on.')
           : null,
       );
-    else replace(body, form(app, hookId, r));
+    else
+      replace(
+        body,
+        form(app, hookId, r, () => gone),
+      );
   });
   return {
     el,
