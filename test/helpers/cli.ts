@@ -56,7 +56,8 @@ export interface SpawnedSvc {
   /** Resolves with the first output line matching `re`. */
   waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
   exited: Promise<number | null>;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Signal it, and SIGKILL it if it has not ended within `graceMs` (default 5 s). */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
 export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SpawnedSvc {
@@ -97,9 +98,9 @@ export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SpawnedSvc {
         });
       });
     },
-    async stop(signal = 'SIGTERM') {
+    async stop(signal = 'SIGTERM', graceMs = 5_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       const code = await exited;
       clearTimeout(timer);
       return code;

@@ -225,10 +225,11 @@ describe('svc up --tunnel', () => {
     expect(readFileSync(file('args'), 'utf8').trim()).toBe(`tunnel --no-autoupdate --url ${relay}`);
     expect(JSON.parse(readFileSync(join(home!.home, '.svc', 'up.json'), 'utf8')).appUrl).toBe(URL_SHOWN);
 
-    await up.stop('SIGINT');
+    // a loaded machine may take a while to stop the relay and the listener: no SIGKILL that would orphan the tunnel
+    await up.stop('SIGINT', 20_000);
     up = null;
-    await waitFor(() => existsSync(file('stopped')), { timeoutMs: 10_000, what: 'the tunnel stopped' });
-  });
+    await waitFor(() => existsSync(file('stopped')), { timeoutMs: 20_000, what: 'the tunnel stopped' });
+  }, 90_000);
 
   it('a tunnel that dies later is said, and the local relay keeps serving', async () => {
     const { env, file } = await withStandIn('cloudflared', CLOUDFLARED);
