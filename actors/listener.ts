@@ -518,6 +518,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     liveSeen = live;
     if (past.seen(Object.values(live), Math.floor(Date.now() / 1000))) tellPast();
     history?.sessions(Object.values(live));
+    hooks.seen(live);
   });
 
   // An approval waiting, a finished turn: told to the phones (core/notify/events.ts), sealed like svc_notify.

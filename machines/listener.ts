@@ -12,7 +12,7 @@ import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mc
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
 import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
-import { decideFirstPrompt, type FirstPrompt } from '../core/sessions/firstPrompt.js';
+import { decideFirstPrompt, type FirstPrompt, RETRIED_REFUSALS } from '../core/sessions/firstPrompt.js';
 import { describeSessions, forRelay } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
@@ -831,6 +831,11 @@ export const listenerMachine = setup({
             const prompt = context.firstPrompts[event.session];
             if (prompt?.id !== event.id) return;
             const { [event.session]: _gone, ...rest } = context.firstPrompts;
+            // being typed now: its result says how it ended, and a refusal then is not tried again
+            if (prompt.typing) {
+              enqueue.assign({ firstPrompts: { ...rest, [event.session]: { ...prompt, late: true } } });
+              return;
+            }
             enqueue.assign({ firstPrompts: rest });
             enqueue(line('warn', `${event.session}: first prompt not typed: its agent did not read idle in time`));
           }),
@@ -888,18 +893,18 @@ export const listenerMachine = setup({
               const prompt = context.firstPrompts[event.session];
               if (prompt?.id !== event.id) return;
               const { [event.session]: _done, ...rest } = context.firstPrompts;
-              if (event.state === 'injected' || event.code === 'session_not_found') {
-                enqueue.assign({ firstPrompts: rest });
-                enqueue(
-                  event.state === 'injected'
-                    ? line('info', `${event.session}: first prompt typed`)
-                    : line('warn', `${event.session}: first prompt not typed: the session is gone`),
-                );
-              } else {
-                // refused for now (rate limit, a prompt came up, the screen unreadable): again at the next idle reading
+              if (event.state === 'refused' && event.code && RETRIED_REFUSALS.has(event.code) && !prompt.late) {
+                // refused before anything was typed (a rate limit, a prompt that came up): again when it reads idle
                 enqueue.assign({ firstPrompts: { ...rest, [event.session]: { ...prompt, typing: false } } });
                 enqueue(line('warn', `${event.session}: first prompt refused ${event.code}; again when it reads idle`));
+                return;
               }
+              enqueue.assign({ firstPrompts: rest });
+              enqueue(
+                event.state === 'injected'
+                  ? line('info', `${event.session}: first prompt typed`)
+                  : line('warn', `${event.session}: first prompt not typed (${event.code}); not tried again`),
+              );
               return;
             }
             const ledger = recordOutcome(

@@ -17,6 +17,7 @@ import {
   type HistoryChunkRecord,
   type HistoryLimits,
   type HistoryQuery,
+  INBOX_MAX_AGE_MS,
   INBOX_SIZE,
   type KeyRecord,
   type NewPairing,
@@ -415,7 +416,7 @@ export class PostgresStore implements Store {
     return rows.map(toSubscription);
   }
 
-  /** The inbox: kept once per id; then the oldest beyond INBOX_SIZE go (again harmless: it only trims). */
+  /** The inbox: kept once per id; then the oldest beyond INBOX_SIZE and any past INBOX_MAX_AGE_MS go. */
   async saveNotification(n: NotificationRecord): Promise<void> {
     await this.pool.query(
       `INSERT INTO notifications (account_id, computer, id, session, kind, envelope, at)
@@ -423,9 +424,9 @@ export class PostgresStore implements Store {
       [n.accountId, n.computer, n.id, n.session, n.kind, JSON.stringify(n.envelope), n.at],
     );
     await this.pool.query(
-      `DELETE FROM notifications WHERE account_id = $1 AND seq NOT IN
-         (SELECT seq FROM notifications WHERE account_id = $1 ORDER BY at DESC, seq DESC LIMIT $2)`,
-      [n.accountId, INBOX_SIZE],
+      `DELETE FROM notifications WHERE account_id = $1 AND (at < $3 OR seq NOT IN
+         (SELECT seq FROM notifications WHERE account_id = $1 ORDER BY at DESC, seq DESC LIMIT $2))`,
+      [n.accountId, INBOX_SIZE, n.at - INBOX_MAX_AGE_MS],
     );
   }
 

@@ -3,6 +3,8 @@
  * Every method returns a Promise: the embedded SQLite store answers synchronously underneath, a Postgres store
  * would not, and callers must not be able to tell the difference.
  */
+
+import { INBOX_PAGE } from '../core/notify/push.js';
 import type { DeviceKind, PushState, Scope, SessionRecord } from '../core/protocol/index.js';
 import type { HistoryLimits } from '../core/relay/history.js';
 
@@ -138,8 +140,10 @@ export interface NotificationRecord {
   at: number;
 }
 
-/** The inbox keeps this many notifications per account, the newest. */
-export const INBOX_SIZE = 200;
+/** The inbox keeps this many notifications per account, the newest (all the app's page shows: INBOX_PAGE). */
+export const INBOX_SIZE = INBOX_PAGE;
+/** And none older than this (as history chunks: HISTORY_LIMITS.maxAgeMs): a later stolen key opens no more. */
+export const INBOX_MAX_AGE_MS = 7 * 24 * 3_600_000;
 
 /** A compare-and-set condition on a push: its state must be one of `states` (and its code `code`, if given). */
 export interface PushCondition {
@@ -270,7 +274,10 @@ export interface Store {
   deletePushSubscription(deviceId: string): Promise<boolean>;
   getPushSubscription(deviceId: string): Promise<PushSubscriptionRecord | null>;
   listPushSubscriptions(accountId: string): Promise<PushSubscriptionRecord[]>;
-  /** Keep a notification in the account's inbox (the oldest beyond INBOX_SIZE go); the same id twice is kept once. */
+  /**
+   * Keep a notification in the account's inbox; the oldest beyond INBOX_SIZE, and those older than INBOX_MAX_AGE_MS
+   * before this one, go. The same id twice is kept once.
+   */
   saveNotification(n: NotificationRecord): Promise<void>;
   /** The account's inbox, newest first, at most `limit`. */
   listNotifications(accountId: string, limit: number): Promise<NotificationRecord[]>;

@@ -23,6 +23,8 @@ export interface ListenerHooksDeps {
 }
 
 export const TURN_MESSAGE = 'finished its turn';
+/** How long a session-start pin waits for a reading that shows its pane. */
+export const EARLY_PIN_MS = 60_000;
 
 export function createListenerHooks(deps: ListenerHooksDeps) {
   const now = deps.now ?? Date.now;
@@ -38,18 +40,42 @@ export function createListenerHooks(deps: ListenerHooksDeps) {
     return true;
   };
 
+  /** Session-start pins from panes no reading showed yet, by pane. */
+  const early = new Map<string, { request: HookRequest; at: number }>();
+
   return {
     turn,
+    /** A new reading: the waiting session-start pins of the panes it shows are made now. */
+    seen(sessions: Readonly<Record<string, SessionRecord>>): void {
+      for (const [pane, e] of early) {
+        if (now() - e.at > EARLY_PIN_MS) {
+          early.delete(pane);
+          continue;
+        }
+        const session = hookSession(sessions, { pane });
+        if (!session) continue;
+        early.delete(pane);
+        deps.pin?.(session, e.request);
+      }
+    },
     handle(request: HookRequest): ControlReply {
       const session = hookSession(deps.sessions(), request);
       const reply = (outcome: 'remote' | 'local' | 'told' | 'ignored') =>
         ({ ok: true, type: 'hook', session, outcome }) as const;
       if (!session) {
+        // an agent's session-start hook runs a moment after tmux made the session, often before a reading shows it:
+        // its pin waits for the reading that does (for a minute)
+        if (request.event === 'started' && request.pane) {
+          early.set(request.pane, { request, at: now() });
+          for (const [pane, e] of early) if (now() - e.at > EARLY_PIN_MS || early.size > 50) early.delete(pane);
+          return reply('ignored');
+        }
         deps.log.info(`${request.agent} hook (${request.event}) from a pane no session holds: ignored`);
         return reply('ignored');
       }
       if (request.transcript || request.agentSession) deps.pin?.(session, request);
       if (request.event === 'finished') return reply(turn(session) ? 'told' : 'ignored');
+      if (request.event === 'started') return reply('ignored'); // the pin above is all it brings
       const on = request.event === 'remote';
       if (on && !deps.typed.take(session, request.sha256)) {
         deps.log.info(

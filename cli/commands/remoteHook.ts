@@ -147,7 +147,7 @@ export default defineCommand({
       const agent = String(args.agent);
       if (!isHookAgent(agent)) throw new Error(`unknown agent ${agent}`);
       const input = parseHookInput(await readStdin(TIME_LIMIT_MS - LISTENER_WAIT_MS - 50));
-      if (!input) throw new Error('hook input is not a prompt or a stop event with a cwd');
+      if (!input) throw new Error('hook input is not a prompt, a stop or a start event with a cwd');
       // the agent's own session (its id and transcript file), told with every event
       const ref: AgentSessionRef = {
         ...(input.transcript ? { transcript: input.transcript } : {}),
@@ -155,6 +155,11 @@ export default defineCommand({
       };
       if (input.kind === 'stop') {
         log(home, `${agent}: turn finished: ${await tellListener(home, { event: 'finished', agent, ...ref })}`);
+        return;
+      }
+      if (input.kind === 'start') {
+        // which conversation runs in this pane, from its start (the listener pins it); nothing printed
+        if (ref.transcript || ref.agentSession) await tellListener(home, { event: 'started', agent, ...ref });
         return;
       }
       const path = markerPath(svcPaths(home).markers, input.cwd);

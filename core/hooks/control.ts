@@ -6,12 +6,14 @@
  * - `remote`: the prompt was the text the phone sent (spec 4.13.1): the session enters sticky REMOTE.
  * - `keyboard`: a prompt that is not the phone's was submitted: the person is at the keyboard, REMOTE ends.
  * - `finished`: the agent's Stop-style hook ran: the phones are told the turn finished (sealed, names only).
+ * - `started`: the agent's session-start hook ran (Claude Code's SessionStart): nothing but which conversation
+ *   runs in the pane, pinned from its start (core/transcripts/pins.ts).
  */
 import { z } from 'zod';
 import { SessionName } from '../protocol/codes.js';
 import { AGENT_SESSION_ID } from './remoteOrigin.js';
 
-export const HOOK_EVENTS = ['remote', 'keyboard', 'finished'] as const;
+export const HOOK_EVENTS = ['remote', 'keyboard', 'finished', 'started'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /** A tmux pane id as `$TMUX_PANE` holds it. */

@@ -34,6 +34,8 @@ export function isHookAgent(name: string): name is HookAgent {
 /** The events a prompt is submitted on, and those a turn ends on (the Stop-style hooks of `svc setup`). */
 const PROMPT_EVENTS = new Set(['UserPromptSubmit', 'BeforeAgent', 'before_agent_start']);
 const STOP_EVENTS = new Set(['Stop', 'AfterAgent', 'agent_end']);
+/** The events a session starts on: Claude Code's SessionStart (at start, resume, /clear and compaction). */
+const START_EVENTS = new Set(['SessionStart']);
 
 /** A marker counts this long after the listener wrote it (the injection, the agent's redraw, its hook). */
 export const MARKER_FRESH_SECONDS = 60;
@@ -49,7 +51,11 @@ export interface AgentSessionRef {
 }
 
 /** What the hook reads of its input: a submitted prompt, or the end of a turn. */
-export type HookInput = ({ kind: 'prompt'; prompt: string; cwd: string } | { kind: 'stop'; cwd: string }) &
+export type HookInput = (
+  | { kind: 'prompt'; prompt: string; cwd: string }
+  | { kind: 'stop'; cwd: string }
+  | { kind: 'start'; cwd: string }
+) &
   AgentSessionRef;
 
 /** An agent's session id as svc passes it to the agent's resume (core/sessions/control.ts `resumeArgv`). */
@@ -88,6 +94,7 @@ export function parseHookInput(raw: string): HookInput | null {
   if (typeof cwd !== 'string' || cwd === '') return null;
   const ref = sessionRef(v as Record<string, unknown>);
   if (typeof event === 'string' && STOP_EVENTS.has(event)) return { kind: 'stop', cwd, ...ref };
+  if (typeof event === 'string' && START_EVENTS.has(event)) return { kind: 'start', cwd, ...ref };
   if (event !== undefined && (typeof event !== 'string' || !PROMPT_EVENTS.has(event))) return null;
   if (typeof prompt !== 'string') return null;
   return { kind: 'prompt', prompt, cwd, ...ref };

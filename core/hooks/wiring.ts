@@ -151,8 +151,9 @@ export function hookCommand(mcp: McpCommand, agent: 'claude' | 'codex' | 'gemini
 
 /**
  * What `svc setup` writes (spec 4.5, 4.13.2): per agent, its prompt-submit hook and its Stop-style hook, both
- * running `svc remote-hook <agent>` (which goes by the event's name). Claude Code: `hooks.UserPromptSubmit` and
- * `hooks.Stop` of its user settings, through svc's plugin script; Gemini CLI: `hooks.BeforeAgent` and
+ * running `svc remote-hook <agent>` (which goes by the event's name). Claude Code: `hooks.UserPromptSubmit`,
+ * `hooks.Stop` and `hooks.SessionStart` (which conversation runs in the pane, from its start) of its user settings,
+ * through svc's plugin script; Gemini CLI: `hooks.BeforeAgent` and
  * `hooks.AfterAgent` of `~/.gemini/settings.json`. Codex and pi: see `HOOKS_ELSEWHERE`.
  */
 export function hookWirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
@@ -172,6 +173,7 @@ export function hookWirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
   return [
     entry('A1', 'claude', claudeSettings, 'UserPromptSubmit', hookCommand(mcp, 'claude')),
     entry('A1', 'claude', claudeSettings, 'Stop', hookCommand(mcp, 'claude')),
+    entry('A1', 'claude', claudeSettings, 'SessionStart', hookCommand(mcp, 'claude')),
     entry('A2', 'codex', codexHooks, 'UserPromptSubmit', hookCommand(mcp, 'codex')),
     entry('A2', 'codex', codexHooks, 'Stop', hookCommand(mcp, 'codex')),
     entry('A3', 'gemini', geminiSettings, 'BeforeAgent', hookCommand(mcp, 'gemini')),

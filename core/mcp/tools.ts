@@ -64,4 +64,5 @@ export const ASK_DESCRIPTION =
 
 export const NOTIFY_DESCRIPTION =
   'Send the person a notification on their phone (end to end encrypted through svc), without waiting for an answer. ' +
-  'Returns once the relay has it.';
+  'Returns delivered: true once a phone got it; delivered: false (code not_delivered) with the reason when none did ' +
+  "now: it then waits in the app's inbox.";

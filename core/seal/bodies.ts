@@ -183,7 +183,8 @@ export type LaunchRequest = z.infer<typeof LaunchRequest>;
  * newest first; `agents`: the registry agents on the computer's PATH), or the session a `start` made (`started`), or
  * why not (`refused`, `message`).
  */
-export const LaunchResultBody = z.strictObject({
+// not strict: an app cached before a field was added still opens the answer of a newer listener
+export const LaunchResultBody = z.object({
   seq: z.number().int().nonnegative(),
   op: z.enum(['options', 'start']),
   projects: z

@@ -3,7 +3,8 @@
  * and kept **in memory only**, never in the database: the question and the answer are sealed, and what is outside
  * (computer, ask id, session, deadline) is kept only until the ask ends, so an app that connects (or reconnects)
  * while an ask waits is shown it. A relay that restarts forgets them; the listener announces its asks again when
- * it reconnects. Notifications are handed to the app connections of the moment (and, later, to Web Push).
+ * it reconnects. Notifications are kept in the store's inbox, handed to the app connections of the moment and
+ * pushed (asks/frames.ts).
  */
 import type { ClientFrame, RelayFrame } from '../../core/protocol/index.js';
 

@@ -7,6 +7,7 @@ import { deliveredNote, type NotifyEvent, type PushOutcome } from '../../core/no
 import { decideAccess } from '../../core/relay/access.js';
 import type { Connection } from '../connection.js';
 import type { FrameContext } from '../frames.js';
+import { describeError } from '../log.js';
 import type { AskClientFrame } from './book.js';
 
 export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskClientFrame): Promise<void> {
@@ -53,16 +54,21 @@ export async function askFrame(ctx: FrameContext, conn: Connection, frame: AskCl
       const envelope = { ...frame.envelope } as Record<string, unknown>;
       const { id, session, kind } = frame;
       const at = ctx.now();
-      await ctx.store.saveNotification({
-        accountId: conn.accountId,
-        computer: hookId,
-        id,
-        session,
-        kind,
-        envelope,
-        at,
-      });
-      ctx.log.info(`notify ${hookId}/${id} (${kind}) for ${session}: kept`);
+      const size = JSON.stringify(envelope).length;
+      if (size > MAX_NOTE_ENVELOPE_CHARS) {
+        // a notice is a couple of KiB sealed (MAX_NOTIFY_CHARS): one this big is not kept nor sent
+        ctx.log.warn(`notify ${hookId}/${id} (${kind}) for ${session}: refused, ${size} chars sealed`);
+        conn.send({ type: 'notify.ack', id, delivered: false, reason: 'too large to keep or send' });
+        return;
+      }
+      try {
+        const note = { accountId: conn.accountId, computer: hookId, id, session, kind, envelope, at };
+        await ctx.store.saveNotification(note);
+        ctx.log.info(`notify ${hookId}/${id} (${kind}) for ${session}: kept`);
+      } catch (error) {
+        // the inbox could not take it (a full disk, the database away): still sent to the phones now
+        ctx.log.error(`notify ${hookId}/${id} (${kind}) for ${session}: not kept: ${describeError(error)}`);
+      }
       const pushed = push(ctx, conn, hookId, frame);
       await publish({ kind: 'ask.toApps', frame: { ...frame, computer: hookId, envelope } });
       // the ack waits for the push service's word, off this connection's queue (its other frames go on meanwhile)
@@ -93,6 +99,9 @@ async function ackNote(
   ctx.log.info(`notify ${what}: ${delivered.delivered ? 'delivered' : `not delivered (${delivered.reason})`}`);
   conn.send({ type: 'notify.ack', id, ...delivered });
 }
+
+/** The largest sealed notification the relay keeps and sends (a real one is about 3 KiB). */
+export const MAX_NOTE_ENVELOPE_CHARS = 32_768;
 
 /** How long a notification's ack waits for the push service's word (the listener waits NOTIFY_ACK_MS in all). */
 export const NOTIFY_PUSH_WAIT_MS = 8_000;

@@ -232,19 +232,26 @@ export class WebPush {
       void this.unsubscribe(deviceId).catch(() => {});
       return Promise.resolve(false);
     }
-    const details = webpush.generateRequestDetails(
-      { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } },
-      JSON.stringify(pushPayload(event, count)),
-      {
-        vapidDetails: {
-          subject: this.opts.subject ?? 'mailto:svc-relay@localhost',
-          publicKey: this.publicKey,
-          privateKey: this.privateKey,
+    let details: ReturnType<typeof webpush.generateRequestDetails>;
+    try {
+      details = webpush.generateRequestDetails(
+        { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } },
+        JSON.stringify(pushPayload(event, count)),
+        {
+          vapidDetails: {
+            subject: this.opts.subject ?? 'mailto:svc-relay@localhost',
+            publicKey: this.publicKey,
+            privateKey: this.privateKey,
+          },
+          TTL: 600,
+          urgency: 'high',
         },
-        TTL: 600,
-        urgency: 'high',
-      },
-    );
+      );
+    } catch (error) {
+      // a subscription whose keys do not encrypt (malformed): this device fails, the others are still pushed
+      void this.failed(deviceId, new PushFailed('network', `cannot encrypt for it: ${describeError(error)}`));
+      return Promise.resolve(false);
+    }
     this.sending.set(deviceId, busy + 1);
     const sending = sendPushRequest(
       { endpoint: details.endpoint, method: details.method, headers: details.headers, body: details.body },
@@ -296,7 +303,11 @@ export class WebPush {
 
   async close(): Promise<void> {
     this.stopping.abort();
-    for (const b of this.batches.values()) clearTimeout(b.timer);
+    for (const b of this.batches.values()) {
+      clearTimeout(b.timer);
+      // the events held for the window are not pushed now: their callers are told so, none waits for ever
+      for (const tell of b.waiters) tell(false);
+    }
     this.batches.clear();
     await Promise.all([...this.inflight]);
   }

@@ -3,7 +3,7 @@
  * of sealed notifications.
  */
 import type Database from 'better-sqlite3';
-import { INBOX_SIZE, type NotificationRecord, type PushSubscriptionRecord } from '../store.js';
+import { INBOX_MAX_AGE_MS, INBOX_SIZE, type NotificationRecord, type PushSubscriptionRecord } from '../store.js';
 
 interface SubscriptionRow {
   device_id: string;
@@ -64,16 +64,16 @@ interface NotificationRow {
   at: number;
 }
 
-/** The inbox: kept once per id, the oldest beyond INBOX_SIZE dropped in the same write. */
+/** The inbox: kept once per id; the oldest beyond INBOX_SIZE, and any past INBOX_MAX_AGE_MS, dropped in the same write. */
 export function saveNotification(db: Database.Database, n: NotificationRecord): void {
   db.prepare(
     `INSERT INTO notifications (account_id, computer, id, session, kind, envelope, at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (account_id, computer, id) DO NOTHING`,
   ).run(n.accountId, n.computer, n.id, n.session, n.kind, JSON.stringify(n.envelope), n.at);
   db.prepare(
-    `DELETE FROM notifications WHERE account_id = ? AND rowid NOT IN
-       (SELECT rowid FROM notifications WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)`,
-  ).run(n.accountId, n.accountId, INBOX_SIZE);
+    `DELETE FROM notifications WHERE account_id = ? AND (at < ? OR rowid NOT IN
+       (SELECT rowid FROM notifications WHERE account_id = ? ORDER BY at DESC, rowid DESC LIMIT ?))`,
+  ).run(n.accountId, n.at - INBOX_MAX_AGE_MS, n.accountId, INBOX_SIZE);
 }
 
 export function listNotifications(db: Database.Database, accountId: string, limit: number): NotificationRecord[] {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import { createAccount, createApiKey } from '../../relay-server/accounts.js';
 import { hashApiKey } from '../../relay-server/auth.js';
-import { INBOX_SIZE, type NewPush, StorageFullError, type Store } from '../../relay-server/store.js';
+import { INBOX_MAX_AGE_MS, INBOX_SIZE, type NewPush, StorageFullError, type Store } from '../../relay-server/store.js';
 
 export interface StoreHarness {
   /** A new, empty store. */
@@ -414,6 +414,9 @@ export function storeContract(h: StoreHarness): void {
       expect(kept[0]?.id).toBe(`m_${INBOX_SIZE - 1}`);
       expect(kept.some((n) => n.id === 'n_1' || n.id === 'n_2')).toBe(false); // the oldest went
       expect(await store.listNotifications(other, 10)).toHaveLength(1); // another account's are its own
+      // none older than INBOX_MAX_AGE_MS before the newest
+      await store.saveNotification(note('late', 100 + INBOX_SIZE + INBOX_MAX_AGE_MS));
+      expect((await store.listNotifications(accountId, INBOX_SIZE)).map((n) => n.id)).toEqual(['late']);
     });
   });
 }

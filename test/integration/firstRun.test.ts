@@ -14,6 +14,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -22,8 +23,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TRANSFER_CHUNK_BYTES } from '../../core/files/transfer.js';
-import { FileResultBody, HistoryChunkBody } from '../../core/seal/bodies.js';
+import { FileResultBody, HistoryChunkBody, type LaunchRequest, LaunchResultBody } from '../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../core/sessions/control.js';
+import { NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
@@ -405,6 +407,51 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
       // turned off for this project from the terminal: the next request is refused
       expect(await svc(['file-view', 'off'])).toMatchObject({ code: 0 });
       expect(await request({ file: { op: 'read', path: 'notes.md' } })).toMatchObject({ refused: 'file_view_off' });
+    } finally {
+      await sock.close();
+    }
+  });
+
+  it('svc up, then svc cc: a paired phone starts a new session there, its first message typed; svc new-session off', async () => {
+    // the fake draws Claude Code's idle status line: the first message waits for it
+    env = { ...env, FAKE_AGENT_PROMPT: '❯', FAKE_AGENT_STATUS: '? for shortcuts' };
+    const { url, key } = await startUp();
+    const phone = await registerTestDevice({ url, apiKey: key }, 'app', 'phone');
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+    const me = await computerDevice({ url, apiKey: key }, hookId);
+    const sock = await TestSocket.open(`${url.replace(/^http/, 'ws')}/ws`, key);
+    try {
+      sock.send({ type: 'subscribe', role: 'app', deviceId: phone.deviceId });
+      await sock.next('subscribed');
+      let seq = 0;
+      const launch = async (request: LaunchRequest) => {
+        const n = ++seq;
+        const session = NEW_SESSION_TARGET;
+        const envelope = await phone.seal('pane.keys', me, { session, seq: n, launch: request });
+        sock.send({ type: 'pane.keys', computer: hookId, session, envelope });
+        const result = await sock.next('keys.result', (f) => f.session === session && f.seq === n, 30_000);
+        return LaunchResultBody.parse(await phone.open('launch', result.envelope, me.publicKey));
+      };
+      const offered = await waitFor(
+        async () => {
+          const o = await launch({ op: 'options' });
+          return o.projects?.length ? o : null;
+        },
+        { timeoutMs: 20_000, what: 'the project offered' },
+      );
+      const cwd = offered.projects![0]!.cwd;
+      expect(cwd).toBe(realpathSync(proj));
+      const started = await launch({ op: 'start', cwd, agent: 'A1', prompt: 'from the phone, first' });
+      expect(started.started).toBe('svc-proj-2');
+      await waitFor(async () => (await capture('svc-proj-2')).includes('you said: from the phone, first'), {
+        timeoutMs: 30_000,
+        what: 'the first message typed into svc-proj-2 on the default socket',
+      });
+      expect(relayHolds('from the phone, first')).toBe(false);
+
+      expect(await svc(['new-session', 'off'])).toMatchObject({ code: 0 });
+      expect(await launch({ op: 'start', cwd, agent: 'A1' })).toMatchObject({ refused: 'not_supported', off: true });
     } finally {
       await sock.close();
     }

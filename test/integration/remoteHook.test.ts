@@ -64,7 +64,7 @@ describe('svc remote-hook', () => {
       const log = readFileSync(join(home, '.svc', 'remote-hook.log'), 'utf8');
       expect(log).toMatch(/claude: remote prompt in svc-proj/);
       expect(log).toMatch(/codex: not remote \(stale\)/);
-      expect(log).toMatch(/codex: hook input is not a prompt or a stop event with a cwd/);
+      expect(log).toMatch(/codex: hook input is not a prompt, a stop or a start event with a cwd/);
       expect(log).toMatch(/nope: unknown agent nope/);
     } finally {
       cleanup();

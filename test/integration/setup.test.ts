@@ -44,6 +44,7 @@ describe('svc setup', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/Claude Code UserPromptSubmit: added/);
     expect(first.stdout).toMatch(/Claude Code Stop: added/);
+    expect(first.stdout).toMatch(/Claude Code SessionStart: added/);
     expect(first.stdout).toMatch(/Gemini CLI BeforeAgent: added/);
     expect(first.stdout).toMatch(/pi extension: added/);
     const claude = read(CLAUDE);

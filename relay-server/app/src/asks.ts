@@ -109,29 +109,35 @@ export class Asks {
   }
 
   private openingNotes = false;
-  /** Opens the notifications still sealed whose computer's key is known. */
+  /** Opens the notifications still sealed whose computer's key is known (again while new ones came meanwhile). */
   private async openNotes(): Promise<void> {
     if (this.openingNotes) return;
-    const sealed = this.notes.filter((n) => n.envelope !== undefined && this.app.keyFor(n.computer));
-    if (sealed.length === 0) return;
     this.openingNotes = true;
     try {
       const { openFrom } = await import('./crypto.js');
-      for (const note of sealed) {
-        try {
-          const opened = await openFrom(this.app.device, this.app.keyFor(note.computer)!, 'notify', note.envelope);
-          const body = await parseBody('NotifyBody', opened);
-          note.title = body.title ?? null;
-          note.message = body.message;
-        } catch (error) {
-          note.problem = unopenedText('This notification', error);
-        }
-        delete note.envelope;
+      for (;;) {
+        const sealed = this.notes.filter((n) => n.envelope !== undefined && this.app.keyFor(n.computer));
+        if (sealed.length === 0) break;
+        await this.openSome(sealed, openFrom);
       }
-      this.app.changed();
     } finally {
       this.openingNotes = false;
     }
+  }
+
+  private async openSome(sealed: NoteView[], openFrom: typeof import('./crypto.js')['openFrom']): Promise<void> {
+    for (const note of sealed) {
+      try {
+        const opened = await openFrom(this.app.device, this.app.keyFor(note.computer)!, 'notify', note.envelope);
+        const body = await parseBody('NotifyBody', opened);
+        note.title = body.title ?? null;
+        note.message = body.message;
+      } catch (error) {
+        note.problem = unopenedText('This notification', error);
+      }
+      delete note.envelope;
+    }
+    this.app.changed();
   }
 
   /** Waiting first (soonest to end first), then the ones that ended, newest first. */
@@ -265,6 +271,9 @@ export class Asks {
       // shown without its text, and why
       note.problem = unopenedText('This notification', error);
     }
+    // the inbox may have brought it while this one opened: kept once, this one
+    const again = this.notes.findIndex((n) => n.computer === frame.computer && n.id === frame.id);
+    if (again >= 0) this.notes.splice(again, 1);
     this.notes.unshift(note);
     this.notes.length = Math.min(this.notes.length, INBOX_KEPT);
     this.app.changed();

@@ -61,6 +61,11 @@ describe('parseHookInput', () => {
       { kind: 'stop', cwd: '/p' },
     ],
     ['pi agent_end', '{"cwd":"/p","hook_event_name":"agent_end"}', { kind: 'stop', cwd: '/p' }],
+    [
+      'Claude Code SessionStart (its transcript named before the file exists)',
+      '{"session_id":"s","transcript_path":"/h/.claude/projects/-p/s.jsonl","cwd":"/p","hook_event_name":"SessionStart","source":"startup"}',
+      { kind: 'start', cwd: '/p', agentSession: 's', transcript: '/h/.claude/projects/-p/s.jsonl' },
+    ],
     ['an event that is not ours', '{"cwd":"/p","hook_event_name":"PreToolUse","prompt":"x"}', null],
     ['an event name that is not text', '{"cwd":"/p","hook_event_name":7,"prompt":"x"}', null],
     ['a stop without cwd', '{"hook_event_name":"Stop"}', null],

@@ -837,13 +837,17 @@ describe('a new session’s first prompt (LAUNCH.PROMPT)', () => {
     session(name, 'claude', { createdAt, meta: { kind: 'agent', agent: 'A1', project: 'web' } });
   const logged = (h: ReturnType<typeof harness>, text: string) =>
     h.state.logs.filter((l) => l.message.includes(text)).length;
+  /** One inventory tick (or `ms` of the clock) passed. */
+  const ticker =
+    (h: ReturnType<typeof harness>) =>
+    async (ms = 5_000) => {
+      h.clock.increment(ms);
+      await flush();
+    };
 
   it('waits for its own session to read idle, types it once as the phone’s message, and tells the relay nothing', async () => {
     const h = harness({ sessions: [] });
-    const tick = async () => {
-      h.clock.increment(5_000);
-      await flush();
-    };
+    const tick = ticker(h);
     await flush();
     await h.connect();
     h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-2', agent: 'A1', text: 'look at it', startedAt: 0 });
@@ -866,12 +870,23 @@ describe('a new session’s first prompt (LAUNCH.PROMPT)', () => {
     expect(h.state.typed).toHaveLength(1);
   });
 
+  it('is never typed again after tmux failed while typing it (it may be half typed)', async () => {
+    const h = harness({ sessions: [], injectFails: true });
+    const tick = ticker(h);
+    await flush();
+    await h.connect();
+    h.actor.send({ type: 'LAUNCH.PROMPT', session: 'svc-web-2', agent: 'A1', text: 'look at it', startedAt: 0 });
+    const web = claude('svc-web-2', 1);
+    h.state.sessions = [web];
+    h.state.screens[web.panes[0]!.id] = fixture('idle-1');
+    for (let i = 0; i < 8; i++) await tick();
+    expect(logged(h, 'svc-web-2: first prompt not typed (inject_failed); not tried again')).toBe(1);
+    expect(h.actor.getSnapshot().context.firstPrompts).toEqual({});
+  });
+
   it('is given up when its session ends first, when the name is another session’s, or after firstPromptWait', async () => {
     const h = harness({ sessions: [] });
-    const tick = async (ms = 5_000) => {
-      h.clock.increment(ms);
-      await flush();
-    };
+    const tick = ticker(h);
     await flush();
     await h.connect();
     // the name belongs to a session made before the start

@@ -142,6 +142,7 @@ describe('core/sessions/firstPrompt: decideFirstPrompt', () => {
     ['not idle yet (starting, a trust question): waits', prompt(), { ...idle(1001), state: 'unknown' }, 'wait'],
     ['handed to the session already: waits for its result', prompt({ typing: true }), idle(1001), 'wait'],
     ['seen, then gone from a reading: given up', prompt({ seen: 1001 }), undefined, 'gone'],
+    ['being typed, then gone: its session’s answer ends it', prompt({ seen: 1001, typing: true }), undefined, 'wait'],
     ['the name is a session made before the start: never typed there', prompt(), idle(900), 'gone'],
     ['the name is a session made again after it ended: never typed there', prompt({ seen: 1001 }), idle(1050), 'gone'],
     ['tmux rounded its creation a second early: still its own', prompt(), idle(999), 'type'],

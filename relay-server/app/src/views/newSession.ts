@@ -209,7 +209,8 @@ export function newSessionScreen(app: App, hookId: string): Screen {
     body,
   );
   let gone = false;
-  void ask(app, hookId, { op: 'options' }).then((r) => {
+  let asked = false;
+  const show = (r: LaunchResultBody | string) => {
     if (gone) return;
     if (typeof r === 'string') replace(body, h('p', { class: 'empty' }, r));
     else if (r.refused)
@@ -225,12 +226,19 @@ export function newSessionScreen(app: App, hookId: string): Screen {
         body,
         form(app, hookId, r, () => gone),
       );
-  });
+  };
+  // asked once the phone is online and knows the computer's key (a page just opened loads both first)
+  const askWhenReady = () => {
+    if (asked || gone || app.linkState !== 'online' || !app.keyFor(hookId)) return;
+    asked = true;
+    void ask(app, hookId, { op: 'options' }).then(show);
+  };
+  askWhenReady();
   return {
     el,
     title: 'New session',
     back: '#/',
-    update: () => {},
+    update: askWhenReady,
     dispose: () => {
       gone = true;
     },
