@@ -70,3 +70,17 @@ export function writeFileInPlace(path: string, data: string, opts: { mode?: numb
     closeSync(fd);
   }
 }
+
+/**
+ * A state file of svc's own that does not read (not JSON, or not its shape): moved aside to `<path>.broken` (the
+ * previous one replaced) so it is neither lost nor read again, and what happened said in one line. `what` says what
+ * starting without it means.
+ */
+export function setAsideBroken(path: string, why: string, what: string, log: { warn(m: string): void }): void {
+  try {
+    renameSync(path, `${path}.broken`);
+    log.warn(`${path} does not read (${why}): moved to ${path}.broken; ${what}`);
+  } catch (err) {
+    log.warn(`${path} does not read (${why}) and could not be moved aside (${(err as Error).message}); ${what}`);
+  }
+}

@@ -19,6 +19,7 @@ import { MARKER_FRESH_SECONDS } from '../core/hooks/remoteOrigin.js';
 import { sessionEvents } from '../core/notify/events.js';
 import type { AgentState, SessionRecord } from '../core/protocol/index.js';
 import { pastRecord } from '../core/sessions/control.js';
+import { failingChildren } from '../core/supervision.js';
 import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
@@ -39,6 +40,7 @@ import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './d
 import { startKeepAwake } from './daemon/keepAwake.js';
 import type { Logger } from './daemon/logger.js';
 import { createLogger } from './daemon/logger.js';
+import { faultsFromEnv } from './debug/faults.js';
 import { createInspector } from './debug/inspector.js';
 import { loadDeviceIdentity } from './devices/deviceKey.js';
 import { pinPairedPhones } from './devices/pairings.js';
@@ -175,6 +177,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const ledgerPath = paths.ledger(hookId);
   const ledger = loadLedger(ledgerPath, log.warn);
   const logAction = (_: unknown, params: LogParams) => log.line(params);
+  // a test-only switch that makes chosen children fail (actors/debug/faults.ts); read once, here
+  const faults = faultsFromEnv(process.env, (level, message) => log[level](message));
 
   // Sealing (docs/security.md): this computer's device key, the devices it pinned, the relay's device list.
   const me = await loadDeviceIdentity(paths.deviceKey, config.baseUrl.value).catch((err: Error) => {
@@ -308,9 +312,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
   const machine = listenerMachine.provide({
-    actors: {
+    actors: faults.children({
       worktree: worktreeMachine.provide({
-        actors: { checkWorktree: checkWorktreeActor(git), removeWorktree: removeWorktreeActor(git) },
+        actors: {
+          checkWorktree: faults.promise(checkWorktreeActor(git)),
+          removeWorktree: faults.promise(removeWorktreeActor(git)),
+        },
         actions: { log: logAction },
       }),
       findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => {
@@ -318,9 +325,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         for (const problem of found.problems) log.warn(problem);
         return found.worktrees;
       }),
-      relayLink: relayLinkMachine.provide({ actors: { relaySocket: relaySocketLogic }, actions: { log: logAction } }),
+      relayLink: relayLinkMachine.provide({
+        actors: { relaySocket: faults.callback(relaySocketLogic) },
+        actions: { log: logAction },
+      }),
       device: deviceMachine.provide({
-        actors: { openSealed: openSealedLogic({ me, directory, pinsPath: paths.devicePins }) },
+        actors: { openSealed: faults.promise(openSealedLogic({ me, directory, pinsPath: paths.devicePins })) },
         actions: {
           log: logAction,
           persistPins: (_, params) => {
@@ -333,29 +343,29 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
       }),
       paneWatch: paneWatchMachine.provide({
-        actors: { capturePane: capturePaneLogic(tmux), sealFrame: sealFrameLogic(me) },
+        actors: { capturePane: faults.promise(capturePaneLogic(tmux)), sealFrame: faults.promise(sealFrameLogic(me)) },
         actions: {
           log: logAction,
           recordLease: (_, params) => leases.record(params),
           forgetLease: (_, params) => leases.forget(params),
         },
       }),
-      pinsWatch: watchPins(paths.devicePins),
+      pinsWatch: faults.callback(watchPins(paths.devicePins)),
       scheduler: schedulerMachine.provide({
         actors: {
-          readSchedules: schedules.readSchedules,
+          readSchedules: faults.promise(schedules.readSchedules),
           schedule: scheduleMachine.provide({
-            actors: { startRun: schedules.startRun },
+            actors: { startRun: faults.promise(schedules.startRun) },
             actions: { log: logAction, persist: schedules.persist },
           }),
         },
         actions: { log: logAction, saveSeen: schedules.saveSeen, notifySkipped: schedules.notifySkipped },
       }),
-      ask: askMachine.provide({ actors: { openAnswer: fromPromise(openAnswerLogic(me)) } }),
+      ask: askMachine.provide({ actors: { openAnswer: faults.promise(fromPromise(openAnswerLogic(me))) } }),
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
-          listSessions: fromPromise<InventoryReading>(() => readInventory(tmux, host)),
+          listSessions: faults.promise(fromPromise<InventoryReading>(() => readInventory(tmux, host))),
           // A look between ticks costs no process only through the persistent client: without it, the poll alone.
           watchScreens: fromPromise<Record<string, string> | null, { panes: string[] }>(({ input }) =>
             tmux.controlPid() === undefined ? Promise.resolve(null) : tmux.captureMany(input.panes, SCREEN_LINES),
@@ -365,18 +375,20 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       }),
       session: sessionMachine.provide({
         actors: {
-          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
-            const result = await injectText({
-              tmux,
-              target: { pane: input.paneId },
-              text: input.text,
-              strategy: submitStrategyFor(input),
-              pane: { inMode: input.inMode },
-              sleep: realSleep,
-            });
-            return { submitted: result.submitted };
-          }),
-          typeKeys: typeKeysLogic(tmux),
+          inject: faults.promise(
+            fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+              const result = await injectText({
+                tmux,
+                target: { pane: input.paneId },
+                text: input.text,
+                strategy: submitStrategyFor(input),
+                pane: { inMode: input.inMode },
+                sleep: realSleep,
+              });
+              return { submitted: result.submitted };
+            }),
+          ),
+          typeKeys: faults.promise(typeKeysLogic(tmux)),
         },
         actions: {
           log: logAction,
@@ -407,9 +419,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           },
         },
       }),
-    },
+    }),
     actions: {
       log: logAction,
+      reportFailure: (_, { id, error, what }) => {
+        // the event it failed on, from the inspector (its type only: never a payload)
+        const last = inspector.lastEvent(id);
+        const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        log.error(`child ${id} failed${last ? ` handling ${last}` : ''}: ${what}\n${stack}`);
+      },
       persistLedger: (_, params) => {
         try {
           saveLedger(ledgerPath, params.ledger);
@@ -486,6 +504,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log,
     mcp: asks.handle,
     hook: (request) => hooks.handle(request),
+    failing: () => failingChildren(actor.getSnapshot().context.supervision),
   });
 
   const done = new Promise<number>((resolve) => {

@@ -65,6 +65,8 @@ export type AskOutput =
       svcState?: 'REMOTE';
     }
   | { id: string; state: 'expired' };
+/** How an ask ended for its asker: as the ask said, or `failed` when its actor failed (the root ends it). */
+export type SettledAsk = AskOutput | { id: string; state: 'failed' };
 
 /** What an ask tells the listener when it refuses an answer (the ask keeps waiting). */
 export type AskRefused = {

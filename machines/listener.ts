@@ -18,6 +18,7 @@ import type { Ledger } from '../core/sessions/ledger.js';
 import { acknowledge, recordOutcome, recoverLedger, unackedOutcomes } from '../core/sessions/ledger.js';
 import {
   type Contact,
+  type ContactRef,
   decideOpenedKeys,
   decideOpenedPush,
   decideOpenedWatch,
@@ -29,8 +30,9 @@ import {
   releaseHeld,
   STOPPED_WHILE_TYPING,
 } from '../core/sessions/routing.js';
+import { decideFailure, describeFailure, type Failures, familyOf, isDown, STRATEGY } from '../core/supervision.js';
 import { sessionsHolding } from '../core/worktrees/worktree.js';
-import { type AskInput, type AskOutput, type AskRefused, askMachine } from './ask.js';
+import { type AskInput, type AskOutput, type AskRefused, askMachine, type SettledAsk } from './ask.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
@@ -55,6 +57,8 @@ export interface ListenerInput {
   /** This computer's host name (tmux's default pane title). */
   hostname?: string;
   random?: () => number;
+  /** The clock failures are timed by (core/supervision.ts); Date.now when absent. */
+  now?: () => number;
   /** ~/.svc/devices.json as it was at start: a `device.<id>` actor for each pinned device. */
   pins?: PinsFile;
   /** devices.json exists but cannot be read: fail closed (plaintext refused) until it can. */
@@ -96,7 +100,7 @@ export interface ListenerContext {
   /** Device ids that have a `device.<id>` child. */
   devices: string[];
   /** Live panes by actor id (`watch.<deviceId>/<session>`, core/sessions/routing.ts watchId); each has a child. */
-  watches: Record<string, Pick<PaneWatchInput, 'session' | 'deviceId' | 'connection'>>;
+  watches: Record<string, PaneWatchInput>;
   /** Live panes to start again once connected (core/panes/watchLeases.ts); emptied then. */
   resume: LeaseLeft[];
   /** `svc_ask`s waiting, by ask id; each has an `ask.<id>` child (machines/ask.ts). */
@@ -116,7 +120,23 @@ export interface ListenerContext {
   firstPrompts: Record<string, FirstPrompt>;
   /** How many first prompts were kept: their ids are the negatives of it. */
   launched: number;
+  /**
+   * Children that failed, by actor id (core/supervision.ts): when, why, whether a restart is due or was given up.
+   * A session, worktree or device whose record says it is down has no actor: nothing is sent to it.
+   */
+  supervision: Record<string, Failures>;
+  /**
+   * Input handed to a session or device actor and not answered yet, by actor id. A child that fails mid-step keeps
+   * the snapshot from before the event it failed on, so what it owed is known here, not from it.
+   */
+  owed: Record<string, Owed[]>;
 }
+
+/** Something a child was given and owes an answer for (see `owed`). */
+export type Owed =
+  | { kind: 'push'; session: string; id: number }
+  | { kind: 'keys'; session: string; ref: SessionKeys['ref'] }
+  | { kind: 'contact'; deviceId: string; ref: ContactRef };
 
 export type ListenerEvent =
   | { type: 'LINK.FRAME'; frame: RelayFrame; receivedAt: number }
@@ -150,6 +170,10 @@ export type ListenerEvent =
   /** The first prompt of a session the phone started, its agent now idle (actors/sessions/newSession.ts). */
   | { type: 'LAUNCH.PROMPT'; session: string; agent: string; text: string; startedAt: number }
   | { type: 'FIRST_PROMPT.EXPIRE'; session: string; id: number }
+  /** A child failed (xstate sends this for a child's uncaught error; core/supervision.ts says what is done). */
+  | { type: `xstate.error.actor.${string}`; error: unknown }
+  /** A live pane whose actor failed, started again after its backoff (core/supervision.ts). */
+  | { type: 'WATCH.RESTART'; id: string; input: PaneWatchInput }
   | DeviceResult
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
@@ -212,6 +236,96 @@ function notFound(h: HeldInput): SessionResult | SessionKeysResult {
     : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
 }
 
+/** Why input for a session whose actor failed was not typed (core/supervision.ts). */
+export const ACTOR_FAILED = "svc's actor for this session failed (the listener's log says why); this was not typed";
+
+/** The answer for held input whose session actor failed and is not back yet, or was given up. */
+function actorDown(h: HeldInput): SessionResult | SessionKeysResult {
+  const refused = { session: h.session, state: 'refused', code: 'inject_failed', message: ACTOR_FAILED } as const;
+  return h.kind === 'push'
+    ? { type: 'SESSION.RESULT', id: h.id, ...refused }
+    : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
+}
+
+/** How a contact a failed (or given up) device actor held is answered: refused, never opened or typed. */
+function contactRefusal(ref: ContactRef, deviceId: string): (SessionResult | ClientFrame)[] {
+  if (ref.kind === 'push') {
+    const { id, agentSessionName: session } = ref.push;
+    return [{ type: 'SESSION.RESULT', session, id, state: 'refused', code: 'inject_failed', message: DEVICE_FAILED }];
+  }
+  const to = { session: ref.session, deviceId, connection: ref.connection };
+  return [
+    ref.kind === 'watch'
+      ? paneStatusFrame(to, 'refused', 'inject_failed')
+      : keysResultFrame(to, 'refused', 'inject_failed'),
+  ];
+}
+const DEVICE_FAILED = "svc's actor for this phone failed (the listener's log says why); this was not opened or typed";
+
+/** `owed` with `item` added for child `id`. */
+const owe = (owed: Record<string, Owed[]>, id: string, item: Owed) => ({ ...owed, [id]: [...(owed[id] ?? []), item] });
+const sameRef = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** `owed` without child `id`'s first item matching `paid` (unchanged when none does). */
+function paid(owed: Record<string, Owed[]>, id: string, answered: (o: Owed) => boolean) {
+  const list = owed[id] ?? [];
+  const at = list.findIndex(answered);
+  if (at < 0) return owed;
+  const rest = list.filter((_, i) => i !== at);
+  if (rest.length > 0) return { ...owed, [id]: rest };
+  const { [id]: _gone, ...others } = owed;
+  return others;
+}
+/** How what a failed child owed is answered: refused, never typed again. */
+function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)[] {
+  const refused = { state: 'refused', code: 'inject_failed' } as const;
+  if (o.kind === 'contact') return contactRefusal(o.ref, o.deviceId);
+  return o.kind === 'push'
+    ? [{ type: 'SESSION.RESULT', session: o.session, id: o.id, ...refused, message: ACTOR_FAILED }]
+    : [{ type: 'SESSION.KEYS_RESULT', session: o.session, ref: o.ref, ...refused, message: ACTOR_FAILED }];
+}
+
+const ERROR_EVENT = 'xstate.error.actor.';
+const nowOf = (context: ListenerContext) => context.input.now?.() ?? Date.now();
+/** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
+const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler']);
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+/** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
+function singletonFailure(context: ListenerContext, event: { type: string; error?: unknown }) {
+  const id = event.type.slice(ERROR_EVENT.length);
+  const family = familyOf(id) ?? 'relay';
+  const { record, decision } = decideFailure(
+    family,
+    context.supervision[id],
+    nowOf(context),
+    describeFailure(event.error),
+  );
+  const givenUp = decision.kind === 'give_up';
+  const halts = givenUp && STRATEGY[family].givenUp === 'halt';
+  const what = !givenUp
+    ? 'restarted at once'
+    : `failed ${record.at.length} times in ten minutes: ${halts ? 'the listener stops' : 'left off until the listener restarts'}`;
+  return { id, record: { ...record, retryAt: null }, halts, what };
+}
+
+/** A singleton's error event: logged, then recorded (its region restarts it or goes to `off` / halted). */
+const SINGLETON_FAILED = [
+  {
+    type: 'reportFailure',
+    params: ({ context, event }: { context: ListenerContext; event: { type: string; error?: unknown } }) => {
+      const { id, what } = singletonFailure(context, event);
+      return { id, error: event.error, what };
+    },
+  },
+  'recordSingletonFailure',
+] as const;
+/** A singleton region's answer to its child's failure: restarted (its `up` entered again), or `givenUp` at the last. */
+const restartOrGiveUp = (givenUp: string) =>
+  [
+    { guard: 'givesUp', target: givenUp, actions: SINGLETON_FAILED },
+    { target: 'up', reenter: true, actions: SINGLETON_FAILED },
+  ] as const;
+
 /** How the root spawns `device.<id>`: with its pin as the root knows it. */
 const deviceChild = (deviceId: string, pins: PinsFile) => ({
   id: deviceActorId(deviceId),
@@ -255,6 +369,15 @@ export const listenerMachine = setup({
   },
   guards: {
     isOnline: ({ context }) => context.online,
+    /** A singleton's failure is the last the policy allows (core/supervision.ts): it is not restarted. */
+    givesUp: ({ context, event }) => {
+      const id = event.type.slice(ERROR_EVENT.length);
+      const family = familyOf(id);
+      return (
+        family !== null &&
+        decideFailure(family, context.supervision[id], nowOf(context), '').decision.kind === 'give_up'
+      );
+    },
   },
   actions: {
     log: (_, _params: LogParams) => {},
@@ -263,7 +386,12 @@ export const listenerMachine = setup({
     /** Send ask `id`'s sealed question to the relay, with the time left now (actors/mcp/asks.ts). */
     announceAsk: (_, _params: { id: string }) => {},
     /** Tell the MCP server how its ask ended (actors/mcp/asks.ts). */
-    settleAsk: (_, _params: { output: AskOutput }) => {},
+    settleAsk: (_, _params: { output: SettledAsk }) => {},
+    /**
+     * Child `id` failed: logged with its error's stack and the last event it took (actors/listener.ts), and what the
+     * root does about it (`what`).
+     */
+    reportFailure: (_, _params: { id: string; error: unknown; what: string }) => {},
     /** The relay took notification `id`: its `svc_notify` returns. */
     notifyAcked: (_, _params: { id: string; delivered: boolean; reason?: string }) => {},
     /**
@@ -301,6 +429,17 @@ export const listenerMachine = setup({
     launchSession: (_, _params: { request: LaunchRequest; ref: SessionKeys['ref'] }) => {},
     /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
     sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
+    /**
+     * A singleton (relay, inventory, pinsWatch, scheduler) failed: its record, and when it is given up the reason the
+     * listener stops (relay, inventory). `reportFailure` runs first, with the record before it.
+     */
+    recordSingletonFailure: assign(({ context, event }) => {
+      const { id, record, halts } = singletonFailure(context, event);
+      return {
+        supervision: { ...context.supervision, [id]: record },
+        ...(halts ? { stopReason: `${id} failed ${record.at.length} times in ten minutes` } : {}),
+      };
+    }),
   },
 }).createMachine({
   id: 'listener',
@@ -328,6 +467,8 @@ export const listenerMachine = setup({
     schedules: null,
     firstPrompts: {},
     launched: 0,
+    supervision: {},
+    owed: {},
   }),
   initial: 'running',
   states: {
@@ -349,76 +490,134 @@ export const listenerMachine = setup({
           );
         }
       }),
-      initial: 'scanningWorktrees',
+      type: 'parallel',
       states: {
-        scanningWorktrees: {
-          description: 'Looks for worktrees made by --wt, so each gets a worktree actor (also after a restart).',
-          invoke: {
-            src: 'findWorktrees',
-            onDone: {
-              target: 'waitingToScan',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const next = { ...context.worktrees };
-                for (const wt of event.output) {
-                  const id = worktreeId(wt.repoName, wt.slug);
-                  if (next[id]) continue;
-                  const input: WorktreeInput = {
-                    slug: wt.slug,
-                    path: wt.path,
-                    repo: wt.repo,
-                    branch: wt.branch,
-                    sessionName: wt.sessionName,
-                  };
-                  next[id] = input;
-                  enqueue.spawnChild('worktree', { id, systemId: id, input });
-                  enqueue.sendTo(id, liveness(context.sessions, input));
-                }
-                enqueue.assign({ worktrees: next });
-              }),
+        worktreeScan: {
+          initial: 'scanningWorktrees',
+          states: {
+            scanningWorktrees: {
+              description: 'Looks for worktrees made by --wt, so each gets a worktree actor (also after a restart).',
+              invoke: {
+                src: 'findWorktrees',
+                onDone: {
+                  target: 'waitingToScan',
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const next = { ...context.worktrees };
+                    for (const wt of event.output) {
+                      const id = worktreeId(wt.repoName, wt.slug);
+                      // a worktree whose actor failed comes back at the next scan, unless it was given up
+                      const failed = context.supervision[id];
+                      if (next[id] || failed?.givenUp) continue;
+                      const input: WorktreeInput = {
+                        slug: wt.slug,
+                        path: wt.path,
+                        repo: wt.repo,
+                        branch: wt.branch,
+                        sessionName: wt.sessionName,
+                      };
+                      next[id] = input;
+                      enqueue.spawnChild('worktree', { id, systemId: id, input });
+                      enqueue.sendTo(id, liveness(context.sessions, input));
+                    }
+                    enqueue.assign({ worktrees: next });
+                  }),
+                },
+                onError: {
+                  target: 'waitingToScan',
+                  actions: {
+                    type: 'log',
+                    params: ({ event }) => ({
+                      level: 'warn',
+                      message: `could not list worktrees: ${String(event.error)}`,
+                    }),
+                  },
+                },
+              },
             },
-            onError: {
-              target: 'waitingToScan',
-              actions: {
-                type: 'log',
-                params: ({ event }) => ({ level: 'warn', message: `could not list worktrees: ${String(event.error)}` }),
+            waitingToScan: { after: { worktreeScan: 'scanningWorktrees' } },
+          },
+        },
+        relay: {
+          description:
+            'Supervises the relay link: restarted at once when it fails (the root sends to it unchecked); the listener stops (exit 1) at the fifth failure in ten minutes.',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'relay',
+                systemId: 'relay',
+                src: 'relayLink',
+                input: ({ context }) => ({
+                  wsUrl: context.input.wsUrl,
+                  apiKey: context.input.apiKey,
+                  hookId: context.input.hookId,
+                  version: context.input.version,
+                  lastPushId: context.ledger.lastPushId,
+                  // Outcomes the relay never acknowledged (lost with a socket, a crash, a rate limit): sent first.
+                  unacked: unackedOutcomes(context.ledger).map(({ id, outcome }) =>
+                    pushResultFrame(
+                      id,
+                      outcome.state,
+                      outcome.code,
+                      wasClaimed(context.input.ledger, id) ? STOPPED_WHILE_TYPING : undefined,
+                    ),
+                  ),
+                  random: context.input.random,
+                }),
+              },
+              on: {
+                'xstate.error.actor.relay': restartOrGiveUp('#listener.halted'),
               },
             },
           },
         },
-        waitingToScan: { after: { worktreeScan: 'scanningWorktrees' } },
+        inventory: {
+          description:
+            'Supervises the inventory: restarted at once when it fails; the listener stops (exit 1) at the fifth failure in ten minutes.',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'inventory',
+                systemId: 'inventory',
+                src: 'inventory',
+                input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
+              },
+              on: {
+                'xstate.error.actor.inventory': restartOrGiveUp('#listener.halted'),
+              },
+            },
+          },
+        },
+        pins: {
+          description:
+            'Supervises the watch on ~/.svc/devices.json: restarted at once when it fails; left off at the fifth failure in ten minutes (svc verify says so).',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: { id: 'pinsWatch', systemId: 'pinsWatch', src: 'pinsWatch' },
+              on: {
+                'xstate.error.actor.pinsWatch': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
+        schedules: {
+          description:
+            'Supervises the scheduler: rebuilt from the schedules file at once when it fails; left off at the fifth failure in ten minutes (svc verify says so).',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: { id: 'scheduler', systemId: 'scheduler', src: 'scheduler' },
+              on: {
+                'xstate.error.actor.scheduler': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
       },
-      invoke: [
-        {
-          id: 'relay',
-          systemId: 'relay',
-          src: 'relayLink',
-          input: ({ context }) => ({
-            wsUrl: context.input.wsUrl,
-            apiKey: context.input.apiKey,
-            hookId: context.input.hookId,
-            version: context.input.version,
-            lastPushId: context.ledger.lastPushId,
-            // Outcomes the relay never acknowledged (lost with a socket, a crash, a rate limit): sent first.
-            unacked: unackedOutcomes(context.ledger).map(({ id, outcome }) =>
-              pushResultFrame(
-                id,
-                outcome.state,
-                outcome.code,
-                wasClaimed(context.input.ledger, id) ? STOPPED_WHILE_TYPING : undefined,
-              ),
-            ),
-            random: context.input.random,
-          }),
-        },
-        {
-          id: 'inventory',
-          systemId: 'inventory',
-          src: 'inventory',
-          input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
-        },
-        { id: 'pinsWatch', systemId: 'pinsWatch', src: 'pinsWatch' },
-        { id: 'scheduler', systemId: 'scheduler', src: 'scheduler' },
-      ],
       on: {
         'LINK.ONLINE': {
           actions: [
@@ -434,7 +633,7 @@ export const listenerMachine = setup({
               for (const { watchId: id, input } of watchesToResume(context.resume, context.pins, context.watches)) {
                 const to = { session: input.session, deviceId: input.deviceId, connection: input.connection };
                 enqueue.spawnChild('paneWatch', { id, systemId: id, input });
-                watches[id] = to;
+                watches[id] = input;
                 enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
                 enqueue(
                   line('info', `live pane ${to.session} for ${to.deviceId} resumed (lease ${input.leaseMs} ms left)`),
@@ -453,12 +652,24 @@ export const listenerMachine = setup({
         'LINK.FRAME': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { frame, receivedAt } = event;
+            const refuseContact = (ref: ContactRef, deviceId: string) => {
+              for (const answer of contactRefusal(ref, deviceId)) {
+                if (answer.type === 'SESSION.RESULT') enqueue.raise(answer);
+                else enqueue.sendTo('relay', toRelay(answer));
+              }
+            };
             const toDevice = (d: { deviceId: string; spawn: boolean; contact: Contact }) => {
+              if (context.supervision[deviceActorId(d.deviceId)]?.givenUp) {
+                refuseContact(d.contact.ref, d.deviceId);
+                return;
+              }
               if (d.spawn) {
                 enqueue.spawnChild('device', deviceChild(d.deviceId, context.pins));
                 enqueue.assign({ devices: [...context.devices, d.deviceId] });
               }
               enqueue.sendTo(deviceActorId(d.deviceId), { type: 'CONTACT', contact: d.contact });
+              const item = { kind: 'contact', deviceId: d.deviceId, ref: d.contact.ref } as const;
+              enqueue.assign({ owed: owe(context.owed, deviceActorId(d.deviceId), item) });
             };
             switch (frame.type) {
               case 'sessions.result':
@@ -577,8 +788,14 @@ export const listenerMachine = setup({
             enqueueActions(({ context, event, enqueue, system }) => {
               const next: Record<string, SessionRecord> = {};
               for (const record of event.sessions) next[record.name] = record;
+              const now = nowOf(context);
+              // a session that failed is rebuilt from this reading once its backoff passed (core/supervision.ts)
+              const supervision = { ...context.supervision };
+              const owed = { ...context.owed };
               for (const name of Object.keys(context.sessions)) {
                 if (next[name]) continue;
+                delete supervision[sessionId(name)];
+                delete owed[sessionId(name)];
                 // Whatever it still held gets an answer before it goes: nothing a phone sent is left pending.
                 const child = system.get(sessionId(name));
                 if (child) for (const r of unanswered(child.getSnapshot().context as SessionContext)) enqueue.raise(r);
@@ -603,7 +820,11 @@ export const listenerMachine = setup({
                     enqueue({ type: 'sealCard', params: { session: name, prompt } });
                   }
                 }
-                if (context.sessions[name]) enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
+                const failed = supervision[sessionId(name)];
+                if (isDown(failed, now)) continue;
+                if (failed?.retryAt) supervision[sessionId(name)] = { ...failed, retryAt: null };
+                if (context.sessions[name] && !failed?.retryAt)
+                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
                 else
                   enqueue.spawnChild('session', {
                     id: sessionId(name),
@@ -611,7 +832,7 @@ export const listenerMachine = setup({
                     input: { name, record, ...screen },
                   });
               }
-              enqueue.assign({ sessions: next, cards });
+              enqueue.assign({ sessions: next, cards, supervision, owed });
               // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
               const prompts = { ...context.firstPrompts };
               for (const [session, prompt] of Object.entries(context.firstPrompts)) {
@@ -633,7 +854,7 @@ export const listenerMachine = setup({
               if (Object.keys(context.firstPrompts).length > 0) enqueue.assign({ firstPrompts: prompts });
               for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
               // schedules are decided at the inventory's 5 s ticks, not at every push's or screen change's reading
-              if ((event.cause ?? 'tick') === 'tick')
+              if ((event.cause ?? 'tick') === 'tick' && !context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
             enqueueActions(({ context, event, enqueue }) => {
@@ -641,6 +862,7 @@ export const listenerMachine = setup({
               // A reading that began before the input arrived may predate what it is about; the inventory reads
               // again at once (it was asked to), so such input waits for that reading.
               const { waiting, released } = releaseHeld(context.held, event.answers, context.sessions);
+              let owed = context.owed;
               for (const { held, found } of released) {
                 const control = held.kind === 'keys' ? held.event.keys.control : undefined;
                 const schedule = held.kind === 'keys' ? held.event.keys.schedule : undefined;
@@ -668,10 +890,18 @@ export const listenerMachine = setup({
                     type: 'controlPast',
                     params: { session, action: control, ref: held.event.keys.ref, live: found },
                   });
-                } else if (found) enqueue.sendTo(sessionId(held.session), held.event);
-                else enqueue.raise(notFound(held));
+                } else if (found && isDown(context.supervision[sessionId(held.session)], nowOf(context)))
+                  enqueue.raise(actorDown(held));
+                else if (found) {
+                  enqueue.sendTo(sessionId(held.session), held.event);
+                  const item: Owed =
+                    held.kind === 'push'
+                      ? { kind: 'push', session: held.session, id: held.id }
+                      : { kind: 'keys', session: held.session, ref: held.event.keys.ref };
+                  owed = owe(owed, sessionId(held.session), item);
+                } else enqueue.raise(notFound(held));
               }
-              enqueue.assign({ held: waiting });
+              enqueue.assign({ held: waiting, owed });
             }),
           ],
         },
@@ -728,6 +958,8 @@ export const listenerMachine = setup({
         'DEVICE.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { ref, outcome, deviceId } = event;
+            const answered = (o: Owed) => o.kind === 'contact' && sameRef(o.ref, ref);
+            enqueue.assign({ owed: paid(context.owed, deviceActorId(deviceId), answered) });
             const devices = { ...context.pins.devices };
             if (event.pin) devices[deviceId] = event.pin;
             else delete devices[deviceId];
@@ -769,7 +1001,7 @@ export const listenerMachine = setup({
               if (d.kind === 'watch') {
                 const input: PaneWatchInput = { ...to, publicKey: d.publicKey, paneId: d.paneId, leaseMs: d.leaseMs };
                 enqueue.spawnChild('paneWatch', { id: d.watchId, systemId: d.watchId, input });
-                enqueue.assign({ watches: { ...context.watches, [d.watchId]: to } });
+                enqueue.assign({ watches: { ...context.watches, [d.watchId]: input } });
                 enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
                 enqueue(line('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
               }
@@ -841,11 +1073,14 @@ export const listenerMachine = setup({
           }),
         },
         'SESSION.KEYS_RESULT': {
-          actions: enqueueActions(({ event, enqueue }) => {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const answered = (o: Owed) => o.kind === 'keys' && sameRef(o.ref, event.ref);
+            enqueue.assign({ owed: paid(context.owed, sessionId(event.session), answered) });
             if (event.ref.deviceId === SCHEDULE_SENDER) {
               const code = event.code;
               const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.connection, ok: event.state === 'typed' };
-              enqueue.sendTo('scheduler', { ...result, ...(code ? { code } : {}) } as SchedulerEvent);
+              if (!context.supervision.scheduler?.givenUp)
+                enqueue.sendTo('scheduler', { ...result, ...(code ? { code } : {}) } as SchedulerEvent);
               if (event.state === 'refused')
                 enqueue(line('warn', `scheduled input for ${event.session}: refused ${code}`));
               return;
@@ -888,6 +1123,8 @@ export const listenerMachine = setup({
         },
         'SESSION.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
+            const answered = (o: Owed) => o.kind === 'push' && o.id === event.id;
+            enqueue.assign({ owed: paid(context.owed, sessionId(event.session), answered) });
             if (event.id < 0) {
               // a first prompt (LAUNCH.PROMPT): not a relay push, nothing for the ledger or the relay
               const prompt = context.firstPrompts[event.session];
@@ -935,7 +1172,11 @@ export const listenerMachine = setup({
             enqueue(line('info', `ask ${ask.id} for ${ask.session}: sealed for ${ask.recipients.length} device(s)`));
           }),
         },
-        'ASK.CANCEL': { actions: sendTo(({ event }) => askActorId(event.id), { type: 'CANCEL' }) },
+        'ASK.CANCEL': {
+          // an ask that ended (or whose actor failed) has no actor to tell
+          guard: ({ context, event }) => context.asks[event.id] !== undefined,
+          actions: sendTo(({ event }) => askActorId(event.id), { type: 'CANCEL' }),
+        },
         'ASK.LEFTOVER': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ finishedAsks: finish(context.finishedAsks, event.id, 'expired') });
@@ -968,6 +1209,99 @@ export const listenerMachine = setup({
             }
             enqueue({ type: 'settleAsk', params: { output } });
             enqueue(line('info', `ask ${output.id}: ${output.state}`));
+          }),
+        },
+        'xstate.error.actor.*': {
+          description:
+            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact, a worktree at the next scan) or ended (an ask: failed for its asker, closed for the phones). What it held is answered, never typed again. No child's failure stops the root or another child.",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const id = event.type.slice(ERROR_EVENT.length);
+            const family = familyOf(id);
+            // the singletons' own regions supervise them; a child of no family is only logged
+            if (family && SINGLETONS.has(family)) return;
+            const error = (event as { error?: unknown }).error;
+            const report = (what: string) => enqueue({ type: 'reportFailure', params: { id, error, what } });
+            if (!family) return report('not a supervised child');
+            const { record, decision } = decideFailure(
+              family,
+              context.supervision[id],
+              nowOf(context),
+              describeFailure(error),
+            );
+            enqueue.stopChild(id);
+            const { [id]: owedByIt = [], ...owed } = context.owed;
+            enqueue.assign({ supervision: { ...context.supervision, [id]: record }, owed });
+            // what it was given and did not answer: refused, never typed or opened again
+            for (const answer of owedByIt.flatMap(owedRefusal)) {
+              if (answer.type === 'SESSION.RESULT' || answer.type === 'SESSION.KEYS_RESULT') enqueue.raise(answer);
+              else enqueue.sendTo('relay', toRelay(answer));
+            }
+            const givenUp = 'failed 5 times in ten minutes: not restarted until the listener is';
+            const later = decision.kind === 'restart' ? seconds(decision.delayMs) : '';
+            switch (family) {
+              case 'session': {
+                return report(
+                  decision.kind === 'give_up'
+                    ? `${givenUp}; input for it is refused`
+                    : `rebuilt from tmux at the first reading after ${later}; what it held is refused, not typed again`,
+                );
+              }
+              case 'ask': {
+                const askId = id.slice('ask.'.length);
+                const { [askId]: _gone, ...rest } = context.asks;
+                enqueue.assign({ asks: rest, finishedAsks: finish(context.finishedAsks, askId, 'expired') });
+                enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: askId, state: 'expired' }));
+                enqueue({ type: 'settleAsk', params: { output: { id: askId, state: 'failed' } } });
+                return report('ended: its asker is told it failed (ask_failed), the phones that it closed');
+              }
+              case 'watch': {
+                const input = context.watches[id];
+                const { [id]: _gone, ...rest } = context.watches;
+                enqueue.assign({ watches: rest });
+                if (!input) return report('stopped');
+                if (decision.kind === 'restart') {
+                  enqueue.raise({ type: 'WATCH.RESTART', id, input }, { delay: decision.delayMs });
+                  return report(`started again in ${later}`);
+                }
+                enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', 'failed')));
+                return report(`${givenUp}; the phone is told it stopped`);
+              }
+              case 'worktree': {
+                const { [id]: _gone, ...rest } = context.worktrees;
+                enqueue.assign({ worktrees: rest });
+                return report(decision.kind === 'give_up' ? givenUp : 'rebuilt at the next scan of git worktrees');
+              }
+              case 'device': {
+                const deviceId = id.slice('device.'.length);
+                enqueue.assign({ devices: context.devices.filter((d) => d !== deviceId) });
+                return report(
+                  decision.kind === 'give_up'
+                    ? `${givenUp}; its contacts are refused`
+                    : 'rebuilt from its pin at its next contact; what it held is refused',
+                );
+              }
+            }
+          }),
+        },
+        'WATCH.RESTART': {
+          description:
+            'A live pane whose actor failed starts again after its backoff, if its session and pin still are.',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { id, input } = event;
+            const record = context.supervision[id];
+            if (record) enqueue.assign({ supervision: { ...context.supervision, [id]: { ...record, retryAt: null } } });
+            // asked for again meanwhile: that one streams
+            if (context.watches[id]) return;
+            if (!context.sessions[input.session] || !context.pins.devices[input.deviceId]) {
+              const reason = context.sessions[input.session] ? 'requested' : 'session_gone';
+              enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', reason)));
+              return;
+            }
+            enqueue.spawnChild('paneWatch', { id, systemId: id, input });
+            enqueue.assign({ watches: { ...context.watches, [id]: input } });
+            enqueue(
+              line('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),
+            );
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },

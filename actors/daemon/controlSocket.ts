@@ -20,6 +20,7 @@ import {
   ControlReply,
   type ControlRequest,
   errorReply,
+  type FailingChild,
   formatStateValue,
   parseRequest,
   type StatusReply,
@@ -75,6 +76,8 @@ export interface ControlServerOptions {
   mcp?: McpRequestHandler;
   /** `hook` requests (svc remote-hook): the agent's own hooks, answered at once (actors/hooks/listenerHooks.ts). */
   hook?: (request: HookRequest) => ControlReply;
+  /** The children that failed (core/supervision.ts), for `status` (svc verify) and `state` (svc debug state). */
+  failing?: () => FailingChild[];
 }
 
 export type McpRequest = Extract<ControlRequest, { type: 'ask' | 'notify' | 'asks' }>;
@@ -146,6 +149,7 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
       relay: relay ? formatStateValue(relay.value) : null,
       sessions: actors.filter((a) => a.machine === 'session').length,
       host: opts.host ?? 'listener',
+      ...(opts.failing ? { failing: opts.failing() } : {}),
     };
   };
 
@@ -158,7 +162,12 @@ export async function startControlServer(opts: ControlServerOptions): Promise<Co
         setImmediate(opts.stop);
         return;
       case 'state':
-        return send({ ok: true, type: 'state', actors: opts.inspector.actors() });
+        return send({
+          ok: true,
+          type: 'state',
+          actors: opts.inspector.actors(),
+          ...(opts.failing ? { failing: opts.failing() } : {}),
+        });
       case 'charts':
         charts ??= {
           ok: true,

@@ -102,9 +102,14 @@ export interface Inspector {
   actors(): ActorView[];
   /** The newest transitions, oldest first. */
   recent(limit?: number): TransitionRecord[];
+  /** The type of the last event actor `id` was given (also one it failed on), or null. */
+  lastEvent(id: string): string | null;
   /** Called with every transition from now on; returns the unsubscribe. */
   subscribe(listener: (t: TransitionRecord) => void): () => void;
 }
+
+/** How many actors' last event is kept (the oldest forgotten first). */
+const LAST_EVENTS_KEPT = 1_000;
 
 export interface InspectorOptions {
   capacity?: number;
@@ -127,6 +132,8 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
   const summarisers = options.summarisers ?? SUMMARISERS;
   const entries = new Map<string, Entry>();
   const ring: TransitionRecord[] = [];
+  /** The type of the last event each actor (by id) was given, newest last. */
+  const lastEvents = new Map<string, string>();
   const listeners = new Set<(t: TransitionRecord) => void>();
   let seq = 0;
 
@@ -182,6 +189,14 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
           register(event.actorRef as AnyActorRef);
           return;
         }
+        if (event.type === '@xstate.event') {
+          // the event an actor is about to take: what a child that fails on it was handling (its type only)
+          const id = displayId(register(event.actorRef as AnyActorRef));
+          lastEvents.delete(id);
+          lastEvents.set(id, String((event.event as { type?: unknown } | undefined)?.type ?? 'unknown'));
+          if (lastEvents.size > LAST_EVENTS_KEPT) lastEvents.delete(lastEvents.keys().next().value as string);
+          return;
+        }
         if (event.type !== '@xstate.snapshot') return;
         const entry = register(event.actorRef as AnyActorRef);
         const snapshot = event.snapshot as { status?: ActorView['status']; value?: StateValue; context?: unknown };
@@ -232,6 +247,9 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
         });
       }
       return out;
+    },
+    lastEvent(id) {
+      return lastEvents.get(id) ?? null;
     },
     recent(limit = capacity) {
       return limit <= 0 ? [] : ring.slice(-limit);

@@ -31,11 +31,11 @@ import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.
 import { ApprovalCardBody, HistoryChunkBody, SchedulesBody } from '../../core/seal/bodies.js';
 import { SealError } from '../../core/seal/error.js';
 import { type Envelope, openText, seal } from '../../core/seal/seal.js';
-import type { AskInput, AskOutput, OpenAnswerInput, OpenAnswerOutput } from '../../machines/ask.js';
+import type { AskInput, OpenAnswerInput, OpenAnswerOutput, SettledAsk } from '../../machines/ask.js';
 import type { ListenerEvent } from '../../machines/listener.js';
 import type { McpRequest } from '../daemon/controlSocket.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
-import { writeFileAtomic } from '../files.js';
+import { setAsideBroken, writeFileAtomic } from '../files.js';
 import { cryptoKey } from '../seal/e2ee.js';
 
 /** How long `svc_notify` waits for the relay to take a notification. */
@@ -261,7 +261,7 @@ export function createAskService(deps: AskServiceDeps) {
     },
 
     /** `settleAsk`: the ask ended; its asker is told once. */
-    settle(output: AskOutput): void {
+    settle(output: SettledAsk): void {
       const entry = pending.get(output.id);
       if (!entry) return;
       pending.delete(output.id);
@@ -276,7 +276,9 @@ export function createAskService(deps: AskServiceDeps) {
               deviceId: output.deviceId,
               ...(output.svcState ? { svcState: output.svcState } : {}),
             }
-          : { state: 'expired', seconds: entry.seconds };
+          : output.state === 'failed'
+            ? { state: 'failed', code: 'ask_failed', message: ASK_FAILURE_TEXT.ask_failed ?? 'ask_failed' }
+            : { state: 'expired', seconds: entry.seconds };
       entry.send({ ok: true, type: 'ask.done', id: output.id, outcome });
     },
 
@@ -375,11 +377,19 @@ export function createAskService(deps: AskServiceDeps) {
     /** Asks a listener before this one left in asks.json; the file is emptied. */
     leftovers(): string[] {
       let ids: string[] = [];
+      let text: string;
       try {
-        const parsed = AsksFile.safeParse(JSON.parse(readFileSync(deps.asksPath, 'utf8')));
-        if (parsed.success) ids = parsed.data.asks.map((a) => a.id);
+        text = readFileSync(deps.asksPath, 'utf8');
       } catch {
-        // none
+        return ids; // none
+      }
+      const what = 'asks a listener before this one left are not closed for the phones';
+      try {
+        const parsed = AsksFile.safeParse(JSON.parse(text));
+        if (parsed.success) ids = parsed.data.asks.map((a) => a.id);
+        else setAsideBroken(deps.asksPath, 'not an asks file', what, deps.log);
+      } catch {
+        setAsideBroken(deps.asksPath, 'not JSON', what, deps.log);
       }
       if (ids.length > 0) save();
       return ids;

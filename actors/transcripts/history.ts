@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import { activePane } from '../../core/sessions/inventory.js';
 import { chunked, type HistoryItem, historyItems, TIMELINE_AGENTS } from '../../core/transcripts/history.js';
-import { writeFileAtomic } from '../files.js';
+import { setAsideBroken, writeFileAtomic } from '../files.js';
 import { type FollowPosition, followTranscript } from './follow.js';
 import { findTranscript } from './locate.js';
 import { followOpencode } from './opencodeDb.js';
@@ -75,11 +75,21 @@ export function createHistory(deps: HistoryDeps) {
   const env = deps.env ?? process.env;
   const followed = new Map<string, Followed>();
   let book: Positions = { version: 2, sessions: {}, ended: {} };
+  let text: string | null = null;
   try {
-    const parsed = PositionsFile.safeParse(JSON.parse(readFileSync(deps.positionsPath, 'utf8')));
-    if (parsed.success) book = parsed.data as Positions;
+    text = readFileSync(deps.positionsPath, 'utf8');
   } catch {
     // none yet
+  }
+  if (text !== null) {
+    const what = "each session's history is read again from its transcript's start";
+    try {
+      const parsed = PositionsFile.safeParse(JSON.parse(text));
+      if (parsed.success) book = parsed.data as Positions;
+      else setAsideBroken(deps.positionsPath, 'not a positions file', what, deps.log);
+    } catch {
+      setAsideBroken(deps.positionsPath, 'not JSON', what, deps.log);
+    }
   }
   /** The transcript each session's agent said is its own (core/transcripts/pins.ts), and as readings last showed it. */
   const pins = new Map<string, string>();

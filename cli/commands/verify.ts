@@ -22,6 +22,7 @@ import { type AgentWiringRow, agentWiringLines, codexHooksWord, hooksWord } from
 import { codexHooksToTrust } from '../../core/hooks/wiring.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
+import { formatFailingLines } from '../../core/supervision.js';
 
 function tmuxVersion(path: string): Promise<string | null> {
   return new Promise((resolve) => {
@@ -62,6 +63,14 @@ export default defineCommand({
           () => null,
         )
       : null;
+    // children the listener stopped restarting (core/supervision.ts): a FAIL each, and exit 1
+    const failing = report.listener.running
+      ? await controlRequest(paths.dir, { type: 'status' }, 'status').then(
+          (r) => r.failing ?? [],
+          () => [],
+        )
+      : [];
+    const givenUp = failing.filter((c) => c.givenUp);
     // per agent found on PATH: what svc install wired (informational: it does not change the exit code)
     const found = agentsFound(home, env);
     const hooks = hooksFound(home, env);
@@ -114,12 +123,12 @@ export default defineCommand({
       })),
     ];
     for (const row of agents) if (row.agentId === 'A2') row.hooks = await codexWord(row.hooks);
-    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, agents }, null, 2)}\n`);
+    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, failing, agents }, null, 2)}\n`);
     else {
       const lines = formatVerifyReport(report);
-      lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()));
+      lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()), ...formatFailingLines(failing));
       process.stdout.write(`${[...lines, ...agentWiringLines(agents)].join('\n')}\n`);
     }
-    process.exitCode = report.ok ? 0 : 1;
+    process.exitCode = report.ok && givenUp.length === 0 ? 0 : 1;
   },
 });

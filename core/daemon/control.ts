@@ -80,6 +80,16 @@ export type TransitionRecord = z.infer<typeof TransitionRecord>;
 
 const Ok = { ok: z.literal(true) };
 
+/** A listener child that failed (core/supervision.ts): `svc verify` and `svc debug state` show it. */
+export const FailingChild = z.object({
+  id: z.string(),
+  /** Failures in the last ten minutes. */
+  failures: z.number().int(),
+  givenUp: z.boolean(),
+  error: z.string(),
+});
+export type FailingChild = z.infer<typeof FailingChild>;
+
 export const StatusReply = z.object({
   ...Ok,
   type: z.literal('status'),
@@ -93,13 +103,15 @@ export const StatusReply = z.object({
   sessions: z.number().int(),
   /** Which command runs this listener: `listener` (the background daemon or a foreground `svc listener`) or `up`. */
   host: z.enum(['listener', 'up']).optional(),
+  /** Children that failed and were restarted or given up (absent from listeners before supervision). */
+  failing: z.array(FailingChild).optional(),
 });
 export type StatusReply = z.infer<typeof StatusReply>;
 
 export const ControlReply = z.discriminatedUnion('type', [
   StatusReply,
   z.object({ ...Ok, type: z.literal('stop'), pid: z.number().int(), host: z.enum(['listener', 'up']).optional() }),
-  z.object({ ...Ok, type: z.literal('state'), actors: z.array(ActorView) }),
+  z.object({ ...Ok, type: z.literal('state'), actors: z.array(ActorView), failing: z.array(FailingChild).optional() }),
   z.object({ ...Ok, type: z.literal('events'), transitions: z.array(TransitionRecord), following: z.boolean() }),
   z.object({ ...Ok, type: z.literal('transition'), transition: TransitionRecord }),
   // Chart models (core/debug/statechart.ts ChartModel) by machine, and the actor tree of the definitions.

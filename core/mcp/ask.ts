@@ -35,6 +35,7 @@ export const ASK_CODES = [
   'not_for_you', // the answering device was not one the question was sealed for
   'bad_seal', // the answer did not open, or holds another ask's id or session
   'listener_stopped', // the listener stopped while the ask waited
+  'ask_failed', // the listener's actor for the ask failed (a bug, logged); the question is closed
   'computer_offline', // relay: the computer's listener is not connected
   'forbidden', // relay: this key may not answer (core/relay/access.ts)
 ] as const;
@@ -91,7 +92,7 @@ export type NotifyBody = z.infer<typeof NotifyBody>;
 
 /**
  * The deadline of an ask asked with `timeoutSeconds` (undefined: the default) at `now`. Above 600 s it is cut to
- * 600 s (spec 8), and the model is told so in the answer (`clamped`).
+ * 600 s (spec 8); an ask that expires tells the model so (`clamped`), an answered one reads as usual.
  */
 export function askDeadline(
   timeoutSeconds: number | undefined,
@@ -184,4 +185,5 @@ export const ASK_FAILURE_TEXT: Partial<Record<AskCode, string>> = {
   no_device: 'no phone is paired with this account (pair one with `svc pair`)',
   no_device_key: 'this computer has no device key, so it cannot seal for the phone (run `svc login` again)',
   listener_stopped: 'the svc listener stopped while waiting for the answer',
+  ask_failed: 'the svc listener failed while waiting for the answer (its log says why); ask again',
 };

@@ -111,6 +111,7 @@ export const PANE_STOP_REASONS = [
   'session_gone',
   'listener_stopping',
   'computer_offline',
+  'failed', // the listener's live-pane actor failed and was not restarted (logged on the computer)
 ] as const;
 export const PaneStopReason = z.enum(PANE_STOP_REASONS);
 export type PaneStopReason = z.infer<typeof PaneStopReason>;

@@ -73,6 +73,7 @@ const STOP_TEXT: Record<PaneStopReason, string> = {
   session_gone: 'The session is gone from the computer.',
   listener_stopping: 'The listener on the computer is stopping.',
   computer_offline: 'The computer went offline; the screen below is the last one seen.',
+  failed: 'Stopped: the live screen failed on the computer (its log says why). Open it again.',
 };
 
 /** Why a live pane is not streaming. */

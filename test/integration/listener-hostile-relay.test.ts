@@ -104,6 +104,49 @@ describe('listener against a hostile relay', () => {
     expect(listener.output()).toMatch(/relay sent a bad_frame/);
   });
 
+  it('a relay that drops the connection in the middle of a frame: the listener reconnects and types the next push', async () => {
+    const tmux: TmuxServer = await startTmuxServer();
+    cleanup.push(() => tmux.cleanup());
+    await tmux.newSession('svc-proj', fakeAgentCommand('claude'));
+    const push = (id: number, body: string) => ({
+      type: 'push.new',
+      push: {
+        id,
+        type: 'agent.command',
+        agentSessionName: 'svc-proj',
+        body,
+        targetComputer: null,
+        createdAt: Date.now(),
+        ageMs: 0,
+        replay: false,
+      },
+    });
+    let connections = 0;
+    const results: unknown[] = [];
+    const { port } = await fakeRelay((ws, frame) => {
+      if (frame.type === 'push.result') results.push(frame);
+      if (frame.type !== 'subscribe') return;
+      connections++;
+      subscribed(ws);
+      if (connections === 1) {
+        // a text frame's header saying 200 bytes, then 20 of them, and the connection gone
+        const socket = (ws as unknown as { _socket: import('node:net').Socket })._socket;
+        const payload = Buffer.from(JSON.stringify(push(1, 'cut short')).padEnd(200, ' '));
+        socket.write(Buffer.concat([Buffer.from([0x81, 126, 0, 200]), payload.subarray(0, 20)]));
+        socket.destroy();
+        return;
+      }
+      ws.send(JSON.stringify(push(2, 'after the cut')));
+    });
+    const listener = startListener(port, tmux);
+    await waitFor(() => results.length > 0, { timeoutMs: 20_000, what: 'the push after the reconnect' });
+    expect(results).toEqual([{ type: 'push.result', id: 2, state: 'injected' }]);
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes('you said: after the cut'));
+    expect(await tmux.capture('svc-proj')).not.toContain('cut short');
+    expect(connections).toBe(2);
+    expect(listener.child.exitCode).toBeNull();
+  });
+
   it('a rejected listener.sessions is logged with its reason and sent again at the next poll (spec 6, 7)', async () => {
     const tmux: TmuxServer = await startTmuxServer();
     cleanup.push(() => tmux.cleanup());

@@ -15,6 +15,18 @@ import {
   unackedOutcomes,
 } from '../../core/sessions/ledger.js';
 import { isInteractiveShell, refusalFor } from '../../core/sessions/refusals.js';
+import {
+  decideFailure,
+  describeFailure,
+  type FailureDecision,
+  type Failures,
+  type Family,
+  failingChildren,
+  familyOf,
+  formatFailingLines,
+  isDown,
+  SUPERVISION,
+} from '../../core/supervision.js';
 import { fullBucket, takeToken } from '../../core/tokenBucket.js';
 
 describe('backoff', () => {
@@ -217,5 +229,93 @@ describe('version', () => {
   it('matches package.json', () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(VERSION).toBe(pkg.version);
+  });
+});
+
+describe('supervision policy (core/supervision.ts)', () => {
+  const MIN = 60_000;
+  const failingAt = (family: Family, times: number[]) => {
+    let record: Failures | undefined;
+    let decision: FailureDecision | undefined;
+    for (const t of times) ({ record, decision } = decideFailure(family, record, t, 'Error: boom'));
+    return { record: record!, decision: decision! };
+  };
+
+  it.each([
+    ['the first failure', [0], { kind: 'restart', delayMs: 1_000 }],
+    ['the second', [0, 1_000], { kind: 'restart', delayMs: 2_000 }],
+    ['the fourth', [0, 1, 2, 3], { kind: 'restart', delayMs: 8_000 }],
+    ['the fifth within ten minutes', [0, 1, 2, 3, 9 * MIN], { kind: 'give_up' }],
+    ['the fifth when the first is older than ten minutes', [0, 1, 2, 3, 10 * MIN], { kind: 'restart', delayMs: 8_000 }],
+  ] as const)('a session: %s → %o', (_, times, decision) => {
+    expect(failingAt('session', [...times]).decision).toEqual(decision);
+  });
+
+  it('backs off at most 60 s (with a policy that allows many failures)', () => {
+    let record: Failures | undefined;
+    let last: FailureDecision | undefined;
+    const policy = { ...SUPERVISION, limit: 100 };
+    for (let i = 0; i < 12; i++) ({ record, decision: last } = decideFailure('watch', record, i, 'e', policy));
+    expect(last).toEqual({ kind: 'restart', delayMs: 60_000 });
+  });
+
+  it('an ask is ended at its first failure, never given up', () => {
+    expect(failingAt('ask', [0]).decision).toEqual({ kind: 'end' });
+    expect(failingAt('ask', [0, 1, 2, 3, 4, 5]).record.givenUp).toBe(false);
+  });
+
+  it('keeps the failures inside the window, the error, and when the restart is due', () => {
+    const { record } = failingAt('device', [0, 11 * MIN]);
+    expect(record).toEqual({
+      family: 'device',
+      at: [11 * MIN],
+      error: 'Error: boom',
+      givenUp: false,
+      retryAt: 11 * MIN + 1_000,
+    });
+  });
+
+  it.each([
+    ['session.svc-a', 'session'],
+    ['watch.d_1/svc-a', 'watch'],
+    ['worktree.app-wt-x', 'worktree'],
+    ['relay', 'relay'],
+    ['pinsWatch', 'pinsWatch'],
+    ['sessions', null],
+    ['listener', null],
+  ] as const)('familyOf(%s) is %s', (id, family) => {
+    expect(familyOf(id)).toBe(family);
+  });
+
+  it.each([
+    [undefined, 10, false],
+    [{ givenUp: true, retryAt: null }, 10, true],
+    [{ givenUp: false, retryAt: 20 }, 10, true],
+    [{ givenUp: false, retryAt: 20 }, 20, false],
+    [{ givenUp: false, retryAt: null }, 10, false],
+  ] as const)('isDown(%o, %i) is %s', (record, now, down) => {
+    const full = record ? { family: 'session' as const, at: [], error: '', ...record } : undefined;
+    expect(isDown(full, now)).toBe(down);
+  });
+
+  it('describes a failure by its first line', () => {
+    const err = new TypeError('x is undefined\n    at somewhere');
+    expect(describeFailure(err)).toBe('TypeError: x is undefined');
+    expect(describeFailure('plain')).toBe('plain');
+  });
+
+  it('svc verify fails on a child given up, lists a restarted one as ok, given up first', () => {
+    const lines = formatFailingLines([
+      { id: 'watch.d/s', failures: 1, givenUp: false, error: 'Error: a' },
+      { id: 'session.svc-a', failures: 5, givenUp: true, error: 'Error: b' },
+    ]);
+    expect(lines).toEqual([
+      'FAIL  child     session.svc-a failed 5 time(s) in 10 min, not restarted; `svc listener --restart` once its log says why (last: Error: b)',
+      'ok    child     watch.d/s failed 1 time(s) in 10 min, restarted (last: Error: a)',
+    ]);
+    expect(formatFailingLines([])).toEqual([]);
+    expect(failingChildren({ 'session.x': failingAt('session', [0]).record })).toEqual([
+      { id: 'session.x', failures: 1, givenUp: false, error: 'Error: boom' },
+    ]);
   });
 });

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { createFaults, type FaultRule, parseFaults } from '../../../actors/debug/faults.js';
 import { type ApprovalPrompt, readApproval } from '../../../core/agents/approvals.js';
 import { applyPinOps, type PinOp, type PinsFile } from '../../../core/devices/devices.js';
 import type { LeaseLeft } from '../../../core/panes/watchLeases.js';
@@ -49,6 +50,8 @@ function harness(
     resumeWatches?: LeaseLeft[];
     /** Pane screens by pane id (blank otherwise). */
     screens?: Record<string, string>;
+    /** SVC_FAULT's text: children made to fail by the listener's own switch (actors/debug/faults.ts). */
+    faults?: string;
   } = {},
 ) {
   const clock = new SimulatedClock();
@@ -61,10 +64,12 @@ function harness(
     screens: opts.screens ?? {},
     cards: [] as { session: string; prompt: ApprovalPrompt }[],
     past: [] as { session: string; action: string; live: boolean }[],
+    failures: [] as { id: string; what: string }[],
   };
   const noop = () => {};
+  const faults = createFaults(opts.faults ? (parseFaults(opts.faults) as { rules: FaultRule[] }).rules : []);
   const machine = listenerMachine.provide({
-    actors: {
+    actors: faults.children({
       relayLink: relayLinkMachine.provide({
         actors: {
           relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(({ sendBack, receive }) => {
@@ -127,10 +132,13 @@ function harness(
         },
         actions: { log: noop },
       }),
-    },
+    }),
     actions: {
       log: noop,
       persistLedger: noop,
+      reportFailure: (_, p: { id: string; what: string }) => {
+        state.failures.push({ id: p.id, what: p.what });
+      },
       sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
         state.cards.push(p);
       },
@@ -149,6 +157,7 @@ function harness(
       ledger: emptyLedger(),
       replayWindowMs: 120_000,
       random: () => 0.5,
+      now: () => clock.now(),
       pins: opts.pins,
       pinsUnreadable: opts.pinsUnreadable,
       resumeWatches: opts.resumeWatches,
@@ -580,5 +589,82 @@ describe('session control from the phone (core/sessions/control.ts)', () => {
       ['svc-cc.1', undefined],
       ['svc-old', 5],
     ]);
+  });
+});
+
+describe('supervision of devices and live panes (core/supervision.ts)', () => {
+  const req = { deviceId: 'd_phone', connection: 'conn1' };
+  const watch = (h: ReturnType<typeof harness>, seq: number) =>
+    h.frame({
+      type: 'pane.watch',
+      session: 'svc-proj',
+      ...req,
+      envelope: envelope('d_phone', { session: 'svc-proj', seq, leaseMs: 30_000 }),
+    });
+  const statuses = (h: ReturnType<typeof harness>) => h.sent().filter((f) => f.type === 'pane.status');
+
+  it('a device actor that fails refuses what it held, and is rebuilt from its pin at its next contact', async () => {
+    const h = harness({ faults: 'action:device.d_phone' });
+    await h.connect();
+    h.sealed(1, 'd_phone', command('first', 1));
+    await flush();
+    expect(h.result(1)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(h.actor.getSnapshot().children['device.d_phone']).toBeUndefined();
+    expect(h.state.failures).toEqual([
+      { id: 'device.d_phone', what: 'rebuilt from its pin at its next contact; what it held is refused' },
+    ]);
+    h.sealed(2, 'd_phone', command('second', 2));
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['second']);
+    expect(h.result(2)).toMatchObject({ state: 'injected' });
+  });
+
+  it('a device actor that keeps failing is given up: its contacts are refused, other devices are served', async () => {
+    const h = harness({ faults: 'action:device.d_phone!' });
+    await h.connect();
+    for (let seq = 1; seq <= 5; seq++) {
+      h.sealed(seq, 'd_phone', command(`try ${seq}`, seq));
+      await flush();
+    }
+    expect(h.actor.getSnapshot().context.supervision['device.d_phone']).toMatchObject({ givenUp: true });
+    h.sealed(6, 'd_phone', command('try 6', 6));
+    h.sealed(7, 'd_other', command('from another phone', 1));
+    await flush();
+    expect(h.result(6)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.actor.getSnapshot().children['device.d_phone']).toBeUndefined();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['from another phone']);
+  });
+
+  it('a live pane whose actor fails streams again after its backoff, without being asked again', async () => {
+    const h = harness({ faults: 'action:watch.d_phone/svc-proj' });
+    await h.connect();
+    watch(h, 1);
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.state.failures.map((f) => f.what)).toEqual(['started again in 1 s']);
+    h.clock.increment(1_000);
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeDefined();
+    expect(h.sent().filter((f) => f.type === 'pane.frame')[0]).toMatchObject({ deviceId: 'd_phone', frameSeq: 0 });
+    expect(statuses(h).map((s) => s.state)).toEqual(['streaming']);
+  });
+
+  it('a live pane whose actor keeps failing is given up, and the phone is told it stopped (failed)', async () => {
+    const h = harness({ faults: 'action:watch.d_phone/svc-proj!' });
+    await h.connect();
+    watch(h, 1);
+    await flush();
+    for (const ms of [1_000, 2_000, 4_000, 8_000]) {
+      h.clock.increment(ms);
+      await flush();
+    }
+    expect(statuses(h).at(-1)).toMatchObject({ state: 'stopped', code: 'failed' });
+    expect(h.actor.getSnapshot().context.supervision['watch.d_phone/svc-proj']).toMatchObject({ givenUp: true });
+    expect(h.actor.getSnapshot().status).toBe('active');
+    // the screen is still typed into: the session's actor is not touched
+    h.sealed(1, 'd_phone', command('still here', 2));
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['still here']);
   });
 });

@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { createFaults, type FaultRule, parseFaults } from '../../../actors/debug/faults.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
 import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/sessions/ledger.js';
 import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree.js';
+import { askMachine, type SettledAsk } from '../../../machines/ask.js';
 import { inventoryMachine } from '../../../machines/inventory.js';
-import { listenerMachine } from '../../../machines/listener.js';
+import { ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
 import type { LogParams } from '../../../machines/log.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
 import { MAX_HELD_FRAMES, relayLinkMachine } from '../../../machines/relayLink.js';
@@ -46,6 +48,12 @@ interface HarnessOptions {
   forgetful?: boolean;
   worktrees?: (WorktreeInput & { repoName: string })[];
   worktreeFacts?: WorktreeFacts;
+  /** SVC_FAULT's text: children made to fail by the listener's own switch (actors/debug/faults.ts). */
+  faults?: string;
+  /** The ask actors throw once an answer that did not open is refused (a fake bug in machines/ask.ts). */
+  askFails?: boolean;
+  /** The root's `pinsWatch` (a callback actor): by default it does nothing. */
+  pinsWatch?: ReturnType<typeof fromCallback>;
 }
 
 function harness(opts: HarnessOptions = {}) {
@@ -72,35 +80,52 @@ function harness(opts: HarnessOptions = {}) {
     /** While set, typing waits on it (a push being typed when its session ends). */
     typing: null as Promise<void> | null,
     staleOnce: null as SessionRecord[] | null,
+    settled: [] as SettledAsk[],
+    failures: [] as { id: string; what: string }[],
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
   };
+  const faults = createFaults(opts.faults ? (parseFaults(opts.faults) as { rules: FaultRule[] }).rules : []);
   const machine = listenerMachine.provide({
-    actors: {
+    actors: faults.children({
+      ...(opts.pinsWatch ? { pinsWatch: faults.callback(opts.pinsWatch) } : {}),
+      ...(opts.askFails
+        ? {
+            ask: askMachine.provide({
+              actions: {
+                nextQueued: () => {
+                  throw new Error('a bug in the ask');
+                },
+              },
+            }),
+          }
+        : {}),
       relayLink: relayLinkMachine.provide({
         actors: {
-          relaySocket: fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
-            const sock = {
-              input,
-              sendBack: sendBack as (e: RelayLinkEvent) => void,
-              sent: [] as RelaySocketCommand[],
-              closed: false,
-            };
-            state.sockets.push(sock);
-            receive((cmd) => {
-              sock.sent.push(cmd);
-              // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
-              if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
-              // A healthy relay acknowledges each result (a `forgetful` one never does: they are sent again).
-              if (cmd.type === 'SEND' && cmd.frame.type === 'push.result' && !opts.forgetful) {
-                sendBack({ type: 'SOCKET.FRAME', frame: { type: 'push.ack', id: cmd.frame.id }, receivedAt: 0 });
-              }
-            });
-            return () => {
-              sock.closed = true;
-            };
-          }),
+          relaySocket: faults.callback(
+            fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
+              const sock = {
+                input,
+                sendBack: sendBack as (e: RelayLinkEvent) => void,
+                sent: [] as RelaySocketCommand[],
+                closed: false,
+              };
+              state.sockets.push(sock);
+              receive((cmd) => {
+                sock.sent.push(cmd);
+                // A healthy relay answers pings; a `deaf` one leaves the socket half-open.
+                if (cmd.type === 'PING' && !opts.deaf) sendBack({ type: 'SOCKET.PONG' });
+                // A healthy relay acknowledges each result (a `forgetful` one never does: they are sent again).
+                if (cmd.type === 'SEND' && cmd.frame.type === 'push.result' && !opts.forgetful) {
+                  sendBack({ type: 'SOCKET.FRAME', frame: { type: 'push.ack', id: cmd.frame.id }, receivedAt: 0 });
+                }
+              });
+              return () => {
+                sock.closed = true;
+              };
+            }),
+          ),
         },
         actions: { log },
       }),
@@ -150,11 +175,17 @@ function harness(opts: HarnessOptions = {}) {
         actions: { log },
       }),
       findWorktrees: fromPromise(async () => opts.worktrees ?? []),
-    },
+    }),
     actions: {
       log,
       persistLedger: (_, params) => {
         state.persisted.push(params.ledger);
+      },
+      settleAsk: (_, params) => {
+        state.settled.push(params.output);
+      },
+      reportFailure: (_, params) => {
+        state.failures.push({ id: params.id, what: params.what });
       },
     },
   });
@@ -168,6 +199,7 @@ function harness(opts: HarnessOptions = {}) {
       ledger: opts.ledger ?? emptyLedger(),
       replayWindowMs: 120_000,
       random: () => 0.5,
+      now: () => clock.now(),
     },
   });
   const current = () => state.sockets[state.sockets.length - 1]!;
@@ -912,5 +944,169 @@ describe('a new session’s first prompt (LAUNCH.PROMPT)', () => {
     expect(logged(h, 'svc-web-2: first prompt not typed')).toBe(1);
     expect(logged(h, 'svc-web-3: first prompt not typed: the session ended before it read idle')).toBe(1);
     expect(logged(h, 'svc-web-4: first prompt not typed: its agent did not read idle in time')).toBe(1);
+  });
+});
+
+describe('supervision (core/supervision.ts)', () => {
+  const two = () => [session('svc-a'), session('svc-b')];
+  const tick = async (h: ReturnType<typeof harness>, ms = 5_000) => {
+    h.clock.increment(ms);
+    await flush();
+  };
+  const result = (h: ReturnType<typeof harness>, id: number) =>
+    h.results().find((r) => r.type === 'push.result' && r.id === id);
+
+  it('a session actor that throws is rebuilt from tmux after its backoff; what it held is refused, another session is typed into', async () => {
+    const h = harness({ sessions: two(), faults: 'action:session.svc-a' });
+    await flush();
+    await h.connect();
+    h.push({ id: 1, agentSessionName: 'svc-a', body: 'into a' });
+    h.push({ id: 2, agentSessionName: 'svc-b', body: 'into b' });
+    await flush();
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(result(h, 1)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
+    expect(result(h, 2)).toMatchObject({ state: 'injected' });
+    expect(h.state.persisted.at(-1)!.entries['1']).toEqual({ state: 'refused', code: 'inject_failed' });
+    expect(h.actor.getSnapshot().children['session.svc-a']).toBeUndefined();
+    expect(h.state.failures).toEqual([
+      {
+        id: 'session.svc-a',
+        what: 'rebuilt from tmux at the first reading after 1 s; what it held is refused, not typed again',
+      },
+    ]);
+    await tick(h);
+    expect(h.actor.getSnapshot().children['session.svc-a']).toBeDefined();
+    h.push({ id: 3, agentSessionName: 'svc-a', body: 'into a again' });
+    await flush();
+    expect(result(h, 3)).toMatchObject({ state: 'injected' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['into b', 'into a again']);
+  });
+
+  it('input for a session whose actor waits for its restart is refused, not typed later', async () => {
+    const h = harness({ sessions: two(), faults: 'action:session.svc-a' });
+    await flush();
+    await h.connect();
+    h.push({ id: 1, agentSessionName: 'svc-a' });
+    await flush();
+    // the reading this push waits for comes before the backoff has passed
+    h.push({ id: 2, agentSessionName: 'svc-a' });
+    await flush();
+    expect(result(h, 2)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
+    expect(h.state.typed).toEqual([]);
+  });
+
+  it('a session that keeps failing is given up at its fifth failure in ten minutes, until its tmux session ends', async () => {
+    const h = harness({ sessions: two(), faults: 'action:session.svc-a!' });
+    await flush();
+    await h.connect();
+    for (let id = 1; id <= 5; id++) {
+      h.push({ id, agentSessionName: 'svc-a' });
+      await flush();
+      for (let i = 0; i < 4; i++) await tick(h);
+    }
+    const record = () => h.actor.getSnapshot().context.supervision['session.svc-a'];
+    expect(record()).toMatchObject({ givenUp: true, retryAt: null });
+    expect(record()!.at).toHaveLength(5);
+    expect(h.state.failures.at(-1)!.what).toBe(
+      'failed 5 times in ten minutes: not restarted until the listener is; input for it is refused',
+    );
+    for (let i = 0; i < 4; i++) await tick(h);
+    expect(h.actor.getSnapshot().children['session.svc-a']).toBeUndefined();
+    h.push({ id: 6, agentSessionName: 'svc-a' });
+    h.push({ id: 7, agentSessionName: 'svc-b', body: 'b still works' });
+    await flush();
+    expect(result(h, 6)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.typed.map((t) => t.text)).toEqual(['b still works']);
+    // the session is still reported to the phones: tmux has it
+    const reports = h.sentFrames().filter((f) => f.type === 'listener.sessions');
+    expect(reports.at(-1)).toMatchObject({ sessions: [{ name: 'svc-a' }, { name: 'svc-b' }] });
+    h.state.sessions = [session('svc-b')];
+    await tick(h);
+    expect(record()).toBeUndefined();
+  });
+
+  it('an ask whose actor fails ends failed for its asker and closed for the phones; a late answer is refused', async () => {
+    const h = harness({ askFails: true });
+    await flush();
+    await h.connect();
+    const recipients = [{ deviceId: 'd_phone', publicKey: 'K' }];
+    const ask = { id: 'a1', session: 'svc-proj', deadline: 600_000, leftMs: 600_000, choices: [], recipients };
+    h.actor.send({ type: 'ASK.START', ask });
+    await flush();
+    h.frame({ type: 'ask.answer', id: 'a1', deviceId: 'd_phone', connection: 'c1', envelope: {} });
+    await flush();
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(h.state.settled).toEqual([{ id: 'a1', state: 'failed' }]);
+    expect(h.sentFrames()).toContainEqual({ type: 'ask.closed', id: 'a1', state: 'expired' });
+    expect(h.actor.getSnapshot().context.asks).toEqual({});
+    h.actor.send({ type: 'ASK.CANCEL', id: 'a1' });
+    h.frame({ type: 'ask.answer', id: 'a1', deviceId: 'd_phone', connection: 'c1', envelope: {} });
+    await flush();
+    expect(
+      h
+        .sentFrames()
+        .filter((f) => f.type === 'ask.result')
+        .at(-1),
+    ).toMatchObject({
+      state: 'refused',
+      code: 'ask_expired',
+    });
+    h.push({ id: 1, body: 'still typed' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['still typed']);
+  });
+
+  it('a worktree actor that fails comes back at the next scan', async () => {
+    const wt = {
+      slug: 'feat-x',
+      path: '/w/app-wt-feat-x',
+      repo: '/w/app',
+      branch: 'feat-x',
+      repoName: 'app',
+      sessionName: 'svc-app-wt-feat-x',
+    };
+    const h = harness({ sessions: [], worktrees: [wt], faults: 'action:worktree.app-wt-feat-x' });
+    await flush();
+    const child = () => h.actor.getSnapshot().children['worktree.app-wt-feat-x'];
+    // its first log line (the session is gone) throws
+    await tick(h, 31_000);
+    expect(h.state.failures.map((f) => f.id)).toEqual(['worktree.app-wt-feat-x']);
+    expect(h.actor.getSnapshot().status).toBe('active');
+    await tick(h, 30_000);
+    expect(child()).toBeDefined();
+  });
+
+  it('the relay link is restarted at once when it fails; at the fifth failure the listener stops, saying why', async () => {
+    const once = harness({ faults: 'callback:relay' });
+    await flush();
+    expect(once.actor.getSnapshot().status).toBe('active');
+    expect(once.state.failures).toEqual([{ id: 'relay', what: 'restarted at once' }]);
+    await once.connect();
+    once.push({ id: 1, body: 'typed after the restart' });
+    await flush();
+    expect(once.state.typed.map((t) => t.text)).toEqual(['typed after the restart']);
+
+    const always = harness({ faults: 'callback:relay!' });
+    await flush();
+    expect(always.actor.getSnapshot().status).toBe('done');
+    expect(always.actor.getSnapshot().context.stopReason).toBe('relay failed 5 times in ten minutes');
+    expect(always.state.failures.at(-1)!.what).toBe('failed 5 times in ten minutes: the listener stops');
+  });
+
+  it('the devices.json watch is restarted when it fails, and left off at the fifth failure while the listener serves', async () => {
+    let starts = 0;
+    const pinsWatch = fromCallback(() => {
+      starts++;
+      return () => {};
+    });
+    const h = harness({ pinsWatch, faults: 'callback:pinsWatch!' });
+    await flush();
+    expect(starts).toBe(0); // each start threw before it began watching
+    expect(h.actor.getSnapshot().value).toMatchObject({ running: { pins: 'off' } });
+    expect(h.actor.getSnapshot().context.supervision.pinsWatch).toMatchObject({ givenUp: true });
+    await h.connect();
+    h.push({ id: 1, body: 'typed' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['typed']);
   });
 });
