@@ -226,9 +226,25 @@ describe('svc up --tunnel', () => {
     expect(JSON.parse(readFileSync(join(home!.home, '.svc', 'up.json'), 'utf8')).appUrl).toBe(URL_SHOWN);
 
     // a loaded machine may take a while to stop the relay and the listener: no SIGKILL that would orphan the tunnel
-    await up.stop('SIGINT', 20_000);
+    await waitFor(() => existsSync(file('pid')), { what: 'the stand-in to note its pid' });
+    const pid = Number(readFileSync(file('pid'), 'utf8'));
+    const output = up.output();
+    const code = await up.stop('SIGINT', 20_000);
     up = null;
-    await waitFor(() => existsSync(file('stopped')), { timeoutMs: 20_000, what: 'the tunnel stopped' });
+    // the program does not outlive svc up (SIGTERM first: the stand-in notes it when its shell gets to it)
+    const alive = () => {
+      try {
+        // a zombie (ended, not yet reaped by whoever inherited it) has ended
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), {
+      timeoutMs: 20_000,
+      what: `the tunnel (pid ${pid}) to end after svc up stopped (exit ${code}); its output:\n${output}`,
+    });
+    expect(code).toBe(0);
   }, 90_000);
 
   it('a tunnel that dies later is said, and the local relay keeps serving', async () => {
