@@ -30,7 +30,7 @@ export const askInput = {
     .optional()
     .describe(
       `Seconds to wait for the answer. Default ${ASK_DEFAULT_SECONDS}. At most ${ASK_MAX_SECONDS}: a larger value ` +
-        `waits ${ASK_MAX_SECONDS} s, and the result says it was cut.`,
+        `waits ${ASK_MAX_SECONDS} s; if nobody answers, the result says the wait was cut.`,
     ),
 };
 
