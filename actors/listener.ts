@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
-import { type AnyActorRef, createActor, fromPromise } from 'xstate';
+import { createActor, fromPromise } from 'xstate';
 import { submitStrategyFor } from '../core/agents/registry.js';
 import { normalizeSubmitText } from '../core/agents/submit.js';
 import type { ResolvedConfig } from '../core/daemon/config.js';
@@ -24,7 +24,7 @@ import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
-import { type ListenerContext, listenerMachine } from '../machines/listener.js';
+import { listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
 import { paneWatchMachine } from '../machines/paneWatch.js';
 import { relayLinkMachine } from '../machines/relayLink.js';
@@ -51,6 +51,7 @@ import { createAskService, openAnswerLogic } from './mcp/asks.js';
 import { createLeaseBook } from './panes/watchLeases.js';
 import { relayProxy } from './relay/proxy.js';
 import { relaySocketLogic } from './relay/socket.js';
+import { createRootHandle } from './rootHandle.js';
 import { scheduleAdapters } from './schedules/runs.js';
 import {
   capturePaneLogic,
@@ -196,12 +197,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   // Live panes a listener before this one was streaming: resumed within their leases (docs/protocol.md).
   const leases = createLeaseBook(join(paths.dir, 'watches.json'), { onError: (message) => log.error(message) });
 
-  // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). `actor` is set below.
-  let root: {
-    send(event: never): void;
-    system: { get(id: string): AnyActorRef | undefined };
-    getSnapshot(): { context: ListenerContext };
-  } | null = null;
+  // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). The root attaches once it runs.
+  const root = createRootHandle();
   const asks = createAskService({
     me,
     readPins: () => readPinsSafely(paths.devicePins).pins,
@@ -222,23 +219,23 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       return after;
     },
     asksPath: join(paths.dir, 'asks.json'),
-    send: (event) => root?.send(event as never),
-    sendToRelay: (frame) => root?.system.get('relay')?.send({ type: 'SEND', frame }),
+    send: (event) => root.send(event),
+    sendToRelay: (frame) => void root.toRelay(frame),
     log,
   });
 
   const past = createPastSessions(join(paths.dir, 'past-sessions.json'), log, () => history?.held() ?? new Set());
   const tellPast = () => {
-    const live = root ? Object.values(root.getSnapshot().context.sessions) : [];
-    root?.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) } as never);
+    const live = Object.values(root.context()?.sessions ?? {});
+    root.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) });
   };
 
   let schedulesShown: Parameters<typeof asks.schedules>[0] = [];
   const sealSchedules = (views: Parameters<typeof asks.schedules>[0]) => {
-    if (views.length === 0) return root?.send({ type: 'SCHEDULES.SEALED', envelope: null } as never);
+    if (views.length === 0) return root.send({ type: 'SCHEDULES.SEALED', envelope: null });
     asks
       .schedules(views)
-      .then((envelope) => root?.send({ type: 'SCHEDULES.SEALED', envelope } as never))
+      .then((envelope) => root.send({ type: 'SCHEDULES.SEALED', envelope }))
       .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
   };
 
@@ -262,7 +259,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         positionsPath: join(paths.dir, 'history.json'),
         env,
         log,
-        ready: () => root?.getSnapshot().context.online === true,
+        ready: () => root.context()?.online === true,
         send: async (chunk) => {
           const envelope = await asks.historyChunk(chunk);
           if (!envelope) {
@@ -270,9 +267,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             log.info(`history of ${chunk.session}: ${chunk.items.length} item(s) not sent: no device to seal for`);
             return;
           }
-          const relay = root?.system.get('relay');
-          if (!relay) throw new Error('the relay link is not up');
-          relay.send({ type: 'SEND', frame: { type: 'history.chunk', session: chunk.session, envelope } });
+          if (!root.toRelay({ type: 'history.chunk', session: chunk.session, envelope }))
+            throw new Error('the relay link is not up');
         },
       })
     : null;
@@ -292,7 +288,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log,
     book: () => past.all(),
     firstPrompt: (session, agent, text, startedAt) =>
-      root?.send({ type: 'LAUNCH.PROMPT', session, agent, text, startedAt } as never),
+      root.send({ type: 'LAUNCH.PROMPT', session, agent, text, startedAt }),
   });
   const requests = createPhoneRequests({
     paths,
@@ -305,7 +301,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     tellPast,
     schedules,
     newSessions,
-    root: () => root,
+    root,
   });
 
   const git = createGit();
@@ -446,8 +442,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         asks
           .card(session, prompt)
           .then((envelope) => {
-            if (envelope)
-              root?.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope } as never);
+            if (envelope) root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope });
           })
           .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
       },
@@ -474,7 +469,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     },
     inspect: inspector.inspect,
   });
-  root = actor as never;
+  root.attach(actor);
   // which transcript is whose: the agents' hooks say (actors/transcripts/pinning.ts)
   const pinning = createPinning({
     tmux,

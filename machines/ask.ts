@@ -15,7 +15,8 @@
  * the ask, and never makes a real one that came right behind it look late.
  */
 import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
-import { type AnswerBody, type AskCode, checkAnswer, type Recipient } from '../core/mcp/ask.js';
+import { type AnswerBody, checkAnswer, type Recipient } from '../core/mcp/ask.js';
+import type { AskCode } from '../core/protocol/codes.js';
 
 export interface AskInput {
   id: string;

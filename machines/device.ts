@@ -19,7 +19,7 @@ import {
   type TrustState,
   trustOf,
 } from '../core/devices/devices.js';
-import type { InboundPurpose } from '../core/seal/bodies.js';
+import type { InboundPurpose } from '../core/protocol/bodies.js';
 import type { Contact, ContactRef } from '../core/sessions/routing.js';
 import type { LogParams } from './log.js';
 

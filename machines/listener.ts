@@ -10,8 +10,8 @@ import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
 import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
+import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
-import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
 import { decideFirstPrompt, type FirstPrompt, RETRIED_REFUSALS } from '../core/sessions/firstPrompt.js';
 import { describeSessions, forRelay } from '../core/sessions/inventory.js';
 import type { Ledger } from '../core/sessions/ledger.js';
@@ -158,6 +158,8 @@ export type ListenerEvent =
   | { type: 'HOLD'; held: HeldInput }
   /** The past sessions changed (actors/sessions/pastSessions.ts): reported with the live ones. */
   | { type: 'PAST.CHANGED'; past: SessionRecord[] }
+  /** A phone made or removed a schedule: the scheduler reads the file now, not at the next tick. */
+  | { type: 'SCHEDULES.CHANGED' }
   /** The schedules changed and were sealed again (actors/schedules/runs.ts); null: there are none. */
   | { type: 'SCHEDULES.SEALED'; envelope: Record<string, unknown> | null }
   /** A session's approval card, sealed (actors/mcp/asks.ts sealCard). */
@@ -1307,6 +1309,13 @@ export const listenerMachine = setup({
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         'PAST.CHANGED': {
           actions: [assign({ past: ({ event }) => event.past }), sendTo('inventory', { type: 'FORCE_REPORT' })],
+        },
+        'SCHEDULES.CHANGED': {
+          guard: ({ context }) => !context.supervision.scheduler?.givenUp,
+          actions: sendTo('scheduler', ({ context }) => ({
+            type: 'TICK',
+            sessions: Object.values(context.sessions),
+          })),
         },
         'SCHEDULES.SEALED': {
           actions: [

@@ -8,8 +8,8 @@
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { frameRows, type PaneScreen } from '../core/panes/frames.js';
+import type { FrameBody } from '../core/protocol/bodies.js';
 import type { PaneAnswerFrame, PaneStopReason } from '../core/protocol/index.js';
-import type { FrameBody } from '../core/seal/bodies.js';
 import type { Envelope } from '../core/seal/seal.js';
 import type { LogParams } from './log.js';
 

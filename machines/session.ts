@@ -6,8 +6,8 @@
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
+import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
-import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/seal/bodies.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
 import { refusalFor } from '../core/sessions/refusals.js';

@@ -37,8 +37,8 @@ import {
   MAX_SHOWN_BYTES,
   maskRanges,
 } from '../../core/files/view.js';
+import type { FileRequest, FileResultBody } from '../../core/protocol/bodies.js';
 import type { SessionRecord } from '../../core/protocol/index.js';
-import type { FileRequest, FileResultBody } from '../../core/seal/bodies.js';
 import { activePane } from '../../core/sessions/inventory.js';
 import { withFileLockSync } from '../fileLock.js';
 import { ensurePrivateDir, writeFileAtomic } from '../files.js';

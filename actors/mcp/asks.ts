@@ -19,7 +19,6 @@ import {
   type AnswerBody,
   AnswerBody as AnswerBodySchema,
   ASK_FAILURE_TEXT,
-  type AskCode,
   type AskOutcome,
   askDeadline,
   chooseRecipients,
@@ -27,8 +26,9 @@ import {
   type QuestionBody,
   type Recipient,
 } from '../../core/mcp/ask.js';
+import { ApprovalCardBody, HistoryChunkBody, SchedulesBody } from '../../core/protocol/bodies.js';
+import type { AskCode } from '../../core/protocol/codes.js';
 import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
-import { ApprovalCardBody, HistoryChunkBody, SchedulesBody } from '../../core/seal/bodies.js';
 import { SealError } from '../../core/seal/error.js';
 import { type Envelope, openText, seal } from '../../core/seal/seal.js';
 import type { AskInput, OpenAnswerInput, OpenAnswerOutput, SettledAsk } from '../../machines/ask.js';
@@ -327,7 +327,7 @@ export function createAskService(deps: AskServiceDeps) {
     },
 
     /**
-     * An approval prompt's card (core/seal/bodies.ts ApprovalCardBody), sealed like a notification for this
+     * An approval prompt's card (core/protocol/bodies.ts ApprovalCardBody), sealed like a notification for this
      * computer and the phones; null when there is no key or no phone to seal for.
      */
     async card(session: string, prompt: ApprovalPrompt): Promise<Record<string, unknown> | null> {
@@ -351,7 +351,7 @@ export function createAskService(deps: AskServiceDeps) {
       return (await sealFor(me, to, 'approval', body)) as unknown as Record<string, unknown>;
     },
 
-    /** The computer's schedules (core/seal/bodies.ts SchedulesBody), sealed the same way; null as for `card`. */
+    /** The computer's schedules (core/protocol/bodies.ts SchedulesBody), sealed the same way; null as for `card`. */
     async schedules(views: SchedulesBody['schedules']): Promise<Record<string, unknown> | null> {
       const me = deps.me;
       if (!me) return null;
@@ -362,7 +362,7 @@ export function createAskService(deps: AskServiceDeps) {
     },
 
     /**
-     * A session's history chunk (core/seal/bodies.ts HistoryChunkBody), sealed for this computer and the devices
+     * A session's history chunk (core/protocol/bodies.ts HistoryChunkBody), sealed for this computer and the devices
      * listed now; null as for `card`.
      */
     async historyChunk(chunk: Omit<HistoryChunkBody, 'at'>): Promise<Record<string, unknown> | null> {

@@ -8,7 +8,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ControlReply } from '../../core/daemon/control.js';
 import { VERSION } from '../../core/daemon/version.js';
-import { ASK_FAILURE_TEXT, type AskCode, type AskOutcome, askResultText } from '../../core/mcp/ask.js';
+import { ASK_FAILURE_TEXT, type AskOutcome, askResultText } from '../../core/mcp/ask.js';
 import {
   ASK_DESCRIPTION,
   ASK_TOOL,
@@ -19,6 +19,7 @@ import {
   notifyInput,
   notifyOutput,
 } from '../../core/mcp/tools.js';
+import type { AskCode } from '../../core/protocol/codes.js';
 import { ControlUnavailable, controlConnect } from '../daemon/controlSocket.js';
 
 /** After the deadline, how long the server waits for the listener's word before answering expired itself. */

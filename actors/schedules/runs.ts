@@ -12,6 +12,7 @@ import { DateTime } from 'luxon';
 import { fromPromise } from 'xstate';
 import { agentById } from '../../core/agents/registry.js';
 import { MAX_NOTIFY_CHARS } from '../../core/mcp/ask.js';
+import type { ScheduleRequest } from '../../core/protocol/bodies.js';
 import type { RefusalCode, SessionRecord } from '../../core/protocol/index.js';
 import {
   type BookChange,
@@ -22,7 +23,6 @@ import {
   viewSchedule,
 } from '../../core/schedules/book.js';
 import { parseSchedule } from '../../core/schedules/schedule.js';
-import type { ScheduleRequest } from '../../core/seal/bodies.js';
 import { type PastSession, startedProgram } from '../../core/sessions/control.js';
 import { activePane } from '../../core/sessions/inventory.js';
 import { metaOptions } from '../../core/sessions/launch.js';

@@ -6,16 +6,15 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { AnyActorRef } from 'xstate';
 import type { SvcPaths } from '../../core/daemon/paths.js';
-import type { RefusalCode, SessionRecord } from '../../core/protocol/index.js';
 import type {
   FileRequest,
   LaunchRequest,
   LaunchResultBody,
   ScheduleRequest,
   TransferChunk,
-} from '../../core/seal/bodies.js';
+} from '../../core/protocol/bodies.js';
+import type { ClientFrame, RefusalCode } from '../../core/protocol/index.js';
 import { seal } from '../../core/seal/seal.js';
 import { decideControl } from '../../core/sessions/control.js';
 import { decideLaunchRequest, LAUNCH_BUCKET, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
@@ -26,6 +25,7 @@ import type { Logger } from '../daemon/logger.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { readPinsSafely } from '../devices/pins.js';
 import { createFileView, type FileAnswer } from '../files/view.js';
+import type { RootHandle } from '../rootHandle.js';
 import type { scheduleAdapters } from '../schedules/runs.js';
 import { cryptoKey } from '../seal/e2ee.js';
 import type { Tmux } from '../tmux/tmux.js';
@@ -48,26 +48,22 @@ export interface PhoneRequestDeps {
   tellPast: () => void;
   schedules: ReturnType<typeof scheduleAdapters>;
   newSessions: ReturnType<typeof createNewSessions>;
-  /** The root: its sessions, its events, its children (set once it runs). */
-  root: () => {
-    send(event: never): void;
-    system: { get(id: string): AnyActorRef | undefined };
-    getSnapshot(): { context: { sessions: Record<string, SessionRecord> } };
-  } | null;
+  /** The root: its events and its context (actors/rootHandle.ts). */
+  root: RootHandle;
 }
 
 export function createPhoneRequests(deps: PhoneRequestDeps) {
   const { log, paths } = deps;
   const answerKeys = (session: string, ref: Ref, state: 'typed' | 'refused', code?: RefusalCode, message?: string) =>
-    deps.root()?.send({
+    deps.root.send({
       type: 'SESSION.KEYS_RESULT',
       session,
       ref,
       state,
       ...(code ? { code } : {}),
       ...(message ? { message } : {}),
-    } as never);
-  const live = (session: string) => deps.root()?.getSnapshot().context.sessions[session];
+    });
+  const live = (session: string) => deps.root.context()?.sessions[session];
   const launchBuckets = new Map<string, BucketState>();
   /** Seals `body` for the device of `ref` alone (with the key this computer pinned for it) in its `keys.result`. */
   const answerSealed = async (
@@ -87,10 +83,8 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
     });
     const to = { session, deviceId: ref.deviceId, connection: ref.connection };
     const frame = keysResultFrame(to, refused ? 'refused' : 'typed', refused, ref.seq);
-    deps
-      .root()
-      ?.system.get('relay')
-      ?.send({ type: 'SEND', frame: { ...frame, envelope } });
+    if (!deps.root.toRelay({ ...frame, envelope } as ClientFrame))
+      log.warn(`${purpose} answer for ${ref.deviceId}: no relay link`);
   };
 
   // spec 4.11.3: the phone browses a session's project and reads files and diffs, sealed both ways
@@ -202,11 +196,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
       if (outcome.ok) answerKeys(session, ref, 'typed');
       else answerKeys(session, ref, 'refused', outcome.code, outcome.message);
       // the list the phones see is sealed again at once, not at the next tick
-      const root = deps.root();
-      if (outcome.ok && root)
-        root.system
-          .get('scheduler')
-          ?.send({ type: 'TICK', sessions: Object.values(root.getSnapshot().context.sessions) });
+      if (outcome.ok) deps.root.send({ type: 'SCHEDULES.CHANGED' });
     },
 
     /** Answer a file-view request or take a chunk of a file, sealed for the device that asked only. */

@@ -29,7 +29,7 @@ import {
   TRANSFER_IDLE_MS,
   type TransferState,
 } from '../../core/files/transfer.js';
-import type { TransferChunk } from '../../core/seal/bodies.js';
+import type { TransferChunk } from '../../core/protocol/bodies.js';
 import { ensurePrivateDir, writeFileAtomic } from '../files.js';
 
 const State = z.object({

@@ -12,13 +12,13 @@ import { withFileLock } from '../../actors/fileLock.js';
 import { relayJson } from '../../actors/relay/http.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { decideComputerDevice, decideTrust, type PinOp } from '../../core/devices/devices.js';
+import { type CommandBody, commandTextProblem } from '../../core/protocol/bodies.js';
 import {
   ComputerListResponse,
   DeviceListResponse,
   PushSendResponse,
   PushStatusResponse,
 } from '../../core/protocol/index.js';
-import { type CommandBody, commandTextProblem } from '../../core/seal/bodies.js';
 import { fingerprint, importPublicKey, safetyCode } from '../../core/seal/keys.js';
 import { seal } from '../../core/seal/seal.js';
 import { explainCode, parseSendArgs, pickComputer, pickSession } from '../../core/sessions/agentSend.js';

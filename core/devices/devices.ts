@@ -11,8 +11,8 @@
  * and `svc devices` can both write it without undoing each other.
  */
 import { z } from 'zod';
+import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from '../protocol/bodies.js';
 import { MAX_BODY_CHARS, type RefusalCode } from '../protocol/index.js';
-import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from '../seal/bodies.js';
 
 export { type ComputerDecision, decideComputerDevice } from './computerPins.js';
 
@@ -274,7 +274,7 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') || 'body';
-    // Authentic, and only too long: a sender that skipped the check where it sealed (core/seal/bodies.ts).
+    // Authentic, and only too long: a sender that skipped the check where it sealed (core/protocol/bodies.ts).
     if (purpose === 'agent.command' && where === 'text' && issue?.code === 'too_big') {
       return refuse('too_large', `sealed ${purpose} text is over ${MAX_BODY_CHARS} characters`);
     }

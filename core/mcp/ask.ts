@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { DevicePin } from '../devices/devices.js';
-import { SessionName } from '../protocol/codes.js';
+import { type AskCode, AskId, SessionName } from '../protocol/codes.js';
 
 /** Spec 8: an ask waits at most 600 s. */
 export const ASK_MAX_SECONDS = 600;
@@ -20,26 +20,7 @@ export const MAX_TITLE_CHARS = 120;
 /** How many finished asks the listener remembers, so a late answer gets the right code. */
 export const FINISHED_ASKS_KEPT = 200;
 
-/** `a_` + 16 hex: made by the listener, unique across its restarts. */
-export const AskId = z.string().regex(/^a_[0-9a-f]{16}$/);
 export const NotifyId = z.string().regex(/^n_[0-9a-f]{16}$/);
-
-/** Codes an ask can end with, or an answer can be refused with (docs/mcp.md). */
-export const ASK_CODES = [
-  'no_listener', // the MCP server found no listener on the control socket
-  'no_device', // no paired phone to seal the question for
-  'no_device_key', // this computer has no device key (svc login again)
-  'ask_expired', // the answer came after the ask's time
-  'already_answered', // the ask was answered (by this or another device) before
-  'ask_unknown', // no such ask on this computer (a listener restart forgets finished ones)
-  'not_for_you', // the answering device was not one the question was sealed for
-  'bad_seal', // the answer did not open, or holds another ask's id or session
-  'listener_stopped', // the listener stopped while the ask waited
-  'ask_failed', // the listener's actor for the ask failed (a bug, logged); the question is closed
-  'computer_offline', // relay: the computer's listener is not connected
-  'forbidden', // relay: this key may not answer (core/relay/access.ts)
-] as const;
-export type AskCode = (typeof ASK_CODES)[number];
 
 /** `svcState`: the person keeps driving the session from the phone (spec 4.13.4). */
 export const SvcState = z.enum(['REMOTE']);

@@ -4,15 +4,8 @@
  * `ask.done` when the ask ends (answered, expired, or failed with a code).
  */
 import { z } from 'zod';
-import { SessionName } from '../protocol/codes.js';
-import {
-  ASK_CODES,
-  MAX_CHOICE_CHARS,
-  MAX_CHOICES,
-  MAX_NOTIFY_CHARS,
-  MAX_QUESTION_CHARS,
-  MAX_TITLE_CHARS,
-} from './ask.js';
+import { ASK_CODES, SessionName } from '../protocol/codes.js';
+import { MAX_CHOICE_CHARS, MAX_CHOICES, MAX_NOTIFY_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS } from './ask.js';
 
 const Ok = { ok: z.literal(true) };
 

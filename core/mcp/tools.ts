@@ -3,8 +3,8 @@
  * shapes. The server wiring is actors/mcp/server.ts.
  */
 import { z } from 'zod';
+import { ASK_CODES } from '../protocol/codes.js';
 import {
-  ASK_CODES,
   ASK_DEFAULT_SECONDS,
   ASK_MAX_SECONDS,
   MAX_CHOICE_CHARS,

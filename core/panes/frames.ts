@@ -4,7 +4,7 @@
  * so the app's terminal is exactly as wide and as tall as the pane. Pure; machines/paneWatch.ts decides when,
  * actors/ capture and seal.
  */
-import type { FrameBody } from '../seal/bodies.js';
+import type { FrameBody } from '../protocol/bodies.js';
 
 /** Screen lines as tmux's capture gives them (one string per row, trailing blank rows dropped). */
 export type Screen = readonly string[];

@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { type PinsFile, trustOf } from '../devices/devices.js';
+import { MAX_LEASE_MS } from '../protocol/bodies.js';
 import { DeviceId, SessionName } from '../protocol/index.js';
-import { MAX_LEASE_MS } from '../seal/bodies.js';
 import { MAX_WATCHES, watchId } from '../sessions/routing.js';
 
 /** A lease closer to its end than this is not worth resuming: the stream would stop at once. */

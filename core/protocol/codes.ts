@@ -88,3 +88,23 @@ export type PushState = z.infer<typeof PushState>;
 export const SessionName = z.string().min(1).max(MAX_SESSION_NAME);
 /** A device id (app, computer or `svc agent send`); core/seal/seal.ts says why it has no `/`. */
 export const DeviceId = z.string().max(128).regex(DEVICE_ID_RE);
+
+/** `a_` + 16 hex: made by the listener, unique across its restarts. */
+export const AskId = z.string().regex(/^a_[0-9a-f]{16}$/);
+
+/** Codes an ask can end with, or an answer can be refused with (docs/mcp.md). */
+export const ASK_CODES = [
+  'no_listener', // the MCP server found no listener on the control socket
+  'no_device', // no paired phone to seal the question for
+  'no_device_key', // this computer has no device key (svc login again)
+  'ask_expired', // the answer came after the ask's time
+  'already_answered', // the ask was answered (by this or another device) before
+  'ask_unknown', // no such ask on this computer (a listener restart forgets finished ones)
+  'not_for_you', // the answering device was not one the question was sealed for
+  'bad_seal', // the answer did not open, or holds another ask's id or session
+  'listener_stopped', // the listener stopped while the ask waited
+  'ask_failed', // the listener's actor for the ask failed (a bug, logged); the question is closed
+  'computer_offline', // relay: the computer's listener is not connected
+  'forbidden', // relay: this key may not answer (core/relay/access.ts)
+] as const;
+export type AskCode = (typeof ASK_CODES)[number];

@@ -3,8 +3,8 @@
  * reports in them, the close codes, and parseFrame.
  */
 import { z } from 'zod';
-import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from '../mcp/frames.js';
 import { Envelope } from '../seal/envelopeSchema.js';
+import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from './askFrames.js';
 import { DeviceId, MAX_SESSION_NAME, PushState, SessionName } from './codes.js';
 
 // ---------------------------------------------------------------------------
@@ -58,7 +58,7 @@ export const SessionRecord = z.object({
   /** Sticky REMOTE (spec 4.13): the person drives this session from the phone; set by the listener. */
   remote: z.boolean().optional(),
   /**
-   * The approval prompt on the session's screen, sealed (`approval`, core/seal/bodies.ts ApprovalCardBody) for this
+   * The approval prompt on the session's screen, sealed (`approval`, core/protocol/bodies.ts ApprovalCardBody) for this
    * computer and the account's phones; set by the listener while the prompt shows. The relay stores it as is.
    */
   approval: z.record(z.string(), z.unknown()).optional(),
@@ -146,7 +146,7 @@ const KeysResultFields = {
   seq: z.number().int().nonnegative().nullable(),
   state: z.enum(KEYS_STATES),
   code: z.string().max(64).optional(),
-  /** A file-view answer for the asking device (`file`, core/seal/bodies.ts FileResultBody). */
+  /** A file-view answer for the asking device (`file`, core/protocol/bodies.ts FileResultBody). */
   envelope: z.record(z.string(), z.unknown()).optional(),
 };
 
@@ -208,14 +208,14 @@ export const ClientFrame = z.discriminatedUnion('type', [
     seq: z.number().int().nonnegative(),
     sessions: z.array(SessionRecord).max(512),
     /**
-     * The computer's schedules (spec 4.8.9), sealed (`schedules`, core/seal/bodies.ts SchedulesBody) for this computer
+     * The computer's schedules (spec 4.8.9), sealed (`schedules`, core/protocol/bodies.ts SchedulesBody) for this computer
      * and the phones; absent when it has none. The relay keeps the newest with the inventory.
      */
     schedules: SealedField.optional(),
   }),
-  /** A session's history, a sealed chunk (`history.chunk`, core/seal/bodies.ts HistoryChunkBody): stored, fanned out. */
+  /** A session's history, a sealed chunk (`history.chunk`, core/protocol/bodies.ts HistoryChunkBody): stored, fanned out. */
   z.object({ type: z.literal('history.chunk'), session: SessionName, envelope: SealedField }),
-  // svc_ask and svc_notify (core/mcp/frames.ts)
+  // svc_ask and svc_notify (core/protocol/askFrames.ts)
   ...ASK_CLIENT_FRAMES,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
@@ -264,7 +264,7 @@ export const RelayFrame = z.discriminatedUnion('type', [
     at: z.number(),
     envelope: SealedField,
   }),
-  // svc_ask and svc_notify (core/mcp/frames.ts)
+  // svc_ask and svc_notify (core/protocol/askFrames.ts)
   ...ASK_RELAY_FRAMES,
 ]);
 export type RelayFrame = z.infer<typeof RelayFrame>;

@@ -38,11 +38,11 @@ export const SEAL_PURPOSES = [
   'ask.question',
   'ask.answer',
   'notify',
-  // an approval prompt on a session's screen (core/seal/bodies.ts ApprovalCardBody)
+  // an approval prompt on a session's screen (core/protocol/bodies.ts ApprovalCardBody)
   'approval',
-  // a computer's schedules, with the inventory (core/seal/bodies.ts SchedulesBody)
+  // a computer's schedules, with the inventory (core/protocol/bodies.ts SchedulesBody)
   'schedules',
-  // what a new session from the phone can be, and what became of one (core/seal/bodies.ts LaunchResultBody)
+  // what a new session from the phone can be, and what became of one (core/protocol/bodies.ts LaunchResultBody)
   'launch',
 ] as const;
 export type SealPurpose = (typeof SEAL_PURPOSES)[number];

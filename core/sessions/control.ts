@@ -7,12 +7,12 @@
  */
 
 import { AGENT_SESSION_ID } from '../hooks/remoteOrigin.js';
+import type { ControlAction } from '../protocol/actions.js';
 import type { SessionRecord } from '../protocol/index.js';
 import { startWord } from '../tmux/startCommand.js';
 import { activePane } from './inventory.js';
 
-export const CONTROL_ACTIONS = ['end', 'kill', 'resume', 'forget'] as const;
-export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+export { CONTROL_ACTIONS, type ControlAction } from '../protocol/actions.js';
 
 /** A session svc saw that is no longer running (it ended, or the computer restarted): offered to resume. */
 export interface PastSession {

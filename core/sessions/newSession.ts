@@ -4,8 +4,8 @@
  * phone never names a command, arguments or a path svc has not seen (docs/new-session.md). Pure.
  */
 import { AGENTS, agentById, PROMPT_AGENTS } from '../agents/registry.js';
+import type { LaunchRequest, LaunchResultBody } from '../protocol/bodies.js';
 import type { RefusalCode } from '../protocol/index.js';
-import type { LaunchRequest, LaunchResultBody } from '../seal/bodies.js';
 import type { BucketConfig } from '../tokenBucket.js';
 import type { PastSession } from './control.js';
 

@@ -10,6 +10,7 @@
 
 import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from '../devices/devices.js';
 import { badKeyName } from '../panes/keys.js';
+import type { FileRequest, InboundPurpose, ScheduleRequest, TransferChunk } from '../protocol/bodies.js';
 import type {
   ClientFrame,
   PaneAnswerFrame,
@@ -18,7 +19,6 @@ import type {
   SessionRecord,
   WirePush,
 } from '../protocol/index.js';
-import type { FileRequest, InboundPurpose, ScheduleRequest, TransferChunk } from '../seal/bodies.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';

@@ -1,7 +1,7 @@
 /**
  * Session history and the live timeline (spec 4.11.1, 4.12; docs/files.md): what of an agent's transcript leaves the
  * computer, and in what pieces. Pure: the transcript readers' events in, history items out, cut into chunks that
- * the listener seals (purpose `history.chunk`, core/seal/bodies.ts HistoryChunkBody) for itself and the devices the
+ * the listener seals (purpose `history.chunk`, core/protocol/bodies.ts HistoryChunkBody) for itself and the devices the
  * account lists at that moment, so a device paired later cannot open them.
  *
  * What an item may hold: the turn's prompt, the agent's replies, one line per tool (its name, a short target: a

@@ -6,7 +6,7 @@
 import { deliveredNote, type NotifyEvent, type PushOutcome } from '../../core/notify/push.js';
 import { decideAccess } from '../../core/relay/access.js';
 import type { Connection } from '../connection.js';
-import type { FrameContext } from '../frames.js';
+import type { FrameContext } from '../frameContext.js';
 import { describeError } from '../log.js';
 import type { AskClientFrame } from './book.js';
 

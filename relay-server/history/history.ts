@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { ClientFrame } from '../../core/protocol/index.js';
 import { HISTORY_LIMITS, type HistoryLimits, HistoryQuery, MAX_CHUNK_CHARS } from '../../core/relay/history.js';
 import type { Connection } from '../connection.js';
-import type { FrameContext } from '../frames.js';
+import type { FrameContext } from '../frameContext.js';
 import { HttpError, sendJson } from '../http.js';
 import type { KeyRecord, Store } from '../store.js';
 

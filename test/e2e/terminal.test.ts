@@ -9,7 +9,7 @@ import * as esbuild from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { frameRows, type PaneScreen } from '../../core/panes/frames.js';
-import type { FrameBody } from '../../core/seal/bodies.js';
+import type { FrameBody } from '../../core/protocol/bodies.js';
 import { startBrowser, type TestBrowser } from '../helpers/browser.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TRANSFER_CHUNK_BYTES } from '../../core/files/transfer.js';
-import { FileResultBody, HistoryChunkBody, type LaunchRequest, LaunchResultBody } from '../../core/seal/bodies.js';
+import { FileResultBody, HistoryChunkBody, type LaunchRequest, LaunchResultBody } from '../../core/protocol/bodies.js';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';

@@ -9,7 +9,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { HistoryChunkBody } from '../../core/seal/bodies.js';
+import { HistoryChunkBody } from '../../core/protocol/bodies.js';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
-import { type LaunchRequest, LaunchResultBody } from '../../core/seal/bodies.js';
+import { type LaunchRequest, LaunchResultBody } from '../../core/protocol/bodies.js';
 import { NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyFrame } from '../../core/panes/frames.js';
-import type { FrameBody } from '../../core/seal/bodies.js';
+import type { FrameBody } from '../../core/protocol/bodies.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';

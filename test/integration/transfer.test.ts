@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_TRANSFER_BYTES, TRANSFER_CHUNK_BYTES } from '../../core/files/transfer.js';
-import { FileResultBody } from '../../core/seal/bodies.js';
+import { FileResultBody } from '../../core/protocol/bodies.js';
 import { type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';

@@ -11,6 +11,7 @@ import { h, ICONS, icon, replace } from './dom.js';
 import { App } from './state.js';
 import { agentsScreen } from './views/agents.js';
 import { deviceScreen } from './views/device.js';
+import { sessionHref } from './views/hrefs.js';
 import { newSessionScreen } from './views/newSession.js';
 import { OFFER_KEY } from './views/notifications.js';
 import type { Screen } from './views/screen.js';
@@ -115,7 +116,7 @@ function lazyScreen(app: App, hookId: string, name: string): Screen {
   const screen: Screen = {
     el,
     title: name,
-    back: `#/s/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}`,
+    back: sessionHref(hookId, name),
     update: () => inner?.update(),
     dispose: () => {
       gone = true;

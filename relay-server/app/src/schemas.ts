@@ -13,6 +13,14 @@ export {
   VapidKeyResponse,
 } from '../../../core/notify/push.js';
 export {
+  ApprovalCardBody,
+  FileResultBody,
+  FrameBody,
+  HistoryChunkBody,
+  LaunchResultBody,
+  SchedulesBody,
+} from '../../../core/protocol/bodies.js';
+export {
   ComputerListResponse,
   DeviceDeleteResponse,
   DeviceListResponse,
@@ -21,11 +29,3 @@ export {
   PushStatusResponse,
 } from '../../../core/protocol/index.js';
 export { HistoryPage } from '../../../core/relay/history.js';
-export {
-  ApprovalCardBody,
-  FileResultBody,
-  FrameBody,
-  HistoryChunkBody,
-  LaunchResultBody,
-  SchedulesBody,
-} from '../../../core/seal/bodies.js';

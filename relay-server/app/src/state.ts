@@ -2,8 +2,9 @@
  * The app's state and what changes it: the inventory (fetched, then refreshed on `computers.changed`), computer
  * keys, the messages sent and their outbox, and the link. Views read it and subscribe to `changed`.
  */
+
+import type { CommandBody } from '../../../core/protocol/bodies.js';
 import type { RelayFrame } from '../../../core/protocol/index.js';
-import type { CommandBody } from '../../../core/seal/bodies.js';
 import { type RelayError, request } from './api.js';
 import {
   allMessages,

@@ -7,7 +7,7 @@
 import { Terminal } from '@xterm/xterm';
 import xtermCss from '@xterm/xterm/css/xterm.css';
 import { applyFrame, fitFontSize, PANE_FONT, type PaneZoom, paneFont } from '../../../core/panes/frames.js';
-import type { FrameBody } from '../../../core/seal/bodies.js';
+import type { FrameBody } from '../../../core/protocol/bodies.js';
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*(?:\x07|\x1b\\)/g;
 const visibleLength = (row: string) => [...row.replace(ANSI_RE, '')].length;

@@ -15,8 +15,8 @@ import {
   openFailure,
   trustOf,
 } from '../../../core/devices/devices.js';
+import { commandTextProblem } from '../../../core/protocol/bodies.js';
 import { MAX_BODY_CHARS } from '../../../core/protocol/index.js';
-import { commandTextProblem } from '../../../core/seal/bodies.js';
 
 const KEY_A = 'A'.repeat(87);
 const KEY_B = 'B'.repeat(87);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock, setup } from 'xstate';
 import type { PaneScreen } from '../../../core/panes/frames.js';
-import type { FrameBody } from '../../../core/seal/bodies.js';
+import type { FrameBody } from '../../../core/protocol/bodies.js';
 import type { Envelope } from '../../../core/seal/seal.js';
 import type { LogParams } from '../../../machines/log.js';
 import {

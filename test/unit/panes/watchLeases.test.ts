@@ -11,7 +11,7 @@ import {
   withLease,
   withoutLease,
 } from '../../../core/panes/watchLeases.js';
-import { MAX_LEASE_MS } from '../../../core/seal/bodies.js';
+import { MAX_LEASE_MS } from '../../../core/protocol/bodies.js';
 import { MAX_WATCHES } from '../../../core/sessions/routing.js';
 
 const NOW = 1_700_000_000_000;

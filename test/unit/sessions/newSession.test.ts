@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { KeysBody, LaunchRequest } from '../../../core/protocol/bodies.js';
 import type { SessionRecord } from '../../../core/protocol/index.js';
-import { KeysBody, LaunchRequest } from '../../../core/seal/bodies.js';
 import { decideFirstPrompt, type FirstPrompt } from '../../../core/sessions/firstPrompt.js';
 import {
   decideLaunchRequest,

@@ -19,8 +19,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { followTranscript } from '../../../actors/transcripts/follow.js';
 import { createHistory, type HistoryChunkOut } from '../../../actors/transcripts/history.js';
 import { findTranscript } from '../../../actors/transcripts/locate.js';
+import { HistoryChunkBody } from '../../../core/protocol/bodies.js';
 import type { SessionRecord } from '../../../core/protocol/index.js';
-import { HistoryChunkBody } from '../../../core/seal/bodies.js';
 import { claudeProjectDir } from '../../../core/sessions/control.js';
 import {
   chunked,

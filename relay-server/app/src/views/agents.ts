@@ -4,6 +4,7 @@ import { asksOf } from '../asks.js';
 import { h, replaceChanged } from '../dom.js';
 import { computerViews, type ListItem, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
+import { newSessionHref, sessionHref } from './hrefs.js';
 import { inboxSection } from './inbox.js';
 import { needsYouSection } from './needsYou.js';
 import { notificationsOffer } from './notifications.js';
@@ -18,13 +19,6 @@ export function waitingAsks(app: App): Asking {
       .filter((a) => a.state === 'waiting')
       .map((a) => `${a.computer}/${a.session}`),
   );
-}
-
-/** The New session screen of computer `hookId` (views/newSession.ts). */
-export const newSessionHref = (hookId: string) => `#/new/${encodeURIComponent(hookId)}`;
-
-export function sessionHref(hookId: string, name: string): string {
-  return `#/s/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}`;
 }
 
 /** Sessions with a question waiting for the person (`<hookId>/<name>`): they read "asking". */

@@ -6,9 +6,9 @@
  * prompt it draws (`watchFingerprint`).
  */
 import { readApproval } from '../../../../core/agents/approvals.js';
+import type { ApprovalCardBody, KeysBody } from '../../../../core/protocol/bodies.js';
 import type { RelayFrame, SessionRecord } from '../../../../core/protocol/index.js';
 import { refusalText } from '../../../../core/protocol/refusalText.js';
-import type { ApprovalCardBody, KeysBody } from '../../../../core/seal/bodies.js';
 import { sessionAgent } from '../../../../core/sessions/view.js';
 import { parseBody } from '../api.js';
 import { openFrom, sealFor } from '../crypto.js';

@@ -3,9 +3,10 @@
  * kill-session), resume and forget a past session. Each is asked first on the screen that offers it; the request
  * travels sealed like key input (`pane.keys` with `control`), and its `keys.result` says what became of it.
  */
+
+import type { KeysBody } from '../../../../core/protocol/bodies.js';
 import type { RelayFrame } from '../../../../core/protocol/index.js';
 import { refusalText } from '../../../../core/protocol/refusalText.js';
-import type { KeysBody } from '../../../../core/seal/bodies.js';
 import type { ControlAction } from '../../../../core/sessions/control.js';
 import { sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';

@@ -5,7 +5,7 @@
  */
 
 import { TRANSFER_CHUNK_BYTES } from '../../../../core/files/transfer.js';
-import type { FileRequest, FileResultBody, TransferChunk } from '../../../../core/seal/bodies.js';
+import type { FileRequest, FileResultBody, TransferChunk } from '../../../../core/protocol/bodies.js';
 import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';

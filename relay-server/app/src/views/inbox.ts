@@ -6,7 +6,7 @@
 import { asksOf } from '../asks.js';
 import { h, replaceChanged } from '../dom.js';
 import type { App } from '../state.js';
-import { sessionHref } from './agents.js';
+import { sessionHref } from './hrefs.js';
 
 /** `14:32`, or `Tue 14:32` before today. */
 function when(at: number): string {

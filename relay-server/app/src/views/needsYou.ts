@@ -7,8 +7,8 @@ import { type AskView, asksOf } from '../asks.js';
 import { h, replace } from '../dom.js';
 import { computerViews, findSession, type SessionCard } from '../inventory.js';
 import type { App } from '../state.js';
-import { sessionHref } from './agents.js';
 import type { ConversationEvent } from './conversation.js';
+import { sessionHref } from './hrefs.js';
 
 const STATE_TEXT: Record<AskView['state'], string> = {
   waiting: 'Waiting for you',

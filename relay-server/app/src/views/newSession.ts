@@ -4,15 +4,16 @@
  * answer a `launch` body for this phone alone); the computer starts it as `svc <agent> --detach` would there, and
  * the phone opens the new session's conversation.
  */
+
+import type { LaunchRequest, LaunchResultBody } from '../../../../core/protocol/bodies.js';
 import { ago, refusalText } from '../../../../core/protocol/refusalText.js';
-import type { LaunchRequest, LaunchResultBody } from '../../../../core/seal/bodies.js';
 import { NEW_SESSION_TARGET } from '../../../../core/sessions/newSession.js';
 import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { h, replace } from '../dom.js';
 import type { App } from '../state.js';
-import { sessionHref } from './agents.js';
 import { keysRequest } from './control.js';
+import { sessionHref } from './hrefs.js';
 import type { Screen } from './screen.js';
 
 /** A start may make a worktree first (a checkout of a large repository): its answer is waited for this long. */

@@ -5,7 +5,7 @@
  * arguments. Requests travel sealed in `pane.keys` (`schedule`), like session control.
  */
 import { agentById, PROMPT_AGENTS } from '../../../../core/agents/registry.js';
-import type { ScheduleRequest, SchedulesBody } from '../../../../core/seal/bodies.js';
+import type { ScheduleRequest, SchedulesBody } from '../../../../core/protocol/bodies.js';
 import { parseBody } from '../api.js';
 import { openFrom } from '../crypto.js';
 import { unopenedText } from '../device.js';

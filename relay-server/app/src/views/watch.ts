@@ -6,9 +6,9 @@
  */
 
 import { type PaneZoom, parsePaneZoom, stepPaneZoom } from '../../../../core/panes/frames.js';
+import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/protocol/bodies.js';
 import { computerAway, type RelayFrame } from '../../../../core/protocol/index.js';
 import { paneStatusText, refusalText } from '../../../../core/protocol/refusalText.js';
-import { FrameBody, type KeysBody, type WatchBody } from '../../../../core/seal/bodies.js';
 import { openFrom, sealFor } from '../crypto.js';
 import { nextSeq } from '../db.js';
 import { unopenedText } from '../device.js';

@@ -4,9 +4,8 @@
  * envelopes; outside is routing: the computer, the ask id, the session, the deadline.
  */
 import { z } from 'zod';
-import { DeviceId, SessionName } from '../protocol/codes.js';
 import { Envelope } from '../seal/envelopeSchema.js';
-import { ASK_CODES, AskId } from './ask.js';
+import { ASK_CODES, AskId, DeviceId, SessionName } from './codes.js';
 
 const SealedField = z.record(z.string(), z.unknown());
 const ConnectionId = z.string().min(1).max(64);

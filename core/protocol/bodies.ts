@@ -5,8 +5,8 @@
  * at another session. docs/protocol.md lists them for people.
  */
 import { z } from 'zod';
-import { MAX_BODY_CHARS, SessionName } from '../protocol/index.js';
-import { CONTROL_ACTIONS } from '../sessions/control.js';
+import { CONTROL_ACTIONS } from './actions.js';
+import { MAX_BODY_CHARS, SessionName } from './codes.js';
 
 export const Seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -28,7 +28,7 @@ export const CommandBody = z.strictObject({
 });
 export type CommandBody = z.infer<typeof CommandBody>;
 
-export { commandTextProblem } from '../protocol/limits.js';
+export { commandTextProblem } from './limits.js';
 
 /** `pane.watch`: start or renew a live pane for the sending device. */
 export const WatchBody = z.strictObject({

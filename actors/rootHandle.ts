@@ -1,0 +1,39 @@
+/**
+ * The one way the listener's IO code reaches its root machine (machines/listener.ts): the root's own events, typed;
+ * a look at its context; and frames for the relay, through the relay link it supervises. The IO adapters are made
+ * before the root runs, so the handle is made first and the running root attached to it; until then (and after the
+ * root stopped) events are dropped and nothing reaches the relay.
+ */
+import type { ActorRefFrom } from 'xstate';
+import type { ClientFrame } from '../core/protocol/index.js';
+import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
+
+export interface RootHandle {
+  /** Tell the root something (an event of its own). */
+  send(event: ListenerEvent): void;
+  /** The root's context now, or null before it runs. */
+  context(): ListenerContext | null;
+  /** Send a frame to the relay; false when no relay link is up to take it. */
+  toRelay(frame: ClientFrame): boolean;
+}
+
+export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typeof listenerMachine>): void } {
+  let root: ActorRefFrom<typeof listenerMachine> | null = null;
+  return {
+    attach(actor) {
+      root = actor;
+    },
+    send(event) {
+      root?.send(event);
+    },
+    context() {
+      return root?.getSnapshot().context ?? null;
+    },
+    toRelay(frame) {
+      const relay = root?.system.get('relay');
+      if (!relay) return false;
+      relay.send({ type: 'SEND', frame });
+      return true;
+    },
+  };
+}
