@@ -34,6 +34,7 @@ import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { injectText, realSleep } from './agents/inject.js';
+import { createPaneTurns } from './agents/paneTurns.js';
 import { readConfigFile } from './daemon/configFile.js';
 import { runningListener, startListenerControl } from './daemon/controlSocket.js';
 import { isListenerProcess, readPid, removePidFile, writeDaemonFiles } from './daemon/daemonFiles.js';
@@ -180,6 +181,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const logAction = (_: unknown, params: LogParams) => log.line(params);
   // a test-only switch that makes chosen children fail (actors/debug/faults.ts); read once, here
   const faults = faultsFromEnv(process.env, (level, message) => log[level](message));
+  // one typing at a time per pane, also across a session actor rebuilt after a failure
+  const inTurn = createPaneTurns();
 
   // Sealing (docs/security.md): this computer's device key, the devices it pinned, the relay's device list.
   const me = await loadDeviceIdentity(paths.deviceKey, config.baseUrl.value).catch((err: Error) => {
@@ -372,19 +375,21 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       session: sessionMachine.provide({
         actors: {
           inject: faults.promise(
-            fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
-              const result = await injectText({
-                tmux,
-                target: { pane: input.paneId },
-                text: input.text,
-                strategy: submitStrategyFor(input),
-                pane: { inMode: input.inMode },
-                sleep: realSleep,
-              });
-              return { submitted: result.submitted };
-            }),
+            fromPromise<InjectOutput, InjectInput>(({ input }) =>
+              inTurn(input.paneId, async () => {
+                const result = await injectText({
+                  tmux,
+                  target: { pane: input.paneId },
+                  text: input.text,
+                  strategy: submitStrategyFor(input),
+                  pane: { inMode: input.inMode },
+                  sleep: realSleep,
+                });
+                return { submitted: result.submitted };
+              }),
+            ),
           ),
-          typeKeys: faults.promise(typeKeysLogic(tmux)),
+          typeKeys: faults.promise(typeKeysLogic(tmux, undefined, inTurn)),
         },
         actions: {
           log: logAction,
@@ -499,7 +504,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log,
     mcp: asks.handle,
     hook: (request) => hooks.handle(request),
-    failing: () => failingChildren(actor.getSnapshot().context.supervision),
+    failing: () => failingChildren(actor.getSnapshot().context.supervision, Date.now()),
   });
 
   const done = new Promise<number>((resolve) => {

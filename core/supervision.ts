@@ -38,7 +38,10 @@ export const STRATEGY: Record<Family, { onFailure: 'restart' | 'end'; givenUp: '
   pinsWatch: { onFailure: 'restart', givenUp: 'left_off' },
 };
 
-/** Backoff 1 s, 2 s, 4 s … up to 60 s; given up at the 5th failure within 10 minutes. */
+/**
+ * Backoff 1 s, 2 s, 4 s, 8 s (capped at 60 s for a policy that allows more); given up at the 5th failure within
+ * 10 minutes.
+ */
 export const SUPERVISION = { baseMs: 1_000, capMs: 60_000, limit: 5, windowMs: 10 * 60_000 } as const;
 export type SupervisionPolicy = { baseMs: number; capMs: number; limit: number; windowMs: number };
 
@@ -94,9 +97,38 @@ export function isDown(record: Failures | undefined, now: number): boolean {
   return record.givenUp || (record.retryAt !== null && record.retryAt > now);
 }
 
-/** The children that failed, as `svc verify` and `svc debug state` show them. */
-export function failingChildren(records: Record<string, Failures>): FailingChild[] {
-  return Object.entries(records).map(([id, r]) => ({ id, failures: r.at.length, givenUp: r.givenUp, error: r.error }));
+/** The children that failed within the window (or were given up), as `svc verify` and `svc debug state` show them. */
+export function failingChildren(
+  records: Record<string, Failures>,
+  now: number,
+  policy: SupervisionPolicy = SUPERVISION,
+): FailingChild[] {
+  return Object.entries(records)
+    .map(([id, r]) => ({ id, r, recent: r.at.filter((t) => now - t < policy.windowMs).length }))
+    .filter(({ r, recent }) => r.givenUp || recent > 0)
+    .map(({ id, r, recent }) => ({
+      id,
+      failures: r.givenUp ? r.at.length : recent,
+      givenUp: r.givenUp,
+      error: r.error,
+    }));
+}
+
+/**
+ * The records worth keeping: not those whose failures all left the window with nothing pending, nor those whose
+ * subject is gone (`gone`: the session ended, the device was forgotten), given up or not.
+ */
+export function pruneFailures(
+  records: Record<string, Failures>,
+  now: number,
+  gone: (id: string, record: Failures) => boolean,
+  policy: SupervisionPolicy = SUPERVISION,
+): Record<string, Failures> {
+  const kept = Object.entries(records).filter(([id, r]) => {
+    if (gone(id, r)) return false;
+    return r.givenUp || r.retryAt !== null || r.at.some((t) => now - t < policy.windowMs);
+  });
+  return kept.length === Object.keys(records).length ? records : Object.fromEntries(kept);
 }
 
 /** `svc verify`'s lines for failed children, given up first: FAIL for one given up (the listener runs without it). */
@@ -105,7 +137,13 @@ export function formatFailingLines(children: readonly FailingChild[]): string[] 
   return [...children]
     .sort((a, b) => Number(b.givenUp) - Number(a.givenUp) || a.id.localeCompare(b.id))
     .map((c) => {
-      const what = c.givenUp ? 'not restarted; `svc listener --restart` once its log says why' : 'restarted';
+      const family = familyOf(c.id);
+      const ended = family !== null && STRATEGY[family].onFailure === 'end';
+      const what = c.givenUp
+        ? 'not restarted; `svc listener --restart` once its log says why'
+        : ended
+          ? 'ended'
+          : 'restarted';
       const head = `${c.givenUp ? 'FAIL' : 'ok  '}  ${'child'.padEnd(9)}`;
       return `${head} ${c.id} failed ${c.failures} time(s) in ${minutes} min, ${what} (last: ${c.error})`;
     });

@@ -30,6 +30,11 @@ export interface InventoryReading {
 export interface InventoryInput {
   /** tmux's default pane title is the host name: a title equal to it is not the agent's own. */
   hostname: string;
+  /**
+   * The REFRESHes the root sent before this inventory started: one restarted after a failure counts on from there,
+   * so input held for a reading is released by its first one (machines/listener.ts `held`).
+   */
+  asked?: number;
 }
 
 export interface InventoryContext {
@@ -129,8 +134,8 @@ export const inventoryMachine = setup({
     owed: null,
     rejected: 0,
     again: false,
-    asked: 0,
-    answering: 0,
+    asked: input.asked ?? 0,
+    answering: input.asked ?? 0,
     failures: 0,
     watched: [],
     cause: 'tick',

@@ -29,8 +29,17 @@ import {
   pushResultFrame,
   releaseHeld,
   STOPPED_WHILE_TYPING,
+  watchId,
 } from '../core/sessions/routing.js';
-import { decideFailure, describeFailure, type Failures, familyOf, isDown, STRATEGY } from '../core/supervision.js';
+import {
+  decideFailure,
+  describeFailure,
+  type Failures,
+  familyOf,
+  isDown,
+  pruneFailures,
+  STRATEGY,
+} from '../core/supervision.js';
 import { sessionsHolding } from '../core/worktrees/worktree.js';
 import { type AskInput, type AskOutput, type AskRefused, askMachine, type SettledAsk } from './ask.js';
 import type { DeviceResult } from './device.js';
@@ -239,11 +248,16 @@ function notFound(h: HeldInput): SessionResult | SessionKeysResult {
 }
 
 /** Why input for a session whose actor failed was not typed (core/supervision.ts). */
-export const ACTOR_FAILED = "svc's actor for this session failed (the listener's log says why); this was not typed";
+export const ACTOR_FAILED =
+  "svc's actor for this session failed while this waited or was being typed (the listener's log says why): it may be partly typed, look before sending it again";
+
+/** Why input for a session whose actor is down (failed, not back yet, or given up) was refused. */
+export const ACTOR_DOWN =
+  "svc's actor for this session failed and is not back (the listener's log says why): this was not typed";
 
 /** The answer for held input whose session actor failed and is not back yet, or was given up. */
 function actorDown(h: HeldInput): SessionResult | SessionKeysResult {
-  const refused = { session: h.session, state: 'refused', code: 'inject_failed', message: ACTOR_FAILED } as const;
+  const refused = { session: h.session, state: 'refused', code: 'inject_failed', message: ACTOR_DOWN } as const;
   return h.kind === 'push'
     ? { type: 'SESSION.RESULT', id: h.id, ...refused }
     : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
@@ -439,6 +453,8 @@ export const listenerMachine = setup({
       const { id, record, halts } = singletonFailure(context, event);
       return {
         supervision: { ...context.supervision, [id]: record },
+        // a link that failed never said it went offline: nothing goes to the relay until the new one is up
+        ...(id === 'relay' ? { online: false } : {}),
         ...(halts ? { stopReason: `${id} failed ${record.at.length} times in ten minutes` } : {}),
       };
     }),
@@ -505,6 +521,10 @@ export const listenerMachine = setup({
                   target: 'waitingToScan',
                   actions: enqueueActions(({ context, event, enqueue }) => {
                     const next = { ...context.worktrees };
+                    // a given-up worktree that git no longer lists is gone: its record too
+                    const listed = new Set(event.output.map((wt) => worktreeId(wt.repoName, wt.slug)));
+                    const vanished = (id: string) => id.startsWith('worktree.') && !listed.has(id);
+                    enqueue.assign({ supervision: pruneFailures(context.supervision, nowOf(context), vanished) });
                     for (const wt of event.output) {
                       const id = worktreeId(wt.repoName, wt.slug);
                       // a worktree whose actor failed comes back at the next scan, unless it was given up
@@ -583,7 +603,7 @@ export const listenerMachine = setup({
                 id: 'inventory',
                 systemId: 'inventory',
                 src: 'inventory',
-                input: ({ context }) => ({ hostname: context.input.hostname ?? '' }),
+                input: ({ context }) => ({ hostname: context.input.hostname ?? '', asked: context.asked }),
               },
               on: {
                 'xstate.error.actor.inventory': restartOrGiveUp('#listener.halted'),
@@ -725,6 +745,15 @@ export const listenerMachine = setup({
               case 'pane.watch':
               case 'pane.keys':
               case 'pane.stop': {
+                // a live pane waiting to start again after its actor failed: the phone's stop cancels that
+                const waiting =
+                  frame.type === 'pane.stop' && frame.deviceId ? watchId(frame.deviceId, frame.session) : null;
+                const record = waiting ? context.supervision[waiting] : undefined;
+                if (waiting && record && record.retryAt !== null && !context.watches[waiting]) {
+                  enqueue.assign({ supervision: { ...context.supervision, [waiting]: { ...record, retryAt: null } } });
+                  enqueue.sendTo('relay', toRelay(paneStatusFrame(frame, 'stopped', 'requested')));
+                  return;
+                }
                 const d = decidePaneRequest(frame, receivedAt, context);
                 if (d.kind === 'stop') enqueue.sendTo(d.watchId, { type: 'STOP' });
                 if (d.kind === 'contact') toDevice(d);
@@ -834,7 +863,18 @@ export const listenerMachine = setup({
                     input: { name, record, ...screen },
                   });
               }
-              enqueue.assign({ sessions: next, cards, supervision, owed });
+              // records of failures that left the window, or of children whose session ended, are dropped
+              const sessionOf = (id: string) =>
+                id.startsWith('session.')
+                  ? id.slice('session.'.length)
+                  : id.startsWith('watch.')
+                    ? id.split('/').slice(1).join('/')
+                    : null;
+              const pruned = pruneFailures(supervision, now, (id) => {
+                const session = sessionOf(id);
+                return session !== null && !next[session];
+              });
+              enqueue.assign({ sessions: next, cards, supervision: pruned, owed });
               // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
               const prompts = { ...context.firstPrompts };
               for (const [session, prompt] of Object.entries(context.firstPrompts)) {
@@ -859,7 +899,7 @@ export const listenerMachine = setup({
               if ((event.cause ?? 'tick') === 'tick' && !context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
-            enqueueActions(({ context, event, enqueue }) => {
+            enqueueActions(({ context, event, enqueue, system }) => {
               if (context.held.length === 0) return;
               // A reading that began before the input arrived may predate what it is about; the inventory reads
               // again at once (it was asked to), so such input waits for that reading.
@@ -892,7 +932,8 @@ export const listenerMachine = setup({
                     type: 'controlPast',
                     params: { session, action: control, ref: held.event.keys.ref, live: found },
                   });
-                } else if (found && isDown(context.supervision[sessionId(held.session)], nowOf(context)))
+                } else if (found && !system.get(sessionId(held.session)))
+                  // its actor failed and is not back (its backoff, or given up): nothing to send to
                   enqueue.raise(actorDown(held));
                 else if (found) {
                   enqueue.sendTo(sessionId(held.session), held.event);
@@ -1114,6 +1155,10 @@ export const listenerMachine = setup({
         'PINS.LOADED': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ pins: event.pins, pinsUnreadable: event.unreadable === true });
+            // a forgotten device's record goes with it (svc verify no longer fails on it)
+            const forgotten = (id: string) =>
+              id.startsWith('device.') && !event.pins.devices[id.slice('device.'.length)];
+            enqueue.assign({ supervision: pruneFailures(context.supervision, nowOf(context), forgotten) });
             for (const deviceId of context.devices) {
               enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
             }
@@ -1287,20 +1332,22 @@ export const listenerMachine = setup({
         },
         'WATCH.RESTART': {
           description:
-            'A live pane whose actor failed starts again after its backoff, if its session and pin still are.',
+            'A live pane whose actor failed starts again after its backoff, unless the phone stopped it meanwhile, and only while its session is there and its device pinned and trusted (as a resumed one).',
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { id, input } = event;
             const record = context.supervision[id];
-            if (record) enqueue.assign({ supervision: { ...context.supervision, [id]: { ...record, retryAt: null } } });
-            // asked for again meanwhile: that one streams
-            if (context.watches[id]) return;
-            if (!context.sessions[input.session] || !context.pins.devices[input.deviceId]) {
+            // stopped by the phone meanwhile (its record says no restart is due), or asked for again: that one streams
+            if (!record || record.retryAt === null || context.watches[id]) return;
+            enqueue.assign({ supervision: { ...context.supervision, [id]: { ...record, retryAt: null } } });
+            const { publicKey: _old, ...lease } = input;
+            const [again] = watchesToResume([lease], context.pins, context.watches);
+            if (!context.sessions[input.session] || !again) {
               const reason = context.sessions[input.session] ? 'requested' : 'session_gone';
               enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', reason)));
               return;
             }
-            enqueue.spawnChild('paneWatch', { id, systemId: id, input });
-            enqueue.assign({ watches: { ...context.watches, [id]: input } });
+            enqueue.spawnChild('paneWatch', { id, systemId: id, input: again.input });
+            enqueue.assign({ watches: { ...context.watches, [id]: again.input } });
             enqueue(
               line('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),
             );

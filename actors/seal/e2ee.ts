@@ -197,20 +197,28 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
 export function typeKeysLogic(
   tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession'>,
   wait: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  /** Runs the typing when the pane is free (actors/agents/paneTurns.ts); at once by default. */
+  inTurn: <T>(pane: string, run: () => Promise<T>) => Promise<T> = (_, run) => run(),
 ) {
-  return fromPromise<void, TypeKeysInput>(async ({ input }) => {
-    const pane = { pane: input.paneId };
-    // "force end", chosen and confirmed on the phone (core/sessions/control.ts)
-    if (input.kill) return tmux.killSession(input.session);
-    // Input into an approval prompt: one more look, a moment later, right before typing (core/agents/approvals.ts).
-    if (input.confirm) {
-      await wait(APPROVAL_CONFIRM_MS);
-      const { text } = await tmux.captureScreen(pane);
-      if (!stillShows(input.confirm.agent, input.confirm.fingerprint, { text })) throw new PromptChangedError();
-    }
-    const leaveMode = input.inMode === true;
-    // Text, then keys, in one tmux call.
-    if (input.text.length > 0) await tmux.sendLiteral(pane, input.text, { leaveMode, keys: input.keys });
-    else if (input.keys.length > 0) await tmux.sendKeys(pane, input.keys, { leaveMode });
-  });
+  return fromPromise<void, TypeKeysInput>(({ input }) => inTurn(input.paneId, () => typeKeys(tmux, wait, input)));
+}
+
+async function typeKeys(
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession'>,
+  wait: (ms: number) => Promise<void>,
+  input: TypeKeysInput,
+): Promise<void> {
+  const pane = { pane: input.paneId };
+  // "force end", chosen and confirmed on the phone (core/sessions/control.ts)
+  if (input.kill) return tmux.killSession(input.session);
+  // Input into an approval prompt: one more look, a moment later, right before typing (core/agents/approvals.ts).
+  if (input.confirm) {
+    await wait(APPROVAL_CONFIRM_MS);
+    const { text } = await tmux.captureScreen(pane);
+    if (!stillShows(input.confirm.agent, input.confirm.fingerprint, { text })) throw new PromptChangedError();
+  }
+  const leaveMode = input.inMode === true;
+  // Text, then keys, in one tmux call.
+  if (input.text.length > 0) await tmux.sendLiteral(pane, input.text, { leaveMode, keys: input.keys });
+  else if (input.keys.length > 0) await tmux.sendKeys(pane, input.keys, { leaveMode });
 }

@@ -25,6 +25,7 @@ import {
   familyOf,
   formatFailingLines,
   isDown,
+  pruneFailures,
   SUPERVISION,
 } from '../../core/supervision.js';
 import { fullBucket, takeToken } from '../../core/tokenBucket.js';
@@ -314,8 +315,29 @@ describe('supervision policy (core/supervision.ts)', () => {
       'ok    child     watch.d/s failed 1 time(s) in 10 min, restarted (last: Error: a)',
     ]);
     expect(formatFailingLines([])).toEqual([]);
-    expect(failingChildren({ 'session.x': failingAt('session', [0]).record })).toEqual([
+    expect(failingChildren({ 'session.x': failingAt('session', [0]).record }, 1_000)).toEqual([
       { id: 'session.x', failures: 1, givenUp: false, error: 'Error: boom' },
     ]);
+    // a failure older than the window is not shown; one given up is, whenever it was
+    expect(failingChildren({ 'session.x': failingAt('session', [0]).record }, 10 * MIN)).toEqual([]);
+    const givenUp = failingAt('session', [0, 1, 2, 3, 4]).record;
+    expect(failingChildren({ 'session.y': givenUp }, 60 * MIN)).toEqual([
+      { id: 'session.y', failures: 5, givenUp: true, error: 'Error: boom' },
+    ]);
+    expect(formatFailingLines([{ id: 'ask.a_1', failures: 1, givenUp: false, error: 'Error: c' }])).toEqual([
+      'ok    child     ask.a_1 failed 1 time(s) in 10 min, ended (last: Error: c)',
+    ]);
+  });
+
+  it('prunes records whose failures left the window, and those whose subject is gone, given up or not', () => {
+    const old = failingAt('watch', [0]).record;
+    const fresh = failingAt('watch', [9 * MIN]).record;
+    const givenUp = failingAt('session', [0, 1, 2, 3, 4]).record;
+    const records = { 'watch.d/a': { ...old, retryAt: null }, 'watch.d/b': fresh, 'session.c': givenUp };
+    const none = () => false;
+    expect(Object.keys(pruneFailures(records, 11 * MIN, none))).toEqual(['watch.d/b', 'session.c']);
+    expect(Object.keys(pruneFailures(records, 11 * MIN, (id) => id === 'session.c'))).toEqual(['watch.d/b']);
+    const kept = { 'watch.d/b': fresh };
+    expect(pruneFailures(kept, 9 * MIN, none)).toBe(kept);
   });
 });

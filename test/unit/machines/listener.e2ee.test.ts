@@ -650,6 +650,20 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     expect(statuses(h).map((s) => s.state)).toEqual(['streaming']);
   });
 
+  it('a live pane the phone stops while its actor waits to start again stays stopped', async () => {
+    const h = harness({ faults: 'action:watch.d_phone/svc-proj' });
+    await h.connect();
+    watch(h, 1);
+    await flush();
+    h.frame({ type: 'pane.stop', session: 'svc-proj', ...req });
+    await flush();
+    expect(statuses(h).at(-1)).toMatchObject({ state: 'stopped', code: 'requested' });
+    h.clock.increment(1_000);
+    await flush();
+    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.sent().filter((f) => f.type === 'pane.frame')).toEqual([]);
+  });
+
   it('a live pane whose actor keeps failing is given up, and the phone is told it stopped (failed)', async () => {
     const h = harness({ faults: 'action:watch.d_phone/svc-proj!' });
     await h.connect();

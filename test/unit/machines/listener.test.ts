@@ -12,7 +12,7 @@ import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/se
 import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree.js';
 import { askMachine, type SettledAsk } from '../../../machines/ask.js';
 import { inventoryMachine } from '../../../machines/inventory.js';
-import { ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
+import { ACTOR_DOWN, ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
 import type { LogParams } from '../../../machines/log.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
 import { MAX_HELD_FRAMES, relayLinkMachine } from '../../../machines/relayLink.js';
@@ -991,7 +991,7 @@ describe('supervision (core/supervision.ts)', () => {
     // the reading this push waits for comes before the backoff has passed
     h.push({ id: 2, agentSessionName: 'svc-a' });
     await flush();
-    expect(result(h, 2)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
+    expect(result(h, 2)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_DOWN });
     expect(h.state.typed).toEqual([]);
   });
 
@@ -1091,6 +1091,34 @@ describe('supervision (core/supervision.ts)', () => {
     expect(always.actor.getSnapshot().status).toBe('done');
     expect(always.actor.getSnapshot().context.stopReason).toBe('relay failed 5 times in ten minutes');
     expect(always.state.failures.at(-1)!.what).toBe('failed 5 times in ten minutes: the listener stops');
+  });
+
+  it('input after the inventory was restarted is typed: the new one counts its readings on from the old one', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    h.push({ id: 1, body: 'before' });
+    await flush();
+    // as xstate tells the root when its inventory throws
+    h.actor.send({ type: 'xstate.error.actor.inventory', error: new Error('a bug in the inventory') });
+    await flush();
+    expect(h.state.failures).toEqual([{ id: 'inventory', what: 'restarted at once' }]);
+    h.push({ id: 2, body: 'after' });
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['before', 'after']);
+    expect(h.actor.getSnapshot().context.held).toEqual([]);
+  });
+
+  it('a relay link that failed is offline until the new one is up', async () => {
+    const h = harness();
+    await flush();
+    await h.connect();
+    expect(h.actor.getSnapshot().context.online).toBe(true);
+    h.actor.send({ type: 'xstate.error.actor.relay', error: new Error('a bug in the link') });
+    await flush();
+    expect(h.actor.getSnapshot().context.online).toBe(false);
+    await h.connect();
+    expect(h.actor.getSnapshot().context.online).toBe(true);
   });
 
   it('the devices.json watch is restarted when it fails, and left off at the fifth failure while the listener serves', async () => {
