@@ -31,6 +31,9 @@ afterEach(async () => {
   computer = null;
 });
 
+// Every test here logs a computer of its own into one relay account: a push names its computer, since a session
+// name alone goes to whichever computer the relay last saw it on (an earlier test's, stopped).
+
 /** A computer with `svc-proj` and `svc-boom` running the fake agent, and its listener started with `fault`. */
 async function faultyListener(fault: string, name: string) {
   computer = await loggedInComputer({ url: relay.url, apiKey: relay.apiKey, name });
@@ -60,13 +63,13 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     const { c, env, proc } = await faultyListener('action:session.svc-boom', 'fault-box');
     expect(proc.output()).toMatch(/SVC_FAULT: injecting failures \(action:session\.svc-boom\)/);
 
-    const first = await sendPush(relay, 'svc-boom', 'lost to a bug');
+    const first = await sendPush(relay, 'svc-boom', 'lost to a bug', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, first)).toMatchObject({ state: 'refused', code: 'inject_failed' });
     // its id, the event it failed on and what becomes of it; the stack below
     await proc.waitForLine(/child session\.svc-boom failed handling PUSH: rebuilt from tmux/);
     expect(proc.output()).toMatch(/InjectedFault: SVC_FAULT: injected action failure in session\.svc-boom/);
 
-    const other = await sendPush(relay, 'svc-proj', 'the other session');
+    const other = await sendPush(relay, 'svc-proj', 'the other session', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, other)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-proj', 'the other session');
 
@@ -78,7 +81,7 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     expect((await debugState(env)).failing).toEqual([
       expect.objectContaining({ id: 'session.svc-boom', failures: 1, givenUp: false }),
     ]);
-    const again = await sendPush(relay, 'svc-boom', 'after the restart');
+    const again = await sendPush(relay, 'svc-boom', 'after the restart', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, again)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-boom', 'after the restart');
     expect(await c.tmux.capture('svc-boom')).not.toContain('lost to a bug');
@@ -95,7 +98,7 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
         timeoutMs: 20_000,
         what: `session.svc-boom to be rebuilt before failure ${n}`,
       });
-      const id = await sendPush(relay, 'svc-boom', `try ${n}`);
+      const id = await sendPush(relay, 'svc-boom', `try ${n}`, { targetComputer: computer!.hookId });
       expect(await finalPush(relay, id)).toMatchObject({ state: 'refused', code: 'inject_failed' });
       await waitFor(async () => ((await failures())?.failures ?? 0) >= n, { what: `failure ${n} to be recorded` });
     }
@@ -108,9 +111,9 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     const state = await runSvc(['debug', 'state'], env);
     expect(state.stdout).toMatch(/failed children:\nFAIL {2}child {5}session\.svc-boom/);
 
-    const late = await sendPush(relay, 'svc-boom', 'never typed');
+    const late = await sendPush(relay, 'svc-boom', 'never typed', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, late)).toMatchObject({ state: 'refused', code: 'inject_failed' });
-    const fine = await sendPush(relay, 'svc-proj', 'still served');
+    const fine = await sendPush(relay, 'svc-proj', 'still served', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, fine)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-proj', 'still served');
     expect(await c.tmux.capture('svc-boom')).not.toContain('you said:');
@@ -121,7 +124,7 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     const { c, env, proc } = await faultyListener('callback:relay,callback:pinsWatch!', 'singleton-box');
     expect(proc.output()).toMatch(/child relay failed.*restarted at once/);
     expect(proc.output()).toMatch(/child pinsWatch failed.*failed 5 times in ten minutes: left off/);
-    const id = await sendPush(relay, 'svc-proj', 'through the restarted link');
+    const id = await sendPush(relay, 'svc-proj', 'through the restarted link', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, id)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-proj', 'through the restarted link');
     const verify = await runSvc(['verify'], env);
@@ -144,7 +147,7 @@ describe('a listener around things that break (issue 31, item 2)', () => {
     }
     listener = spawnSvc(['listener'], c.env);
     await listener.waitForLine(/connected to ws:/);
-    const id = await sendPush(relay, 'svc-proj', 'past the broken files');
+    const id = await sendPush(relay, 'svc-proj', 'past the broken files', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, id)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-proj', 'past the broken files');
     const out = listener.output();
@@ -165,7 +168,7 @@ describe('a listener around things that break (issue 31, item 2)', () => {
     listener = spawnSvc(['listener'], c.env);
     await listener.waitForLine(/connected to ws:/);
     await c.tmux.run(['kill-server']).catch(() => {});
-    const gone = await sendPush(relay, 'svc-proj', 'into no server');
+    const gone = await sendPush(relay, 'svc-proj', 'into no server', { targetComputer: computer!.hookId });
     // the listener's log goes with a failure: a reading that hangs on a dying server would show here
     const settled = await finalPush(relay, gone).catch((e: Error) => {
       throw new Error(`${e.message}; the listener's log:\n${listener?.output()}`);
@@ -173,7 +176,7 @@ describe('a listener around things that break (issue 31, item 2)', () => {
     expect(settled).toMatchObject({ state: 'refused', code: 'session_not_found' });
     await c.tmux.newSession('svc-proj', fakeAgentCommand('claude'));
     await waitFor(async () => (await c.tmux.capture('svc-proj')).includes('›'), { what: 'the new svc-proj prompt' });
-    const id = await sendPush(relay, 'svc-proj', 'into the new server');
+    const id = await sendPush(relay, 'svc-proj', 'into the new server', { targetComputer: computer!.hookId });
     expect(await finalPush(relay, id)).toMatchObject({ state: 'injected' });
     await typedInto(c, 'svc-proj', 'into the new server');
     expect(listener.child.exitCode).toBeNull();
