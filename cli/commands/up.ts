@@ -252,6 +252,22 @@ export default defineCommand({
           '',
         ]
       : [];
+    // Ctrl-C stops everything from here on: set before the banner says so (a signal right after it must not kill
+    // svc up with its tunnel left running)
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      listener?.stop();
+      await tunnel?.stop();
+      if (listener) await listener.done;
+      clearRunningUp(paths.up);
+      await relay.close();
+      await store.close();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop());
+    process.on('SIGTERM', () => void stop());
     if (!fresh) {
       process.stdout.write(
         [
@@ -297,20 +313,6 @@ export default defineCommand({
       );
     }
 
-    let stopping = false;
-    const stop = async () => {
-      if (stopping) return;
-      stopping = true;
-      listener?.stop();
-      await tunnel?.stop();
-      if (listener) await listener.done;
-      clearRunningUp(paths.up);
-      await relay.close();
-      await store.close();
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void stop());
-    process.on('SIGTERM', () => void stop());
     if (listener) {
       // The relay serves the phone and every listener of this account: it never stops with this one.
       const code = await listener.done;
