@@ -22,6 +22,7 @@ import { pastRecord } from '../core/sessions/control.js';
 import { failingChildren } from '../core/supervision.js';
 import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
+import { asksMachine } from '../machines/asks.js';
 import { deviceMachine } from '../machines/device.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
 import { listenerMachine } from '../machines/listener.js';
@@ -33,6 +34,7 @@ import { schedulerMachine } from '../machines/scheduler.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
+import { worktreesMachine } from '../machines/worktrees.js';
 import { injectText, realSleep } from './agents/inject.js';
 import { createPaneTurns } from './agents/paneTurns.js';
 import { readConfigFile } from './daemon/configFile.js';
@@ -310,19 +312,30 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   const git = createGit();
   const worktreeIndex = createWorktreeIndex(join(paths.dir, 'worktrees.json'));
 
+  const reportFailure = (_: unknown, { id, error, what }: { id: string; error: unknown; what: string }) => {
+    // the event it failed on, from the inspector (its type only: never a payload)
+    const last = inspector.lastEvent(id);
+    const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    log.error(`child ${id} failed${last ? ` handling ${last}` : ''}: ${what}\n${stack}`);
+  };
   const machine = listenerMachine.provide({
     actors: faults.children({
-      worktree: worktreeMachine.provide({
+      worktrees: worktreesMachine.provide({
         actors: {
-          checkWorktree: faults.promise(checkWorktreeActor(git)),
-          removeWorktree: faults.promise(removeWorktreeActor(git)),
+          worktree: worktreeMachine.provide({
+            actors: {
+              checkWorktree: faults.promise(checkWorktreeActor(git)),
+              removeWorktree: faults.promise(removeWorktreeActor(git)),
+            },
+            actions: { log: logAction },
+          }),
+          findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => {
+            const found = await findSvcWorktrees({ git, index: worktreeIndex });
+            for (const problem of found.problems) log.warn(problem);
+            return found.worktrees;
+          }),
         },
-        actions: { log: logAction },
-      }),
-      findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => {
-        const found = await findSvcWorktrees({ git, index: worktreeIndex });
-        for (const problem of found.problems) log.warn(problem);
-        return found.worktrees;
+        actions: { log: logAction, reportFailure },
       }),
       relayLink: relayLinkMachine.provide({
         actors: { relaySocket: faults.callback(relaySocketLogic) },
@@ -358,9 +371,24 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             actions: { log: logAction, persist: schedules.persist },
           }),
         },
-        actions: { log: logAction, saveSeen: schedules.saveSeen, notifySkipped: schedules.notifySkipped },
+        actions: {
+          log: logAction,
+          saveSeen: schedules.saveSeen,
+          notifySkipped: schedules.notifySkipped,
+          reportFailure,
+        },
       }),
-      ask: askMachine.provide({ actors: { openAnswer: faults.promise(fromPromise(openAnswerLogic(me))) } }),
+      asks: asksMachine.provide({
+        actors: {
+          ask: askMachine.provide({ actors: { openAnswer: faults.promise(fromPromise(openAnswerLogic(me))) } }),
+        },
+        actions: {
+          log: logAction,
+          announceAsk: (_, params) => asks.announce(params.id),
+          settleAsk: (_, params) => asks.settle(params.output),
+          reportFailure,
+        },
+      }),
       inventory: inventoryMachine.provide({
         actors: {
           // Two tmux calls a tick whatever the number of sessions: the inventory, then the agent panes' screens.
@@ -407,6 +435,15 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
               log.error(`could not write the shell audit log ${paths.shellAudit}: ${(err as Error).message}`);
             }
           },
+          sealCard: (_, { session, prompt }) => {
+            asks
+              .card(session, prompt)
+              .then((envelope) => {
+                if (envelope)
+                  root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope });
+              })
+              .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
+          },
           writeMarker: (_, params) => {
             if (!params.projectDir) return;
             try {
@@ -423,12 +460,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     }),
     actions: {
       log: logAction,
-      reportFailure: (_, { id, error, what }) => {
-        // the event it failed on, from the inspector (its type only: never a payload)
-        const last = inspector.lastEvent(id);
-        const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-        log.error(`child ${id} failed${last ? ` handling ${last}` : ''}: ${what}\n${stack}`);
-      },
+      reportFailure,
       persistLedger: (_, params) => {
         try {
           saveLedger(ledgerPath, params.ledger);
@@ -436,21 +468,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           log.error(`could not save the delivery ledger ${ledgerPath}: ${(err as Error).message}`);
         }
       },
-      announceAsk: (_, params) => asks.announce(params.id),
-      settleAsk: (_, params) => asks.settle(params.output),
+      abandonAsks: () => asks.abandon(),
       notifyAcked: (_, params) => asks.acked(params.id, params.delivered, params.reason),
       controlPast: (_, { session, action, ref, live }) => requests.controlPast(session, action, ref, live),
       controlSchedule: (_, { session, request, ref, live }) => requests.controlSchedule(session, request, ref, live),
       viewFiles: (_, { session, request, ref }) => requests.viewFiles(session, request, ref),
       launchSession: (_, { request, ref }) => requests.launch(request, ref),
-      sealCard: (_, { session, prompt }) => {
-        asks
-          .card(session, prompt)
-          .then((envelope) => {
-            if (envelope) root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope });
-          })
-          .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
-      },
     },
   });
 
@@ -504,7 +527,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     log,
     mcp: asks.handle,
     hook: (request) => hooks.handle(request),
-    failing: () => failingChildren(actor.getSnapshot().context.supervision, Date.now()),
+    failing: () => failingChildren(root.failures(), Date.now()),
   });
 
   const done = new Promise<number>((resolve) => {

@@ -6,7 +6,11 @@
  */
 import type { ActorRefFrom } from 'xstate';
 import type { ClientFrame } from '../core/protocol/index.js';
+import type { Failures } from '../core/supervision.js';
+import type { asksMachine } from '../machines/asks.js';
 import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
+import type { schedulerMachine } from '../machines/scheduler.js';
+import type { worktreesMachine } from '../machines/worktrees.js';
 
 export interface RootHandle {
   /** Tell the root something (an event of its own). */
@@ -15,6 +19,8 @@ export interface RootHandle {
   context(): ListenerContext | null;
   /** Send a frame to the relay; false when no relay link is up to take it. */
   toRelay(frame: ClientFrame): boolean;
+  /** The children that failed, by actor id: the root's records and its supervisors' (core/supervision.ts). */
+  failures(): Record<string, Failures>;
 }
 
 export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typeof listenerMachine>): void } {
@@ -28,6 +34,18 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
     },
     context() {
       return root?.getSnapshot().context ?? null;
+    },
+    failures() {
+      if (!root) return {};
+      const asks = root.system.get('asks') as ActorRefFrom<typeof asksMachine> | undefined;
+      const worktrees = root.system.get('worktrees') as ActorRefFrom<typeof worktreesMachine> | undefined;
+      const scheduler = root.system.get('scheduler') as ActorRefFrom<typeof schedulerMachine> | undefined;
+      return {
+        ...root.getSnapshot().context.supervision,
+        ...asks?.getSnapshot().context.failures,
+        ...worktrees?.getSnapshot().context.failures,
+        ...scheduler?.getSnapshot().context.failures,
+      };
     },
     toRelay(frame) {
       const relay = root?.system.get('relay');

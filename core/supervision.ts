@@ -17,6 +17,9 @@ export const FAMILIES = [
   'inventory',
   'scheduler',
   'pinsWatch',
+  'asks',
+  'worktrees',
+  'schedule',
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
@@ -36,6 +39,9 @@ export const STRATEGY: Record<Family, { onFailure: 'restart' | 'end'; givenUp: '
   inventory: { onFailure: 'restart', givenUp: 'halt' },
   scheduler: { onFailure: 'restart', givenUp: 'left_off' },
   pinsWatch: { onFailure: 'restart', givenUp: 'left_off' },
+  asks: { onFailure: 'restart', givenUp: 'left_off' },
+  worktrees: { onFailure: 'restart', givenUp: 'left_off' },
+  schedule: { onFailure: 'restart', givenUp: 'left_off' },
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { MachineEntry } from '../core/debug/statechart.js';
 import { askMachine } from './ask.js';
+import { asksMachine } from './asks.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine } from './inventory.js';
 import { listenerMachine } from './listener.js';
@@ -15,6 +16,7 @@ import { scheduleMachine } from './schedule.js';
 import { schedulerMachine } from './scheduler.js';
 import { sessionMachine } from './session.js';
 import { worktreeMachine } from './worktree.js';
+import { worktreesMachine } from './worktrees.js';
 
 export const MACHINES: readonly MachineEntry[] = [
   {
@@ -23,7 +25,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes the relay link and the inventory; spawns session, worktree, device and watch actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
+      'The root of the daemon: invokes and supervises the relay link, the inventory, the scheduler, the asks and the worktrees; spawns session, device and watch actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',
@@ -49,6 +51,14 @@ export const MACHINES: readonly MachineEntry[] = [
       'One tmux session: attachment × agent state × remote mode × approval, and a delivery queue typed one push at a time.',
   },
   {
+    name: 'worktrees',
+    file: 'machines/worktrees.ts',
+    machine: worktreesMachine,
+    actorId: 'worktrees',
+    summary:
+      'The worktrees made by `--wt` and their supervisor: scans git at start and every minute, spawns a worktree actor per worktree, tells each after every tmux reading whether a session holds it; one that fails comes back at the next scan.',
+  },
+  {
     name: 'worktree',
     file: 'machines/worktree.ts',
     machine: worktreeMachine,
@@ -71,6 +81,14 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'watch.<deviceId>/<session>',
     summary:
       'One live pane for one device: captures, diffs and seals frames while its lease is renewed; stops on pane.stop, lease lapse or session end.',
+  },
+  {
+    name: 'asks',
+    file: 'machines/asks.ts',
+    machine: asksMachine,
+    actorId: 'asks',
+    summary:
+      'The svc_asks and their supervisor: spawns an ask actor per ask, hands it the phones’ answers, announces the asks again when the link is back; an ask whose actor fails ends failed for its asker.',
   },
   {
     name: 'ask',

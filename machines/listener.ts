@@ -5,10 +5,9 @@
  * contacts go where core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
  * "Delivery semantics").
  */
-import { type AnyActorRef, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { type AnyActorRef, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
-import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mcp/ask.js';
 import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
 import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
@@ -40,8 +39,7 @@ import {
   pruneFailures,
   STRATEGY,
 } from '../core/supervision.js';
-import { sessionsHolding } from '../core/worktrees/worktree.js';
-import { type AskInput, type AskOutput, type AskRefused, askMachine, type SettledAsk } from './ask.js';
+import { type AsksEvent, type AsksToListener, asksMachine } from './asks.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
@@ -50,10 +48,18 @@ import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type Watch
 import { relayLinkMachine } from './relayLink.js';
 import type { ScheduleKeys } from './schedule.js';
 import { type SchedulerEvent, schedulerMachine } from './scheduler.js';
-import type { SessionContext, SessionKeys, SessionKeysResult, SessionPush, SessionResult } from './session.js';
-import { sessionMachine, unanswered } from './session.js';
-import type { WorktreeInput } from './worktree.js';
-import { worktreeMachine } from './worktree.js';
+import type {
+  KeysRef,
+  PhoneRef,
+  SessionContext,
+  SessionEvent,
+  SessionKeys,
+  SessionKeysResult,
+  SessionPush,
+  SessionResult,
+} from './session.js';
+import { isPhoneRef, sessionMachine, unanswered } from './session.js';
+import { type WorktreesEvent, worktreesMachine } from './worktrees.js';
 
 export interface ListenerInput {
   hookId: string;
@@ -98,8 +104,6 @@ export interface ListenerContext {
   /** REFRESH requests sent to the inventory. */
   asked: number;
   online: boolean;
-  /** Worktrees made by `--wt`, by actor id (`worktree.<repo>-wt-<slug>`); each has a child actor. */
-  worktrees: Record<string, WorktreeInput>;
   /** Starts from the input; the relay's own window replaces it once the link is up. */
   replayWindowMs: number;
   stopReason: string | null;
@@ -112,15 +116,6 @@ export interface ListenerContext {
   watches: Record<string, PaneWatchInput>;
   /** Live panes to start again once connected (core/panes/watchLeases.ts); emptied then. */
   resume: LeaseLeft[];
-  /** `svc_ask`s waiting, by ask id; each has an `ask.<id>` child (machines/ask.ts). */
-  asks: Record<string, { session: string; deadline: number; devices: number }>;
-  /** Asks that ended, newest last (at most FINISHED_ASKS_KEPT): a late answer is refused with the right code. */
-  finishedAsks: Record<string, FinishedAsk>;
-  /**
-   * Approval cards by session: the fingerprint of the prompt on screen, and its card sealed for the phones once the
-   * sealing is done (null until then). Reported with the session; gone when the prompt is.
-   */
-  cards: Record<string, { fingerprint: string; envelope: Record<string, unknown> | null }>;
   /** Past sessions (core/sessions/control.ts), as records for the report; the IO side keeps the book. */
   past: SessionRecord[];
   /** The schedules, sealed for the phones (SchedulesBody), reported with the inventory; null: none. */
@@ -144,7 +139,7 @@ export interface ListenerContext {
 /** Something a child was given and owes an answer for (see `owed`). */
 export type Owed =
   | { kind: 'push'; session: string; id: number }
-  | { kind: 'keys'; session: string; ref: SessionKeys['ref'] }
+  | { kind: 'keys'; session: string; ref: KeysRef }
   | { kind: 'contact'; deviceId: string; ref: ContactRef };
 
 export type ListenerEvent =
@@ -171,7 +166,7 @@ export type ListenerEvent =
   | { type: 'SCHEDULES.CHANGED' }
   /** The schedules changed and were sealed again (actors/schedules/runs.ts); null: there are none. */
   | { type: 'SCHEDULES.SEALED'; envelope: Record<string, unknown> | null }
-  /** A session's approval card, sealed (actors/mcp/asks.ts sealCard). */
+  /** A session's approval card, sealed (actors/mcp/asks.ts card): for its session actor. */
   | { type: 'APPROVAL.SEALED'; session: string; fingerprint: string; envelope: Record<string, unknown> }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
@@ -189,13 +184,10 @@ export type ListenerEvent =
   | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
   | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
-  /** `svc mcp` asked the phone something, sealed already (actors/mcp/asks.ts). */
-  | { type: 'ASK.START'; ask: AskInput }
-  /** An ask a listener before this one left in ~/.svc/asks.json: it is over (expired) for the phone too. */
-  | { type: 'ASK.LEFTOVER'; id: string }
-  /** The asker went away. */
-  | { type: 'ASK.CANCEL'; id: string }
-  | AskRefused
+  /** An ask started, left by the listener before, or cancelled by its asker: for the asks (machines/asks.ts). */
+  | Extract<AsksEvent, { type: 'ASK.START' | 'ASK.LEFTOVER' | 'ASK.CANCEL' }>
+  /** A frame a supervisor sends to the relay through the link (machines/asks.ts), or an ask's REMOTE. */
+  | AsksToListener
   /** `svc_notify` or a listener event, sealed for the phones (actors/mcp/asks.ts). */
   | { type: 'NOTIFY.SEND'; frame: Extract<ClientFrame, { type: 'notify.new' }> }
   /**
@@ -206,8 +198,6 @@ export type ListenerEvent =
   | { type: 'STOP' };
 
 export const sessionId = (name: string) => `session.${name}`;
-/** The sender of a scheduled run's keys (a session actor's `ref.deviceId`): its result goes to the scheduler. */
-export const SCHEDULE_SENDER = 'schedule';
 
 /** Whether a session actor is in sticky REMOTE (its `remote` region). */
 function isRemote(child: AnyActorRef | undefined): boolean {
@@ -220,17 +210,7 @@ const REMOTE_WHY = {
   keyboard: 'a prompt was typed at the keyboard',
   ask: 'an svc_ask answer asked for it',
 } as const;
-/** Slugs repeat across repositories, so the repository is part of the id. */
-export const worktreeId = (repoName: string, slug: string) => `worktree.${repoName}-wt-${slug}`;
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
-export const askActorId = (id: string) => `ask.${id}`;
-
-/** The finished asks with one more, the oldest dropped past FINISHED_ASKS_KEPT. */
-function finish(finished: Record<string, FinishedAsk>, id: string, state: FinishedAsk['state']) {
-  const entries = Object.entries(finished).filter(([k]) => k !== id);
-  entries.push([id, { state }]);
-  return Object.fromEntries(entries.slice(-FINISHED_ASKS_KEPT));
-}
 
 /** A push for its session (a sealed one already opened: `body` is its text). */
 function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
@@ -303,7 +283,7 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 const ERROR_EVENT = 'xstate.error.actor.';
 const nowOf = (context: ListenerContext) => context.input.now?.() ?? Date.now();
 /** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
-const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler']);
+const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler', 'asks', 'worktrees']);
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
@@ -348,11 +328,6 @@ const deviceChild = (deviceId: string, pins: PinsFile) => ({
   systemId: deviceActorId(deviceId),
   input: { deviceId, pin: pins.devices[deviceId] },
 });
-/** What a worktree actor is told after each reading: whether any session still holds it. */
-function liveness(sessions: Record<string, SessionRecord>, wt: WorktreeInput) {
-  const held = sessionsHolding(Object.values(sessions), wt.sessionName, wt.path).length > 0;
-  return { type: held ? 'SESSION.ALIVE' : 'SESSION.GONE' } as const;
-}
 /** Whether `id` was claimed and never finished in the ledger the listener started from. */
 const wasClaimed = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
@@ -368,23 +343,22 @@ export const listenerMachine = setup({
     relayLink: relayLinkMachine,
     inventory: inventoryMachine,
     session: sessionMachine,
-    worktree: worktreeMachine,
+    worktrees: worktreesMachine,
     device: deviceMachine,
     paneWatch: paneWatchMachine,
-    ask: askMachine,
+    asks: asksMachine,
     scheduler: schedulerMachine,
     /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devices/pins.ts). */
     pinsWatch: fromCallback(() => () => {}),
-    /** Every worktree made by `--wt` that git still lists (actors/worktrees/git.ts findSvcWorktrees). */
-    findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => []),
   },
   delays: {
-    worktreeScan: 60_000,
     /** How long a first prompt from the phone waits for its agent to read idle (an agent updating itself is slow). */
     firstPromptWait: 180_000,
   },
   guards: {
     isOnline: ({ context }) => context.online,
+    /** The asks' supervisor runs (it was not given up). */
+    asksUp: ({ context }) => !context.supervision.asks?.givenUp,
     /** A singleton's failure is the last the policy allows (core/supervision.ts): it is not restarted. */
     givesUp: ({ context, event }) => {
       const id = event.type.slice(ERROR_EVENT.length);
@@ -399,10 +373,11 @@ export const listenerMachine = setup({
     log: (_, _params: LogParams) => {},
     /** Write the ledger to disk before anything is typed (actors/sessions/ledgerFile.ts). */
     persistLedger: (_, _params: { ledger: Ledger }) => {},
-    /** Send ask `id`'s sealed question to the relay, with the time left now (actors/mcp/asks.ts). */
-    announceAsk: (_, _params: { id: string }) => {},
-    /** Tell the MCP server how its ask ended (actors/mcp/asks.ts). */
-    settleAsk: (_, _params: { output: SettledAsk }) => {},
+    /**
+     * The asks' supervisor failed or was given up: every ask still waiting ends `failed` for its asker and closed
+     * for the phones (actors/mcp/asks.ts), as when one ask's actor fails.
+     */
+    abandonAsks: () => {},
     /**
      * Child `id` failed: logged with its error's stack and the last event it took (actors/listener.ts), and what the
      * root does about it (`what`).
@@ -414,18 +389,12 @@ export const listenerMachine = setup({
      * Resume or forget past session `session` for the device of `ref` (actors/sessions/pastSessions.ts); the answer
      * comes back as SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
      */
-    controlPast: (
-      _,
-      _params: { session: string; action: 'resume' | 'forget'; ref: SessionKeys['ref']; live: boolean },
-    ) => {},
+    controlPast: (_, _params: { session: string; action: 'resume' | 'forget'; ref: PhoneRef; live: boolean }) => {},
     /**
      * Make or remove a schedule for the device of `ref` (actors/schedules/runs.ts); the answer comes back as
      * SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
      */
-    controlSchedule: (
-      _,
-      _params: { session: string; request: ScheduleRequest; ref: SessionKeys['ref']; live: boolean },
-    ) => {},
+    controlSchedule: (_, _params: { session: string; request: ScheduleRequest; ref: PhoneRef; live: boolean }) => {},
     /**
      * Answer a file-view request, or take a chunk of a file sent to the computer, for the device of `ref`
      * (actors/files/view.ts, actors/transfer/receive.ts); the answer is sealed for that device.
@@ -435,16 +404,14 @@ export const listenerMachine = setup({
       _params: {
         session: string;
         request: FileRequest | { op: 'transfer'; chunk: TransferChunk };
-        ref: SessionKeys['ref'];
+        ref: PhoneRef;
       },
     ) => {},
     /**
      * A new session from the phone for the device of `ref`: what can be started, or start one (actors/sessions/
      * newSession.ts); the answer is sealed for that device. Its first prompt comes back as LAUNCH.PROMPT.
      */
-    launchSession: (_, _params: { request: LaunchRequest; ref: SessionKeys['ref'] }) => {},
-    /** Seal `prompt`'s card for the phones; APPROVAL.SEALED comes back (actors/mcp/asks.ts). */
-    sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
+    launchSession: (_, _params: { request: LaunchRequest; ref: PhoneRef }) => {},
     /**
      * A singleton (relay, inventory, pinsWatch, scheduler) failed: its record, and when it is given up the reason the
      * listener stops (relay, inventory). `reportFailure` runs first, with the record before it.
@@ -470,7 +437,6 @@ export const listenerMachine = setup({
     held: [],
     asked: 0,
     online: false,
-    worktrees: {},
     replayWindowMs: input.replayWindowMs,
     stopReason: null,
     pins: input.pins ?? emptyPins(),
@@ -478,9 +444,6 @@ export const listenerMachine = setup({
     devices: [],
     watches: {},
     resume: input.resumeWatches ?? [],
-    asks: {},
-    finishedAsks: {},
-    cards: {},
     past: [],
     schedules: null,
     firstPrompts: {},
@@ -510,55 +473,6 @@ export const listenerMachine = setup({
       }),
       type: 'parallel',
       states: {
-        worktreeScan: {
-          initial: 'scanningWorktrees',
-          states: {
-            scanningWorktrees: {
-              description: 'Looks for worktrees made by --wt, so each gets a worktree actor (also after a restart).',
-              invoke: {
-                src: 'findWorktrees',
-                onDone: {
-                  target: 'waitingToScan',
-                  actions: enqueueActions(({ context, event, enqueue }) => {
-                    const next = { ...context.worktrees };
-                    // a given-up worktree that git no longer lists is gone: its record too
-                    const listed = new Set(event.output.map((wt) => worktreeId(wt.repoName, wt.slug)));
-                    const vanished = (id: string) => id.startsWith('worktree.') && !listed.has(id);
-                    enqueue.assign({ supervision: pruneFailures(context.supervision, nowOf(context), vanished) });
-                    for (const wt of event.output) {
-                      const id = worktreeId(wt.repoName, wt.slug);
-                      // a worktree whose actor failed comes back at the next scan, unless it was given up
-                      const failed = context.supervision[id];
-                      if (next[id] || failed?.givenUp) continue;
-                      const input: WorktreeInput = {
-                        slug: wt.slug,
-                        path: wt.path,
-                        repo: wt.repo,
-                        branch: wt.branch,
-                        sessionName: wt.sessionName,
-                      };
-                      next[id] = input;
-                      enqueue.spawnChild('worktree', { id, systemId: id, input });
-                      enqueue.sendTo(id, liveness(context.sessions, input));
-                    }
-                    enqueue.assign({ worktrees: next });
-                  }),
-                },
-                onError: {
-                  target: 'waitingToScan',
-                  actions: {
-                    type: 'log',
-                    params: ({ event }) => ({
-                      level: 'warn',
-                      message: `could not list worktrees: ${String(event.error)}`,
-                    }),
-                  },
-                },
-              },
-            },
-            waitingToScan: { after: { worktreeScan: 'scanningWorktrees' } },
-          },
-        },
         relay: {
           description:
             'Supervises the relay link: restarted at once when it fails (the root sends to it unchecked); the listener stops (exit 1) at the fifth failure in ten minutes.',
@@ -631,9 +545,55 @@ export const listenerMachine = setup({
           initial: 'up',
           states: {
             up: {
-              invoke: { id: 'scheduler', systemId: 'scheduler', src: 'scheduler' },
+              invoke: {
+                id: 'scheduler',
+                systemId: 'scheduler',
+                src: 'scheduler',
+                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+              },
               on: {
                 'xstate.error.actor.scheduler': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
+        worktrees: {
+          description:
+            'Supervises the worktrees made by --wt (machines/worktrees.ts): restarted at once when it fails (it scans git again); left off at the fifth failure in ten minutes (svc verify says so).',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'worktrees',
+                systemId: 'worktrees',
+                src: 'worktrees',
+                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+              },
+              on: {
+                'xstate.error.actor.worktrees': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
+        asks: {
+          description:
+            'Supervises the asks (machines/asks.ts): restarted at once when it fails, the asks it held ended failed for their askers; left off at the fifth failure in ten minutes (every ask then ends failed, svc verify says so).',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'asks',
+                systemId: 'asks',
+                src: 'asks',
+                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+              },
+              on: {
+                'xstate.error.actor.asks': [
+                  { guard: 'givesUp', target: 'off', actions: [...SINGLETON_FAILED, 'abandonAsks'] },
+                  { target: 'up', reenter: true, actions: [...SINGLETON_FAILED, 'abandonAsks'] },
+                ],
               },
             },
             off: { description: 'Given up: not restarted until the listener is.' },
@@ -664,8 +624,8 @@ export const listenerMachine = setup({
               enqueue.assign({ watches, resume: [] });
             }),
             // A relay that restarted forgot the asks (it keeps them in memory): they are announced again.
-            enqueueActions(({ context, enqueue }) => {
-              for (const id of Object.keys(context.asks)) enqueue({ type: 'announceAsk', params: { id } });
+            enqueueActions(({ check, enqueue }) => {
+              if (check('asksUp')) enqueue.sendTo('asks', { type: 'ASKS.ANNOUNCE' } satisfies AsksEvent);
             }),
           ],
         },
@@ -706,21 +666,22 @@ export const listenerMachine = setup({
                 enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));
                 return;
               case 'ask.answer': {
-                const { id, deviceId, connection } = frame;
-                if (context.asks[id]) {
-                  enqueue.sendTo(askActorId(id), { type: 'ANSWER', deviceId, connection, envelope: frame.envelope });
+                const { id, deviceId, connection, envelope } = frame;
+                if (!context.supervision.asks?.givenUp) {
+                  enqueue.sendTo('asks', {
+                    type: 'ASK.ANSWER',
+                    id,
+                    deviceId,
+                    connection,
+                    envelope,
+                  } satisfies AsksEvent);
                   return;
                 }
-                const code = lateAnswerCode(context.finishedAsks[id]);
+                // the asks were given up: every ask ended failed, so this answer is late
+                const code = 'ask_expired';
                 enqueue.sendTo(
                   'relay',
                   toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }),
-                );
-                enqueue(
-                  line(
-                    'warn',
-                    `answer to ask ${id} from ${deviceId ?? 'a connection without device'}: refused ${code}`,
-                  ),
                 );
                 return;
               }
@@ -835,22 +796,12 @@ export const listenerMachine = setup({
               for (const [id, w] of Object.entries(context.watches)) {
                 if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
               }
-              const cards: ListenerContext['cards'] = {};
               for (const [name, record] of Object.entries(next)) {
-                const prompt = event.approvals?.[name];
                 const screen = {
                   approvalOnScreen: event.approvalOnScreen.includes(name),
-                  approval: prompt ?? null,
+                  approval: event.approvals?.[name] ?? null,
                   screenUnreadable: event.unreadable?.includes(name) === true,
                 };
-                if (prompt) {
-                  const known = context.cards[name];
-                  if (known?.fingerprint === prompt.fingerprint) cards[name] = known;
-                  else {
-                    cards[name] = { fingerprint: prompt.fingerprint, envelope: null };
-                    enqueue({ type: 'sealCard', params: { session: name, prompt } });
-                  }
-                }
                 const failed = supervision[sessionId(name)];
                 if (isDown(failed, now)) continue;
                 if (failed?.retryAt) supervision[sessionId(name)] = { ...failed, retryAt: null };
@@ -874,7 +825,7 @@ export const listenerMachine = setup({
                 const session = sessionOf(id);
                 return session !== null && !next[session];
               });
-              enqueue.assign({ sessions: next, cards, supervision: pruned, owed });
+              enqueue.assign({ sessions: next, supervision: pruned, owed });
               // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
               const prompts = { ...context.firstPrompts };
               for (const [session, prompt] of Object.entries(context.firstPrompts)) {
@@ -894,7 +845,8 @@ export const listenerMachine = setup({
                   prompts[session] = { ...prompt, seen: next[session].createdAt };
               }
               if (Object.keys(context.firstPrompts).length > 0) enqueue.assign({ firstPrompts: prompts });
-              for (const [id, wt] of Object.entries(context.worktrees)) enqueue.sendTo(id, liveness(next, wt));
+              if (!context.supervision.worktrees?.givenUp)
+                enqueue.sendTo('worktrees', { type: 'SESSIONS', sessions: next } satisfies WorktreesEvent);
               // schedules are decided at the inventory's 5 s ticks, not at every push's or screen change's reading
               if ((event.cause ?? 'tick') === 'tick' && !context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
@@ -911,27 +863,28 @@ export const listenerMachine = setup({
                 const file = held.kind === 'keys' ? held.event.keys.file : undefined;
                 const transfer = held.kind === 'keys' ? held.event.keys.transfer : undefined;
                 const launch = held.kind === 'keys' ? held.event.keys.launch : undefined;
-                if (held.kind === 'keys' && launch) {
-                  enqueue({ type: 'launchSession', params: { request: launch, ref: held.event.keys.ref } });
+                // only a phone's key input carries requests for the IO side (a schedule's is keys and End)
+                const phone = held.kind === 'keys' && isPhoneRef(held.event.keys.ref) ? held.event.keys.ref : null;
+                if (phone && launch) {
+                  enqueue({ type: 'launchSession', params: { request: launch, ref: phone } });
                   continue;
                 }
-                if (held.kind === 'keys' && (file || transfer)) {
+                if (phone && (file || transfer)) {
                   const request = file ?? { op: 'transfer' as const, chunk: transfer! };
-                  enqueue({ type: 'viewFiles', params: { session: held.session, request, ref: held.event.keys.ref } });
+                  enqueue({ type: 'viewFiles', params: { session: held.session, request, ref: phone } });
                   continue;
                 }
-                if (held.kind === 'keys' && schedule) {
-                  const params = { session: held.session, request: schedule, ref: held.event.keys.ref, live: found };
-                  enqueue({ type: 'controlSchedule', params });
+                if (phone && schedule) {
+                  enqueue({
+                    type: 'controlSchedule',
+                    params: { session: held.session, request: schedule, ref: phone, live: found },
+                  });
                   continue;
                 }
                 // resume and forget are about sessions that are not running: the IO side decides and answers
-                if (held.kind === 'keys' && (control === 'resume' || control === 'forget')) {
+                if (phone && (control === 'resume' || control === 'forget')) {
                   const { session } = held;
-                  enqueue({
-                    type: 'controlPast',
-                    params: { session, action: control, ref: held.event.keys.ref, live: found },
-                  });
+                  enqueue({ type: 'controlPast', params: { session, action: control, ref: phone, live: found } });
                 } else if (found && !system.get(sessionId(held.session)))
                   // its actor failed and is not back (its backoff, or given up): nothing to send to
                   enqueue.raise(actorDown(held));
@@ -960,8 +913,9 @@ export const listenerMachine = setup({
                 // the session actors know which sessions are in sticky REMOTE, and the cards of their prompts
                 sessions: [
                   ...event.sessions.map((r) => {
-                    const card = context.cards[r.name]?.envelope;
-                    const remote = isRemote(system.get(sessionId(r.name)));
+                    const child = system.get(sessionId(r.name));
+                    const card = (child?.getSnapshot().context as SessionContext | undefined)?.card?.envelope;
+                    const remote = isRemote(child);
                     return forRelay({ ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) });
                   }),
                   // sessions that ended, or were there before the computer restarted: offered to resume
@@ -978,25 +932,6 @@ export const listenerMachine = setup({
               }),
             },
           ],
-        },
-        'xstate.done.actor.worktree.*': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const id = event.type.slice('xstate.done.actor.'.length);
-            const output = (event as { output?: { path?: string; outcome?: string } }).output;
-            enqueue.stopChild(id);
-            const { [id]: _gone, ...rest } = context.worktrees;
-            enqueue.assign({ worktrees: rest });
-            enqueue({
-              type: 'log',
-              params: {
-                level: 'info',
-                message:
-                  output?.outcome === 'removed'
-                    ? `removed worktree ${output.path} (its session ended and nothing held it)`
-                    : `worktree ${output?.path ?? id} is gone`,
-              },
-            });
-          }),
         },
         'DEVICE.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
@@ -1065,11 +1000,10 @@ export const listenerMachine = setup({
         'SCHEDULE.KEYS': {
           description:
             "A scheduled run's keys wait for a fresh reading like the phone's, then go to its session actor.",
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const ref = { deviceId: SCHEDULE_SENDER, connection: event.id, seq: context.asked + 1 };
+          actions: enqueueActions(({ event, enqueue }) => {
             const keys: SessionKeys = {
               kind: 'keys',
-              ref,
+              ref: { schedule: event.id },
               keys: event.keys,
               text: event.text,
               receivedAt: event.at,
@@ -1119,9 +1053,9 @@ export const listenerMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const answered = (o: Owed) => o.kind === 'keys' && sameRef(o.ref, event.ref);
             enqueue.assign({ owed: paid(context.owed, sessionId(event.session), answered) });
-            if (event.ref.deviceId === SCHEDULE_SENDER) {
+            if (!isPhoneRef(event.ref)) {
               const code = event.code;
-              const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.connection, ok: event.state === 'typed' };
+              const result = { type: 'SCHEDULE.KEYS_RESULT', id: event.ref.schedule, ok: event.state === 'typed' };
               if (!context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { ...result, ...(code ? { code } : {}) } as SchedulerEvent);
               if (event.state === 'refused')
@@ -1208,59 +1142,20 @@ export const listenerMachine = setup({
             enqueue(line(event.state === 'injected' ? 'info' : 'warn', `push ${event.id}: ${how}`));
           }),
         },
-        'ASK.START': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const { ask } = event;
-            const id = askActorId(ask.id);
-            enqueue.spawnChild('ask', { id, systemId: id, input: ask });
-            const record = { session: ask.session, deadline: ask.deadline, devices: ask.recipients.length };
-            enqueue.assign({ asks: { ...context.asks, [ask.id]: record } });
-            enqueue({ type: 'announceAsk', params: { id: ask.id } });
-            enqueue(line('info', `ask ${ask.id} for ${ask.session}: sealed for ${ask.recipients.length} device(s)`));
+        'ASK.*': {
+          description:
+            'Asks go to their supervisor (machines/asks.ts); once it was given up, each ends failed for its asker at once.',
+          actions: enqueueActions(({ check, event, enqueue }) => {
+            if (check('asksUp')) return enqueue.sendTo('asks', event as AsksEvent);
+            if (event.type === 'ASK.START') enqueue('abandonAsks');
+            if (event.type === 'ASK.LEFTOVER')
+              enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: event.id, state: 'expired' }));
           }),
         },
-        'ASK.CANCEL': {
-          // an ask that ended (or whose actor failed) has no actor to tell
-          guard: ({ context, event }) => context.asks[event.id] !== undefined,
-          actions: sendTo(({ event }) => askActorId(event.id), { type: 'CANCEL' }),
-        },
-        'ASK.LEFTOVER': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            enqueue.assign({ finishedAsks: finish(context.finishedAsks, event.id, 'expired') });
-            enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: event.id, state: 'expired' }));
-            enqueue(line('info', `ask ${event.id}: left by the listener before this one, expired`));
-          }),
-        },
-        'ASK.REFUSED': {
-          actions: enqueueActions(({ event, enqueue }) => {
-            const { id, deviceId, connection, code } = event;
-            enqueue.sendTo('relay', toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }));
-            enqueue(line('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code}`));
-          }),
-        },
-        'xstate.done.actor.ask.*': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const output = (event as unknown as { output: AskOutput }).output;
-            enqueue.stopChild(askActorId(output.id));
-            const { [output.id]: _gone, ...rest } = context.asks;
-            enqueue.assign({ asks: rest, finishedAsks: finish(context.finishedAsks, output.id, output.state) });
-            enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: output.id, state: output.state }));
-            if (output.state === 'answered') {
-              const { deviceId, connection } = output;
-              const session = context.asks[output.id]?.session;
-              if (output.svcState === 'REMOTE' && session) {
-                enqueue.raise({ type: 'SESSION.REMOTE', session, on: true, why: 'ask' } as ListenerEvent as never);
-              }
-              const accepted = { type: 'ask.result', id: output.id, deviceId, connection, state: 'accepted' } as const;
-              enqueue.sendTo('relay', toRelay(accepted));
-            }
-            enqueue({ type: 'settleAsk', params: { output } });
-            enqueue(line('info', `ask ${output.id}: ${output.state}`));
-          }),
-        },
+        'RELAY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         'xstate.error.actor.*': {
           description:
-            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact, a worktree at the next scan) or ended (an ask: failed for its asker, closed for the phones). What it held is answered, never typed again. No child's failure stops the root or another child.",
+            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact, a worktree at the next scan). What it held is answered, never typed again. No child's failure stops the root or another child; the asks supervise their own (machines/asks.ts).",
           actions: enqueueActions(({ context, event, enqueue }) => {
             const id = event.type.slice(ERROR_EVENT.length);
             const family = familyOf(id);
@@ -1293,14 +1188,6 @@ export const listenerMachine = setup({
                     : `rebuilt from tmux at the first reading after ${later}; what it held is refused, not typed again`,
                 );
               }
-              case 'ask': {
-                const askId = id.slice('ask.'.length);
-                const { [askId]: _gone, ...rest } = context.asks;
-                enqueue.assign({ asks: rest, finishedAsks: finish(context.finishedAsks, askId, 'expired') });
-                enqueue.sendTo('relay', toRelay({ type: 'ask.closed', id: askId, state: 'expired' }));
-                enqueue({ type: 'settleAsk', params: { output: { id: askId, state: 'failed' } } });
-                return report('ended: its asker is told it failed (ask_failed), the phones that it closed');
-              }
               case 'watch': {
                 const input = context.watches[id];
                 const { [id]: _gone, ...rest } = context.watches;
@@ -1312,11 +1199,6 @@ export const listenerMachine = setup({
                 }
                 enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', 'failed')));
                 return report(`${givenUp}; the phone is told it stopped`);
-              }
-              case 'worktree': {
-                const { [id]: _gone, ...rest } = context.worktrees;
-                enqueue.assign({ worktrees: rest });
-                return report(decision.kind === 'give_up' ? givenUp : 'rebuilt at the next scan of git worktrees');
               }
               case 'device': {
                 const deviceId = id.slice('device.'.length);
@@ -1372,11 +1254,17 @@ export const listenerMachine = setup({
         },
         'APPROVAL.SEALED': {
           description:
-            'A card sealed for the prompt still on screen is reported at once; one for a gone prompt is dropped.',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const known = context.cards[event.session];
-            if (known?.fingerprint !== event.fingerprint) return;
-            enqueue.assign({ cards: { ...context.cards, [event.session]: { ...known, envelope: event.envelope } } });
+            'A card sealed for the prompt its session actor still shows is kept there and reported at once; one for a gone prompt is dropped.',
+          actions: enqueueActions(({ event, enqueue, system }) => {
+            const child = system.get(sessionId(event.session));
+            const shown = (child?.getSnapshot().context as SessionContext | undefined)?.card?.fingerprint;
+            if (!child || shown !== event.fingerprint) return;
+            const sealed: SessionEvent = {
+              type: 'CARD.SEALED',
+              fingerprint: event.fingerprint,
+              envelope: event.envelope,
+            };
+            enqueue.sendTo(child, sealed);
             enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
           }),
         },

@@ -8,6 +8,10 @@
  *   idle ─TICK─▶ reading ─(file, wall clock, zone)─▶ idle      (a TICK while reading only updates the sessions)
  *
  * Removing a schedule stops its actor; a session it started keeps running (spec 4.5).
+ *
+ * A schedule actor that fails is stopped and logged, and rebuilt from the file (its run is there) at the first reading
+ * after its backoff; meanwhile nothing is decided for it. At the fifth failure in ten minutes it is left off until the
+ * listener restarts, and `svc verify` says so (core/supervision.ts).
  */
 import { assign, enqueueActions, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type { SessionRecord } from '../core/protocol/index.js';
@@ -19,6 +23,7 @@ import {
   scheduledSessionName,
 } from '../core/schedules/book.js';
 import { decideTick } from '../core/schedules/schedule.js';
+import { decideFailure, describeFailure, type Failures, isDown, pruneFailures } from '../core/supervision.js';
 import type { LogParams } from './log.js';
 import { type ScheduleKeys, scheduleMachine } from './schedule.js';
 
@@ -29,26 +34,36 @@ export interface ScheduleReading {
   zone: string;
 }
 
+export interface SchedulerInput {
+  /** The clock failures are timed by; Date.now when absent. */
+  now?: () => number;
+}
+
 export interface SchedulerContext {
+  input: SchedulerInput;
   /** The sessions of the newest tmux reading, by name. */
   sessions: Record<string, SessionRecord>;
   /** Schedule ids that have a `schedule.<id>` child. */
   ids: string[];
   /** Why the last reading failed (a broken file): logged once, not at every tick. */
   problem: string | null;
+  /** Schedule actors that failed, by actor id (core/supervision.ts), for `svc verify` and `svc debug state`. */
+  failures: Record<string, Failures>;
 }
 
 export type SchedulerEvent =
   | { type: 'TICK'; sessions: SessionRecord[] }
   | ScheduleKeys
   /** What the listener's session actor did with a schedule's keys. */
-  | { type: 'SCHEDULE.KEYS_RESULT'; id: string; ok: boolean; code?: string };
+  | { type: 'SCHEDULE.KEYS_RESULT'; id: string; ok: boolean; code?: string }
+  | { type: `xstate.error.actor.schedule.${string}`; error: unknown };
 
 export const scheduleActorId = (id: string) => `schedule.${id}`;
 
 export const schedulerMachine = setup({
   types: {
     context: {} as SchedulerContext,
+    input: {} as SchedulerInput,
     events: {} as SchedulerEvent,
   },
   actors: {
@@ -60,6 +75,8 @@ export const schedulerMachine = setup({
   },
   actions: {
     log: (_, _params: LogParams) => {},
+    /** Schedule actor `id` failed: logged with its stack and the last event it took (actors/listener.ts). */
+    reportFailure: (_, _params: { id: string; error: unknown; what: string }) => {},
     /** Record that runs up to `seenUntil` were decided, so none is decided twice (also after a restart). */
     saveSeen: (_, _params: { ids: string[]; seenUntil: number }) => {},
     /** One sealed notice to the phones of what this tick skipped. */
@@ -67,15 +84,42 @@ export const schedulerMachine = setup({
   },
 }).createMachine({
   id: 'scheduler',
-  context: { sessions: {}, ids: [], problem: null },
+  context: ({ input }) => ({ input, sessions: {}, ids: [], problem: null, failures: {} }),
   initial: 'idle',
   on: {
     'SCHEDULE.KEYS': { actions: sendParent(({ event }) => event) },
     'SCHEDULE.KEYS_RESULT': {
+      // a schedule whose actor failed meanwhile has none to tell: it reads its run from the file when rebuilt
+      guard: ({ context, event }) => context.ids.includes(event.id),
       actions: sendTo(
         ({ event }) => scheduleActorId(event.id),
         ({ event }) => ({ type: 'KEYS.RESULT' as const, ok: event.ok, ...(event.code ? { code: event.code } : {}) }),
       ),
+    },
+    'xstate.error.actor.schedule.*': {
+      description:
+        'A schedule actor that failed is stopped and logged; the first reading after its backoff rebuilds it from the file (its run is there); given up at the fifth failure in ten minutes.',
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const id = event.type.slice('xstate.error.actor.'.length);
+        const scheduleId = id.slice('schedule.'.length);
+        const { error } = event as Extract<SchedulerEvent, { error: unknown }>;
+        const { record, decision } = decideFailure(
+          'schedule',
+          context.failures[id],
+          nowOf(context),
+          describeFailure(error),
+        );
+        enqueue.stopChild(id);
+        enqueue.assign({
+          ids: context.ids.filter((i) => i !== scheduleId),
+          failures: { ...context.failures, [id]: record },
+        });
+        const what =
+          decision.kind === 'restart'
+            ? `rebuilt from the schedules file at the first reading after ${Math.round(decision.delayMs / 1000)} s`
+            : 'failed 5 times in ten minutes: not restarted until the listener is; its runs wait';
+        enqueue({ type: 'reportFailure', params: { id, error, what } });
+      }),
     },
   },
   states: {
@@ -93,23 +137,31 @@ export const schedulerMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { file, now, zone } = event.output;
             const listed = new Set(file.schedules.map((e) => e.id));
+            // a failed schedule's record goes when its window passes, or with the schedule
+            const failures = pruneFailures(
+              context.failures,
+              nowOf(context),
+              (id) => !listed.has(id.slice('schedule.'.length)),
+            );
+            const down = (entry: ScheduleEntry) => isDown(failures[scheduleActorId(entry.id)], nowOf(context));
+            const live = file.schedules.filter((e) => !down(e));
             for (const id of context.ids) {
               if (!listed.has(id)) {
                 enqueue.stopChild(scheduleActorId(id));
                 enqueue({ type: 'log', params: { level: 'info', message: `schedule ${id}: removed` } });
               }
             }
-            for (const entry of file.schedules) {
+            for (const entry of live) {
               if (context.ids.includes(entry.id)) continue;
               const id = scheduleActorId(entry.id);
               enqueue.spawnChild('schedule', { id, systemId: id, input: { entry } });
             }
-            enqueue.assign({ ids: file.schedules.map((e) => e.id), problem: null });
+            enqueue.assign({ ids: live.map((e) => e.id), problem: null, failures });
 
             let running = Object.keys(context.sessions).filter(isScheduledSessionName).length;
             const skipped: SkippedRun[] = [];
             const decided: string[] = [];
-            for (const entry of file.schedules) {
+            for (const entry of live) {
               const session = context.sessions[scheduledSessionName(entry)] ?? null;
               const decisions = decideTick(entry.when, entry.seenUntil ?? entry.createdAt, now, zone, {
                 previousRunning: session !== null || busy(entry),
@@ -167,6 +219,7 @@ export const schedulerMachine = setup({
   },
 });
 
+const nowOf = (context: SchedulerContext) => context.input.now?.() ?? Date.now();
 const byName = (sessions: SessionRecord[]) => Object.fromEntries(sessions.map((r) => [r.name, r]));
 
 /** A run the listener still looks after (its session may not show in this reading yet): the next one waits. */

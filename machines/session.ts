@@ -27,10 +27,16 @@ export interface SessionPush {
 }
 
 /** Key input from a live pane (core/panes/keys.ts), already opened and checked for its stamp by `device.<id>`. */
+/** A phone's key input: the device, its connection and its stamp, for the answer (`keys.result`). */
+export type PhoneRef = { deviceId: string; connection: string; seq: number };
+/** A scheduled run's keys (machines/schedule.ts): its answer goes to the scheduler, by schedule id. */
+export type ScheduleRef = { schedule: string };
+export const isPhoneRef = (ref: KeysRef): ref is PhoneRef => 'deviceId' in ref;
+
 export interface SessionKeys {
   kind: 'keys';
-  /** Who sent it and its stamp, for the answer (`keys.result`). */
-  ref: { deviceId: string; connection: string; seq: number };
+  /** Who sent it: a phone, or a schedule. */
+  ref: KeysRef;
   /** Named keys, sent after the text. */
   keys: string[];
   /** Typed as is, without a submit. */
@@ -51,6 +57,8 @@ export interface SessionKeys {
   /** A new session from the phone (issue 30): the listener's IO answers it; it never reaches a session actor. */
   launch?: LaunchRequest;
 }
+
+export type KeysRef = PhoneRef | ScheduleRef;
 
 /** A session's queue: messages and key input, typed one at a time in arrival order. */
 export type QueueItem = SessionPush | SessionKeys;
@@ -110,6 +118,11 @@ export interface SessionContext {
   currentKeys: SessionKeys | null;
   /** Per-session token bucket (spec 7.6); created on the first push. */
   bucket: BucketState | null;
+  /**
+   * The card of the prompt on screen: its fingerprint, and its envelope sealed for the phones once the sealing is done
+   * (null until then). Reported with the session (machines/listener.ts); gone when the prompt is.
+   */
+  card: { fingerprint: string; envelope: Record<string, unknown> | null } | null;
 }
 
 export type SessionEvent =
@@ -124,6 +137,10 @@ export type SessionEvent =
   | { type: 'KEYS'; keys: SessionKeys }
   | { type: 'REMOTE.ON' }
   | { type: 'REMOTE.OFF' }
+  /** Raised for a prompt that has no card yet. */
+  | { type: 'CARD.NEW'; prompt: ApprovalPrompt }
+  /** A prompt's card, sealed (actors/mcp/asks.ts): kept if that prompt is still the one on screen. */
+  | { type: 'CARD.SEALED'; fingerprint: string; envelope: Record<string, unknown> }
   // raised by the delivery region for the approval region
   | { type: 'APPROVAL.ANSWERING' }
   | { type: 'APPROVAL.ANSWERED' }
@@ -302,6 +319,19 @@ export const sessionMachine = setup({
     ) => {},
     /** Spec 2.3: write the remote-origin marker before typing, so the agent's submit hook can match it. */
     writeMarker: (_, _params: { session: string; projectDir: string | undefined; text: string }) => {},
+    /** Seal `prompt`'s card for the phones; CARD.SEALED comes back (actors/mcp/asks.ts). */
+    sealCard: (_, _params: { session: string; prompt: ApprovalPrompt }) => {},
+    /** A new prompt on screen gets a card, sealed once; none on screen, no card. */
+    keepCard: enqueueActions(({ context, enqueue }) => {
+      const prompt = context.approval;
+      if (!prompt) {
+        if (context.card) enqueue.assign({ card: null });
+        return;
+      }
+      if (context.card?.fingerprint === prompt.fingerprint) return;
+      enqueue.assign({ card: { fingerprint: prompt.fingerprint, envelope: null } });
+      enqueue.raise({ type: 'CARD.NEW', prompt });
+    }),
   },
   guards: {
     isAttached: ({ context }) => context.record.attached,
@@ -337,7 +367,18 @@ export const sessionMachine = setup({
     current: null,
     currentKeys: null,
     bucket: null,
+    card: null,
   }),
+  entry: 'keepCard',
+  on: {
+    'CARD.NEW': {
+      actions: { type: 'sealCard', params: ({ context, event }) => ({ session: context.name, prompt: event.prompt }) },
+    },
+    'CARD.SEALED': {
+      guard: ({ context, event }) => context.card?.fingerprint === event.fingerprint,
+      actions: assign({ card: ({ context, event }) => ({ ...context.card!, envelope: event.envelope }) }),
+    },
+  },
   states: {
     attachment: {
       initial: 'sorting',
@@ -355,10 +396,10 @@ export const sessionMachine = setup({
       // machine-level handler would never run, because a region that handles an event shadows its ancestors.
       on: {
         UPDATE: [
-          { guard: 'readsIdle', target: '.idle', actions: 'storeRecord' },
-          { guard: 'readsWorking', target: '.working', actions: 'storeRecord' },
-          { guard: 'readsApproval', target: '.awaitingApproval', actions: 'storeRecord' },
-          { target: '.unknown', actions: 'storeRecord' },
+          { guard: 'readsIdle', target: '.idle', actions: ['storeRecord', 'keepCard'] },
+          { guard: 'readsWorking', target: '.working', actions: ['storeRecord', 'keepCard'] },
+          { guard: 'readsApproval', target: '.awaitingApproval', actions: ['storeRecord', 'keepCard'] },
+          { target: '.unknown', actions: ['storeRecord', 'keepCard'] },
         ],
       },
       states: {
@@ -486,7 +527,9 @@ export const sessionMachine = setup({
         },
         typingKeys: {
           entry: enqueueActions(({ context, enqueue }) => {
-            const leaving = leavingModeLog(context, `key input ${context.currentKeys!.ref.seq}`);
+            const { ref } = context.currentKeys!;
+            const what = isPhoneRef(ref) ? `key input ${ref.seq}` : `schedule ${ref.schedule}'s keys`;
+            const leaving = leavingModeLog(context, what);
             if (leaving) enqueue({ type: 'log', params: leaving });
             if (!context.record.shell) return;
             const pane = activePane(context.record)!;

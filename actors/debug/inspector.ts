@@ -11,11 +11,13 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { ActorView, StateValue, Summary, TransitionRecord } from '../../core/daemon/control.js';
 import { TRANSITIONS_KEPT } from '../../core/daemon/control.js';
 import { activePane } from '../../core/sessions/inventory.js';
+import type { AsksContext } from '../../machines/asks.js';
 import type { InventoryContext } from '../../machines/inventory.js';
 import type { ListenerContext } from '../../machines/listener.js';
 import type { RelayLinkContext } from '../../machines/relayLink.js';
 import type { SessionContext } from '../../machines/session.js';
 import type { WorktreeContext } from '../../machines/worktree.js';
+import type { WorktreesContext } from '../../machines/worktrees.js';
 
 export type Summariser = (context: never) => Summary;
 
@@ -36,7 +38,6 @@ export const SUMMARISERS: Record<string, Summariser> = {
     online: c.online,
     sessions: Object.keys(c.sessions).length,
     held: c.held.length,
-    worktrees: Object.keys(c.worktrees).length,
     lastPushId: c.ledger.lastPushId,
     stopReason: short(c.stopReason),
   }),
@@ -67,6 +68,15 @@ export const SUMMARISERS: Record<string, Summariser> = {
       tokens: c.bucket ? Math.floor(c.bucket.tokens) : null,
     };
   },
+  worktrees: (c: WorktreesContext) => ({
+    worktrees: Object.keys(c.worktrees).length,
+    failed: Object.keys(c.failures).length,
+  }),
+  asks: (c: AsksContext) => ({
+    waiting: Object.keys(c.asks).length,
+    finished: Object.keys(c.finished).length,
+    failed: Object.keys(c.failures).length,
+  }),
   worktree: (c: WorktreeContext) => ({
     slug: c.slug,
     branch: short(c.branch, 80),

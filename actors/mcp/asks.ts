@@ -233,7 +233,7 @@ export function createAskService(deps: AskServiceDeps) {
     });
   };
 
-  return {
+  const service = {
     /** The control socket's `mcp` handler. */
     handle(sock: Socket, request: McpRequest, send: (r: ControlReply) => void): void {
       const fail = (err: unknown) => {
@@ -280,6 +280,17 @@ export function createAskService(deps: AskServiceDeps) {
             ? { state: 'failed', code: 'ask_failed', message: ASK_FAILURE_TEXT.ask_failed ?? 'ask_failed' }
             : { state: 'expired', seconds: entry.seconds };
       entry.send({ ok: true, type: 'ask.done', id: output.id, outcome });
+    },
+
+    /**
+     * `abandonAsks`: the asks' supervisor failed (machines/asks.ts), and with it every ask waiting: each ends `failed`
+     * for its asker and closed for the phones.
+     */
+    abandon(): void {
+      for (const id of [...pending.keys()]) {
+        deps.sendToRelay({ type: 'ask.closed', id, state: 'expired' });
+        service.settle({ id, state: 'failed' });
+      }
     },
 
     /**
@@ -398,6 +409,7 @@ export function createAskService(deps: AskServiceDeps) {
     /** Asks waiting, for the debug page. */
     inFlight: () => [...pending.values()].map(({ id, session, deadline }) => ({ id, session, deadline })),
   };
+  return service;
 }
 
 export type AskService = ReturnType<typeof createAskService>;

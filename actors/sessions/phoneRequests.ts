@@ -20,7 +20,7 @@ import { decideControl } from '../../core/sessions/control.js';
 import { decideLaunchRequest, LAUNCH_BUCKET, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { keysResultFrame } from '../../core/sessions/routing.js';
 import { type BucketState, fullBucket, takeToken } from '../../core/tokenBucket.js';
-import type { SessionKeys } from '../../machines/session.js';
+import type { PhoneRef } from '../../machines/session.js';
 import type { Logger } from '../daemon/logger.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { readPinsSafely } from '../devices/pins.js';
@@ -34,7 +34,7 @@ import { createReceiver } from '../transfer/receive.js';
 import type { createNewSessions } from './newSession.js';
 import type { createPastSessions } from './pastSessions.js';
 
-type Ref = SessionKeys['ref'];
+type Ref = PhoneRef;
 
 export interface PhoneRequestDeps {
   paths: SvcPaths;

@@ -66,13 +66,15 @@ describe('svc debug state', () => {
     const sessions = sessionActors(actors);
     expect(sessions.map((a) => a.id).sort()).toEqual(['session.svc-cat', 'session.svc-proj']);
     const root = actors.find((a) => a.parent === null)!;
-    // the root's regions: the worktree scan, and the supervisors of its singletons, each with its child up
+    // the root's regions: the supervisors of its singletons, each with its child up
     expect(root).toMatchObject({
       id: 'listener',
       machine: 'listener',
       state:
-        'running.worktreeScan.waitingToScan, running.relay.up, running.inventory.up, running.pins.up, running.schedules.up',
+        'running.relay.up, running.inventory.up, running.pins.up, running.schedules.up, running.worktrees.up, running.asks.up',
     });
+    // the supervisors' own children are theirs: the worktrees' scan waits for its next turn
+    expect(actors.find((a) => a.id === 'worktrees')).toMatchObject({ machine: 'worktrees', parent: root.key });
     for (const s of sessions) expect(s).toMatchObject({ machine: 'session', parent: root.key });
     const proj = sessions.find((a) => a.id === 'session.svc-proj')!;
     // the agent region is what the inventory read from the screen (unknown until the screen rules trust it)
@@ -107,7 +109,8 @@ describe('svc debug state', () => {
     // the human-readable tree
     const printed = await runSvc(['debug', 'state'], env);
     expect(printed.code).toBe(0);
-    expect(printed.stdout).toMatch(/^listener\s+listener\s+running\.worktreeScan\.waitingToScan, running\.relay\.up/m);
+    expect(printed.stdout).toMatch(/^listener\s+listener\s+running\.relay\.up, running\.inventory\.up/m);
+    expect(printed.stdout).toMatch(/^[├└]── worktrees\s+worktrees\s+waiting/m);
     expect(printed.stdout).toMatch(
       /[├└]── session\.svc-proj\s+session\s+attachment\.detached, agent\.\w+, remote\.local/,
     );

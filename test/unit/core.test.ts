@@ -282,6 +282,8 @@ describe('supervision policy (core/supervision.ts)', () => {
     ['worktree.app-wt-x', 'worktree'],
     ['relay', 'relay'],
     ['pinsWatch', 'pinsWatch'],
+    ['asks', 'asks'],
+    ['ask.a_1', 'ask'],
     ['sessions', null],
     ['listener', null],
   ] as const)('familyOf(%s) is %s', (id, family) => {

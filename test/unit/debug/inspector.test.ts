@@ -14,7 +14,6 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
-import type { WorktreeInput } from '../../../machines/worktree.js';
 
 const KEY = 'svc_key_SECRET-KEY-123';
 const BODY = 'TOP-SECRET-BODY please rm -rf';
@@ -65,7 +64,6 @@ function harness(capacity?: number) {
           ),
         },
       }),
-      findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(async () => []),
     },
   });
   const actor = createActor(machine, {

@@ -134,14 +134,21 @@ describe('the machines of machines/index.ts', () => {
     expect(session.match(/\n\s+--\n/g)?.length).toBe(4);
   });
 
-  it('derives the actor tree from the definitions: the root invokes the link and inventory, spawns the rest', () => {
+  it('derives the actor tree from the definitions: the root invokes the link, the inventory and the supervisors, spawns the rest', () => {
     const listener = MACHINES.find((e) => e.name === 'listener')!;
     const children = actorChildren(listener, MACHINES);
     const of = (machine: string) => children.find((c) => c.machine === machine);
     expect(of('relayLink')).toMatchObject({ relation: 'invokes', actorId: 'relay' });
     expect(of('inventory')).toMatchObject({ relation: 'invokes', actorId: 'inventory' });
     expect(of('session')).toMatchObject({ relation: 'spawns', actorId: 'session.<name>' });
-    expect(of('worktree')).toMatchObject({ relation: 'spawns', actorId: 'worktree.<repo>-wt-<slug>' });
+    expect(of('worktrees')).toMatchObject({ relation: 'invokes', actorId: 'worktrees' });
+    expect(of('asks')).toMatchObject({ relation: 'invokes', actorId: 'asks' });
+    // a supervisor's children are its own
+    const worktrees = MACHINES.find((e) => e.name === 'worktrees')!;
+    expect(actorChildren(worktrees, MACHINES).find((c) => c.machine === 'worktree')).toMatchObject({
+      relation: 'spawns',
+      actorId: 'worktree.<repo>-wt-<slug>',
+    });
     const lines = actorTreeLines(MACHINES);
     expect(lines[0]).toMatch(/^listener\s+listener \(root\)$/);
     expect(lines.some((l) => /^│ {3}└── socket\s+invoked relaySocket/.test(l))).toBe(true);

@@ -104,7 +104,14 @@ function harness(
             state.keyed.push(input);
           }),
         },
-        actions: { log: noop, writeMarker: noop, auditShellInput: noop },
+        actions: {
+          log: noop,
+          writeMarker: noop,
+          auditShellInput: noop,
+          sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
+            state.cards.push(p);
+          },
+        },
       }),
       device: deviceMachine.provide({
         actors: {
@@ -138,9 +145,6 @@ function harness(
       persistLedger: noop,
       reportFailure: (_, p: { id: string; what: string }) => {
         state.failures.push({ id: p.id, what: p.what });
-      },
-      sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
-        state.cards.push(p);
       },
       controlPast: (_, p: { session: string; action: string; live: boolean }) => {
         state.past.push({ session: p.session, action: p.action, live: p.live });

@@ -11,6 +11,7 @@ import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../
 import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/sessions/ledger.js';
 import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree.js';
 import { askMachine, type SettledAsk } from '../../../machines/ask.js';
+import { asksMachine } from '../../../machines/asks.js';
 import { inventoryMachine } from '../../../machines/inventory.js';
 import { ACTOR_DOWN, ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
 import type { LogParams } from '../../../machines/log.js';
@@ -20,6 +21,7 @@ import type { InjectInput, InjectOutput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
 import type { RemoveOutcome, WorktreeInput } from '../../../machines/worktree.js';
 import { worktreeMachine } from '../../../machines/worktree.js';
+import { worktreesMachine } from '../../../machines/worktrees.js';
 import { readableScreens } from '../../fakes/fakeTmux.js';
 
 const flush = async () => {
@@ -82,6 +84,8 @@ function harness(opts: HarnessOptions = {}) {
     staleOnce: null as SessionRecord[] | null,
     settled: [] as SettledAsk[],
     failures: [] as { id: string; what: string }[],
+    /** How many times every waiting ask was ended failed (the asks' supervisor failed). */
+    abandoned: 0,
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -90,17 +94,28 @@ function harness(opts: HarnessOptions = {}) {
   const machine = listenerMachine.provide({
     actors: faults.children({
       ...(opts.pinsWatch ? { pinsWatch: faults.callback(opts.pinsWatch) } : {}),
-      ...(opts.askFails
-        ? {
-            ask: askMachine.provide({
-              actions: {
-                nextQueued: () => {
-                  throw new Error('a bug in the ask');
+      asks: asksMachine.provide({
+        actors: opts.askFails
+          ? {
+              ask: askMachine.provide({
+                actions: {
+                  nextQueued: () => {
+                    throw new Error('a bug in the ask');
+                  },
                 },
-              },
-            }),
-          }
-        : {}),
+              }),
+            }
+          : {},
+        actions: {
+          log,
+          settleAsk: (_, params) => {
+            state.settled.push(params.output);
+          },
+          reportFailure: (_, params) => {
+            state.failures.push({ id: params.id, what: params.what });
+          },
+        },
+      }),
       relayLink: relayLinkMachine.provide({
         actors: {
           relaySocket: faults.callback(
@@ -164,28 +179,38 @@ function harness(opts: HarnessOptions = {}) {
           },
         },
       }),
-      worktree: worktreeMachine.provide({
+      worktrees: worktreesMachine.provide({
         actors: {
-          checkWorktree: fromPromise<WorktreeFacts, WorktreeInput>(async () => opts.worktreeFacts ?? FREE_FACTS),
-          removeWorktree: fromPromise<RemoveOutcome, WorktreeInput>(async ({ input }) => {
-            state.removed.push(input.path);
-            return { removed: true };
+          worktree: worktreeMachine.provide({
+            actors: {
+              checkWorktree: fromPromise<WorktreeFacts, WorktreeInput>(async () => opts.worktreeFacts ?? FREE_FACTS),
+              removeWorktree: fromPromise<RemoveOutcome, WorktreeInput>(async ({ input }) => {
+                state.removed.push(input.path);
+                return { removed: true };
+              }),
+            },
+            actions: { log },
           }),
+          findWorktrees: fromPromise(async () => opts.worktrees ?? []),
         },
-        actions: { log },
+        actions: {
+          log,
+          reportFailure: (_, params) => {
+            state.failures.push({ id: params.id, what: params.what });
+          },
+        },
       }),
-      findWorktrees: fromPromise(async () => opts.worktrees ?? []),
     }),
     actions: {
       log,
       persistLedger: (_, params) => {
         state.persisted.push(params.ledger);
       },
-      settleAsk: (_, params) => {
-        state.settled.push(params.output);
-      },
       reportFailure: (_, params) => {
         state.failures.push({ id: params.id, what: params.what });
+      },
+      abandonAsks: () => {
+        state.abandoned++;
       },
     },
   });
@@ -833,7 +858,7 @@ describe('worktree actors', () => {
   };
   const wtSession = session('svc-app-wt-feat-x', 'claude', { meta: { kind: 'agent', agent: 'A1', worktree: wt.path } });
   const children = (h: ReturnType<typeof harness>) =>
-    Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('worktree.'));
+    Object.keys(h.actor.system.get('worktrees')?.getSnapshot().children ?? {}).filter((k) => k.startsWith('worktree.'));
 
   it('spawns one per worktree made by --wt and removes it once its session has ended and nothing holds it', async () => {
     const h = harness({ sessions: [wtSession], worktrees: [wt] });
@@ -1038,7 +1063,7 @@ describe('supervision (core/supervision.ts)', () => {
     expect(h.actor.getSnapshot().status).toBe('active');
     expect(h.state.settled).toEqual([{ id: 'a1', state: 'failed' }]);
     expect(h.sentFrames()).toContainEqual({ type: 'ask.closed', id: 'a1', state: 'expired' });
-    expect(h.actor.getSnapshot().context.asks).toEqual({});
+    expect(h.actor.system.get('asks')?.getSnapshot().context.asks).toEqual({});
     h.actor.send({ type: 'ASK.CANCEL', id: 'a1' });
     h.frame({ type: 'ask.answer', id: 'a1', deviceId: 'd_phone', connection: 'c1', envelope: {} });
     await flush();
@@ -1056,6 +1081,60 @@ describe('supervision (core/supervision.ts)', () => {
     expect(h.state.typed.map((t) => t.text)).toEqual(['still typed']);
   });
 
+  it("the asks' supervisor is restarted when it fails, its asks ended failed; given up, every ask ends failed at once", async () => {
+    const recipients = [{ deviceId: 'd_phone', publicKey: 'K' }];
+    const ask = (id: string) => ({
+      id,
+      session: 'svc-proj',
+      deadline: 600_000,
+      leftMs: 600_000,
+      choices: [],
+      recipients,
+    });
+    const asksOf = (h: ReturnType<typeof harness>) => h.actor.system.get('asks')?.getSnapshot().context.asks;
+    // once: announcing a1 throws in the supervisor itself
+    const once = harness({ faults: 'action:asks' });
+    await flush();
+    await once.connect();
+    once.actor.send({ type: 'ASK.START', ask: ask('a1') });
+    await flush();
+    expect(once.state.failures).toEqual([{ id: 'asks', what: 'restarted at once' }]);
+    expect(once.state.abandoned).toBe(1);
+    once.actor.send({ type: 'ASK.START', ask: ask('a2') });
+    await flush();
+    expect(Object.keys(asksOf(once) ?? {})).toEqual(['a2']);
+
+    const always = harness({ faults: 'action:asks!' });
+    await flush();
+    await always.connect();
+    for (const id of ['a1', 'a2', 'a3', 'a4', 'a5']) {
+      always.actor.send({ type: 'ASK.START', ask: ask(id) });
+      await flush();
+    }
+    expect(always.actor.getSnapshot().value).toMatchObject({ running: { asks: 'off' } });
+    expect(always.state.failures.at(-1)!.what).toBe(
+      'failed 5 times in ten minutes: left off until the listener restarts',
+    );
+    expect(always.state.abandoned).toBe(5);
+    always.actor.send({ type: 'ASK.START', ask: ask('a6') });
+    always.frame({ type: 'ask.answer', id: 'a6', deviceId: 'd_phone', connection: 'c1', envelope: {} });
+    await flush();
+    expect(always.state.abandoned).toBe(6);
+    expect(
+      always
+        .sentFrames()
+        .filter((f) => f.type === 'ask.result')
+        .at(-1),
+    ).toMatchObject({
+      id: 'a6',
+      state: 'refused',
+      code: 'ask_expired',
+    });
+    always.push({ id: 1, body: 'still typed' });
+    await flush();
+    expect(always.state.typed.map((t) => t.text)).toEqual(['still typed']);
+  });
+
   it('a worktree actor that fails comes back at the next scan', async () => {
     const wt = {
       slug: 'feat-x',
@@ -1067,7 +1146,7 @@ describe('supervision (core/supervision.ts)', () => {
     };
     const h = harness({ sessions: [], worktrees: [wt], faults: 'action:worktree.app-wt-feat-x' });
     await flush();
-    const child = () => h.actor.getSnapshot().children['worktree.app-wt-feat-x'];
+    const child = () => h.actor.system.get('worktree.app-wt-feat-x');
     // its first log line (the session is gone) throws
     await tick(h, 31_000);
     expect(h.state.failures.map((f) => f.id)).toEqual(['worktree.app-wt-feat-x']);

@@ -63,6 +63,9 @@ function harness(entries: ScheduleEntry[], start: number) {
   const keys: ScheduleKeys[] = [];
   const notices: SkippedRun[][] = [];
   let startFails = false;
+  /** Schedule ids whose next write throws after it is made: a bug in the actor, its file already written. */
+  const failAfterWrite = new Set<string>();
+  const failures: { id: string; what: string }[] = [];
   const scheduler = schedulerMachine.provide({
     actors: {
       readSchedules: fromPromise(async () => ({ file, now: wall(), zone: ZONE })),
@@ -73,7 +76,12 @@ function harness(entries: ScheduleEntry[], start: number) {
             started.push(input.session);
           }),
         },
-        actions: { persist: (_, { id, patch }) => change({ kind: 'runtime', id, patch }) },
+        actions: {
+          persist: (_, { id, patch }) => {
+            change({ kind: 'runtime', id, patch });
+            if (failAfterWrite.delete(id)) throw new Error(`a bug in schedule ${id}`);
+          },
+        },
       }),
     },
     actions: {
@@ -81,11 +89,12 @@ function harness(entries: ScheduleEntry[], start: number) {
         for (const id of list) change({ kind: 'runtime', id, patch: { seenUntil } });
       },
       notifySkipped: (_, { skipped }) => void notices.push(skipped),
+      reportFailure: (_, { id, what }) => void failures.push({ id, what }),
     },
   });
   // the listener's part: it forwards ticks and results, and receives what is to be typed
   const parent = setup({ types: { events: {} as SchedulerEvent }, actors: { scheduler } }).createMachine({
-    invoke: { src: 'scheduler', id: 'scheduler' },
+    invoke: { src: 'scheduler', id: 'scheduler', input: { now: () => clock.now() } },
     on: {
       TICK: { actions: sendTo('scheduler', ({ event }) => event) },
       'SCHEDULE.KEYS_RESULT': { actions: sendTo('scheduler', ({ event }) => event) },
@@ -101,9 +110,11 @@ function harness(entries: ScheduleEntry[], start: number) {
     keys,
     notices,
     file: () => file,
+    failures,
     failStarts: () => {
       startFails = true;
     },
+    failAfterWrite: (id: string) => void failAfterWrite.add(id),
     add: (e: ScheduleEntry) => change({ kind: 'add', entry: e }),
     remove: (id: string) => change({ kind: 'remove', id }),
     /** tmux shows these sessions from now on. */
@@ -228,6 +239,27 @@ describe('schedules (spec 4.8)', () => {
       ok: false,
       problem: { code: 'too_many_schedules' },
     });
+  });
+
+  it('a schedule actor that fails is rebuilt from the file after its backoff and carries on its run; the others run on', async () => {
+    const created = at('2026-11-24T07:00');
+    const a = entry({ agent: 'A1', at: '07:30', prompt: 'a' }, created);
+    const b = entry({ agent: 'A1', at: '07:30', prompt: 'b' }, created);
+    const h = harness([a, b], created);
+    // a's write of its started run lands, then the actor throws
+    h.failAfterWrite(a.id);
+    await h.tickAt(at('2026-11-24T07:30:03'));
+    expect(h.failures).toEqual([
+      { id: `schedule.${a.id}`, what: 'rebuilt from the schedules file at the first reading after 1 s' },
+    ]);
+    expect(h.state(a.id)).toBeUndefined();
+    expect(h.state(b.id)).toEqual({ running: 'pending' });
+    h.show(session(scheduledSessionName(a), 'idle'), session(scheduledSessionName(b), 'idle'));
+    await h.tickAt(at('2026-11-24T07:30:08'));
+    // rebuilt from its run in the file: its prompt typed once, not started again
+    expect(h.state(a.id)).toEqual({ running: 'typing' });
+    expect(h.started).toEqual([scheduledSessionName(a), scheduledSessionName(b)]);
+    expect(h.keys.map((k) => k.text).sort()).toEqual(['a', 'b']);
   });
 
   it('4.8.6 the prompt is typed once, only when the agent is in front and reads idle', async () => {
