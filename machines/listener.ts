@@ -413,7 +413,7 @@ export const listenerMachine = setup({
      */
     launchSession: (_, _params: { request: LaunchRequest; ref: PhoneRef }) => {},
     /**
-     * A singleton (relay, inventory, pinsWatch, scheduler) failed: its record, and when it is given up the reason the
+     * A singleton (relay, inventory, pinsWatch, scheduler, worktrees, asks) failed: its record, and when it is given up the reason the
      * listener stops (relay, inventory). `reportFailure` runs first, with the record before it.
      */
     recordSingletonFailure: assign(({ context, event }) => {
@@ -568,7 +568,10 @@ export const listenerMachine = setup({
                 id: 'worktrees',
                 systemId: 'worktrees',
                 src: 'worktrees',
-                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+                input: ({ context }) => ({
+                  ...(context.input.now ? { now: context.input.now } : {}),
+                  sessions: context.sessions,
+                }),
               },
               on: {
                 'xstate.error.actor.worktrees': restartOrGiveUp('off'),
@@ -683,6 +686,7 @@ export const listenerMachine = setup({
                   'relay',
                   toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }),
                 );
+                enqueue(line('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code} (asks given up)`));
                 return;
               }
               case 'notify.ack':
@@ -1155,7 +1159,7 @@ export const listenerMachine = setup({
         'RELAY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         'xstate.error.actor.*': {
           description:
-            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact, a worktree at the next scan). What it held is answered, never typed again. No child's failure stops the root or another child; the asks supervise their own (machines/asks.ts).",
+            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact). What it held is answered, never typed again. No child's failure stops the root or another child; the asks, worktrees and schedules are supervised by their own supervisors.",
           actions: enqueueActions(({ context, event, enqueue }) => {
             const id = event.type.slice(ERROR_EVENT.length);
             const family = familyOf(id);

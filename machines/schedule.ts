@@ -196,44 +196,53 @@ export const scheduleMachine = setup({
             TICK: {
               guard: 'mayPrompt',
               target: 'typing',
-              actions: sendParent(({ context, event }) => ({
-                type: 'SCHEDULE.KEYS',
-                id: context.entry.id,
-                session: context.run!.session,
-                text: context.entry.prompt!,
-                keys: ['Enter'],
-                at: event.now,
-              })),
+              actions: [
+                // written as sent before the keys leave: an actor rebuilt from the file while they are in flight
+                // does not type the prompt again (at most once; a refusal below says it was not typed)
+                assign({ run: ({ context }) => ({ ...context.run!, prompted: true }) }),
+                {
+                  type: 'persist',
+                  params: ({ context }) => ({
+                    id: context.entry.id,
+                    patch: { run: context.run, last: context.last ?? undefined },
+                  }),
+                },
+                sendParent(({ context, event }) => ({
+                  type: 'SCHEDULE.KEYS',
+                  id: context.entry.id,
+                  session: context.run!.session,
+                  text: context.entry.prompt!,
+                  keys: ['Enter'],
+                  at: event.now,
+                })),
+              ],
             },
           },
         },
         typing: {
           on: {
             'KEYS.RESULT': [
+              { guard: ({ event }) => event.ok, target: 'typed' },
               {
-                guard: ({ event }) => event.ok,
-                target: 'typed',
+                // refused (the screen changed, rate limit): looked at again on the next idle tick, never typed twice
+                target: 'pending',
                 actions: [
-                  assign({ run: ({ context }) => ({ ...context.run!, prompted: true }) }),
+                  assign({ run: ({ context }) => ({ ...context.run!, prompted: false }) }),
                   {
                     type: 'persist',
                     params: ({ context }) => ({
                       id: context.entry.id,
-                      patch: { run: context.run, last: context.last! },
+                      patch: { run: context.run, last: context.last ?? undefined },
+                    }),
+                  },
+                  {
+                    type: 'log',
+                    params: ({ context, event }) => ({
+                      level: 'warn',
+                      message: `schedule ${context.entry.id}: prompt not typed (${event.code ?? 'refused'}); trying again when idle`,
                     }),
                   },
                 ],
-              },
-              {
-                // refused (the screen changed, rate limit): looked at again on the next idle tick, never typed twice
-                target: 'pending',
-                actions: {
-                  type: 'log',
-                  params: ({ context, event }) => ({
-                    level: 'warn',
-                    message: `schedule ${context.entry.id}: prompt not typed (${event.code ?? 'refused'}); trying again when idle`,
-                  }),
-                },
               },
             ],
           },

@@ -138,7 +138,7 @@ export const schedulerMachine = setup({
             const { file, now, zone } = event.output;
             const listed = new Set(file.schedules.map((e) => e.id));
             // a failed schedule's record goes when its window passes, or with the schedule
-            const failures = pruneFailures(
+            let failures = pruneFailures(
               context.failures,
               nowOf(context),
               (id) => !listed.has(id.slice('schedule.'.length)),
@@ -155,6 +155,9 @@ export const schedulerMachine = setup({
               if (context.ids.includes(entry.id)) continue;
               const id = scheduleActorId(entry.id);
               enqueue.spawnChild('schedule', { id, systemId: id, input: { entry } });
+              // rebuilt after its backoff: no restart is due any more
+              const failed = failures[id];
+              if (failed?.retryAt) failures = { ...failures, [id]: { ...failed, retryAt: null } };
             }
             enqueue.assign({ ids: live.map((e) => e.id), problem: null, failures });
 

@@ -26,13 +26,16 @@ export interface SessionPush {
   receivedAt: number;
 }
 
-/** Key input from a live pane (core/panes/keys.ts), already opened and checked for its stamp by `device.<id>`. */
 /** A phone's key input: the device, its connection and its stamp, for the answer (`keys.result`). */
 export type PhoneRef = { deviceId: string; connection: string; seq: number };
 /** A scheduled run's keys (machines/schedule.ts): its answer goes to the scheduler, by schedule id. */
 export type ScheduleRef = { schedule: string };
 export const isPhoneRef = (ref: KeysRef): ref is PhoneRef => 'deviceId' in ref;
 
+/**
+ * Key input from a live pane (core/panes/keys.ts), already opened and checked for its stamp by `device.<id>`, or a
+ * scheduled run's prompt and End.
+ */
 export interface SessionKeys {
   kind: 'keys';
   /** Who sent it: a phone, or a schedule. */

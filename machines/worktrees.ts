@@ -18,6 +18,11 @@ import { type WorktreeInput, type WorktreeOutput, worktreeMachine } from './work
 export interface WorktreesInput {
   /** The clock failures are timed by; Date.now when absent. */
   now?: () => number;
+  /**
+   * The sessions of the listener's newest reading: a supervisor started again after a failure tells the worktrees it
+   * finds at once whether a session holds them, rather than that none does.
+   */
+  sessions?: Record<string, SessionRecord>;
 }
 
 export interface WorktreesContext {
@@ -66,7 +71,7 @@ export const worktreesMachine = setup({
   },
 }).createMachine({
   id: 'worktrees',
-  context: ({ input }) => ({ input, worktrees: {}, sessions: {}, failures: {} }),
+  context: ({ input }) => ({ input, worktrees: {}, sessions: input.sessions ?? {}, failures: {} }),
   initial: 'scanning',
   on: {
     SESSIONS: {

@@ -284,6 +284,8 @@ describe('supervision policy (core/supervision.ts)', () => {
     ['pinsWatch', 'pinsWatch'],
     ['asks', 'asks'],
     ['ask.a_1', 'ask'],
+    ['worktrees', 'worktrees'],
+    ['schedule.a00001', 'schedule'],
     ['sessions', null],
     ['listener', null],
   ] as const)('familyOf(%s) is %s', (id, family) => {

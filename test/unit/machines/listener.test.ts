@@ -973,6 +973,14 @@ describe('a new session’s first prompt (LAUNCH.PROMPT)', () => {
 });
 
 describe('supervision (core/supervision.ts)', () => {
+  const wt = {
+    slug: 'feat-x',
+    path: '/w/app-wt-feat-x',
+    repo: '/w/app',
+    branch: 'feat-x',
+    repoName: 'app',
+    sessionName: 'svc-app-wt-feat-x',
+  };
   const two = () => [session('svc-a'), session('svc-b')];
   const tick = async (h: ReturnType<typeof harness>, ms = 5_000) => {
     h.clock.increment(ms);
@@ -1135,15 +1143,19 @@ describe('supervision (core/supervision.ts)', () => {
     expect(always.state.typed.map((t) => t.text)).toEqual(['still typed']);
   });
 
+  it('a worktrees supervisor started again after it failed tells each worktree that its session still holds it', async () => {
+    const h = harness({ sessions: [session('svc-app-wt-feat-x')], worktrees: [wt] });
+    await flush();
+    await tick(h);
+    const state = () => h.actor.system.get('worktree.app-wt-feat-x')?.getSnapshot().value;
+    expect(state()).toBe('active');
+    h.actor.send({ type: 'xstate.error.actor.worktrees', error: new Error('a bug in the supervisor') });
+    await flush();
+    expect(h.state.failures).toEqual([{ id: 'worktrees', what: 'restarted at once' }]);
+    expect(state()).toBe('active');
+  });
+
   it('a worktree actor that fails comes back at the next scan', async () => {
-    const wt = {
-      slug: 'feat-x',
-      path: '/w/app-wt-feat-x',
-      repo: '/w/app',
-      branch: 'feat-x',
-      repoName: 'app',
-      sessionName: 'svc-app-wt-feat-x',
-    };
     const h = harness({ sessions: [], worktrees: [wt], faults: 'action:worktree.app-wt-feat-x' });
     await flush();
     const child = () => h.actor.system.get('worktree.app-wt-feat-x');

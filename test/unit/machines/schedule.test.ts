@@ -115,6 +115,12 @@ function harness(entries: ScheduleEntry[], start: number) {
       startFails = true;
     },
     failAfterWrite: (id: string) => void failAfterWrite.add(id),
+    /** Schedule `id`'s actor fails now, as xstate tells the scheduler of it. */
+    failActor: async (id: string) => {
+      const scheduler = actor.getSnapshot().children.scheduler;
+      scheduler?.send({ type: `xstate.error.actor.schedule.${id}`, error: new Error('a bug') });
+      await flush();
+    },
     add: (e: ScheduleEntry) => change({ kind: 'add', entry: e }),
     remove: (id: string) => change({ kind: 'remove', id }),
     /** tmux shows these sessions from now on. */
@@ -260,6 +266,23 @@ describe('schedules (spec 4.8)', () => {
     expect(h.state(a.id)).toEqual({ running: 'typing' });
     expect(h.started).toEqual([scheduledSessionName(a), scheduledSessionName(b)]);
     expect(h.keys.map((k) => k.text).sort()).toEqual(['a', 'b']);
+  });
+
+  it('a schedule actor that fails with its prompt in flight is rebuilt without typing the prompt again', async () => {
+    const created = at('2026-11-24T07:00');
+    const e = entry({ agent: 'A1', at: '07:30', prompt: 'once' }, created);
+    const h = harness([e], created);
+    await h.tickAt(at('2026-11-24T07:30:03'));
+    h.show(session(scheduledSessionName(e), 'idle'));
+    await h.tickAt(at('2026-11-24T07:30:08'));
+    expect(h.keys.map((k) => k.text)).toEqual(['once']);
+    await h.failActor(e.id);
+    expect(h.failures.map((f) => f.id)).toEqual([`schedule.${e.id}`]);
+    await h.result(e.id, true); // typed meanwhile: nobody to tell
+    await h.tickAt(at('2026-11-24T07:30:13'));
+    await h.tickAt(at('2026-11-24T07:30:18'));
+    expect(h.state(e.id)).toEqual({ running: 'typed' });
+    expect(h.keys.map((k) => k.text)).toEqual(['once']);
   });
 
   it('4.8.6 the prompt is typed once, only when the agent is in front and reads idle', async () => {
