@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise } from 'xstate';
+import { approvalCardBody } from '../core/agents/approvalCard.js';
 import { submitStrategyFor } from '../core/agents/registry.js';
 import { normalizeSubmitText } from '../core/agents/submit.js';
 import type { ResolvedConfig } from '../core/daemon/config.js';
@@ -17,6 +18,7 @@ import { VERSION } from '../core/daemon/version.js';
 import { TypedTexts } from '../core/hooks/control.js';
 import { MARKER_FRESH_SECONDS } from '../core/hooks/remoteOrigin.js';
 import { sessionEvents } from '../core/notify/events.js';
+import { HistoryChunkBody, SchedulesBody } from '../core/protocol/bodies.js';
 import type { AgentState, SessionRecord } from '../core/protocol/index.js';
 import { pastRecord } from '../core/sessions/control.js';
 import { failingChildren } from '../core/supervision.js';
@@ -61,9 +63,9 @@ import {
   createDeviceDirectory,
   openSealedLogic,
   relayDeviceList,
-  sealFrameLogic,
   typeKeysLogic,
 } from './seal/e2ee.js';
+import { createOutbox, sealedRecord, sealFrameLogic } from './seal/outbox.js';
 import { readInventory, SCREEN_LINES } from './sessions/inventoryReading.js';
 import { loadLedger, saveLedger } from './sessions/ledgerFile.js';
 import { writeMarker } from './sessions/marker.js';
@@ -204,7 +206,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
 
   // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). The root attaches once it runs.
   const root = createRootHandle();
-  const asks = createAskService({
+  // everything sealed for the phones goes one way (actors/seal/outbox.ts)
+  const outbox = createOutbox({
     me,
     readPins: () => readPinsSafely(paths.devicePins).pins,
     listDevices: relayDeviceList(config.baseUrl.value, apiKey),
@@ -223,6 +226,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       if (after !== pins && schedulesShown.length > 0) setTimeout(() => sealSchedules(schedulesShown), 0);
       return after;
     },
+    log,
+  });
+  const asks = createAskService({
+    outbox,
     asksPath: join(paths.dir, 'asks.json'),
     send: (event) => root.send(event),
     sendToRelay: (frame) => void root.toRelay(frame),
@@ -235,12 +242,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     root.send({ type: 'PAST.CHANGED', past: past.past(live).map(pastRecord) });
   };
 
-  let schedulesShown: Parameters<typeof asks.schedules>[0] = [];
-  const sealSchedules = (views: Parameters<typeof asks.schedules>[0]) => {
+  let schedulesShown: SchedulesBody['schedules'] = [];
+  const sealSchedules = (views: SchedulesBody['schedules']) => {
     if (views.length === 0) return root.send({ type: 'SCHEDULES.SEALED', envelope: null });
-    asks
-      .schedules(views)
-      .then((envelope) => root.send({ type: 'SCHEDULES.SEALED', envelope }))
+    outbox
+      .toPhones('schedules', SchedulesBody.parse({ schedules: views, at: Date.now() }))
+      .then((envelope) => root.send({ type: 'SCHEDULES.SEALED', envelope: sealedRecord(envelope) }))
       .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
   };
 
@@ -266,7 +273,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         log,
         ready: () => root.context()?.online === true,
         send: async (chunk) => {
-          const envelope = await asks.historyChunk(chunk);
+          const body = HistoryChunkBody.parse({ ...chunk, at: Date.now() });
+          const envelope = sealedRecord(await outbox.toPhones('history.chunk', body));
           if (!envelope) {
             // no device to seal for: nothing leaves the computer (said, so a timeline with a gap can be explained)
             log.info(`history of ${chunk.session}: ${chunk.items.length} item(s) not sent: no device to seal for`);
@@ -300,7 +308,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
     home: opts.home,
     env,
     log,
-    me,
+    outbox,
     tmux,
     past,
     tellPast,
@@ -355,7 +363,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
       }),
       paneWatch: paneWatchMachine.provide({
-        actors: { capturePane: faults.promise(capturePaneLogic(tmux)), sealFrame: faults.promise(sealFrameLogic(me)) },
+        actors: {
+          capturePane: faults.promise(capturePaneLogic(tmux)),
+          sealFrame: faults.promise(sealFrameLogic(outbox)),
+        },
         actions: {
           log: logAction,
           recordLease: (_, params) => leases.record(params),
@@ -436,11 +447,12 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             }
           },
           sealCard: (_, { session, prompt }) => {
-            asks
-              .card(session, prompt)
+            outbox
+              .toPhones('approval', approvalCardBody(session, prompt, Date.now()))
               .then((envelope) => {
-                if (envelope)
-                  root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope });
+                const sealed = sealedRecord(envelope);
+                if (sealed)
+                  root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope: sealed });
               })
               .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
           },

@@ -12,31 +12,27 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
-import type { ApprovalPrompt } from '../../core/agents/approvals.js';
 import type { ControlReply } from '../../core/daemon/control.js';
-import { emptyPins, type PinsFile } from '../../core/devices/devices.js';
 import {
   type AnswerBody,
   AnswerBody as AnswerBodySchema,
   ASK_FAILURE_TEXT,
   type AskOutcome,
   askDeadline,
-  chooseRecipients,
   type NotifyBody,
   type QuestionBody,
-  type Recipient,
 } from '../../core/mcp/ask.js';
-import { ApprovalCardBody, HistoryChunkBody, SchedulesBody } from '../../core/protocol/bodies.js';
 import type { AskCode } from '../../core/protocol/codes.js';
-import type { ClientFrame, DeviceListResponse } from '../../core/protocol/index.js';
+import type { ClientFrame } from '../../core/protocol/index.js';
 import { SealError } from '../../core/seal/error.js';
-import { type Envelope, openText, seal } from '../../core/seal/seal.js';
+import { type Envelope, openText } from '../../core/seal/seal.js';
 import type { AskInput, OpenAnswerInput, OpenAnswerOutput, SettledAsk } from '../../machines/ask.js';
 import type { ListenerEvent } from '../../machines/listener.js';
 import type { McpRequest } from '../daemon/controlSocket.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { setAsideBroken, writeFileAtomic } from '../files.js';
 import { cryptoKey } from '../seal/e2ee.js';
+import type { Outbox } from '../seal/outbox.js';
 
 /** How long `svc_notify` waits for the relay to take a notification. */
 export const NOTIFY_ACK_MS = 15_000;
@@ -62,15 +58,8 @@ interface Pending {
 }
 
 export interface AskServiceDeps {
-  me: DeviceIdentity | null;
-  readPins: () => PinsFile;
-  /** The relay's device list (GET /devices). */
-  listDevices: () => Promise<DeviceListResponse>;
-  /**
-   * Pins the listed phones that paired with this computer's own link (actors/devices/pairings.ts), before the
-   * recipients are chosen; the pins as they are after it.
-   */
-  pinPaired?: (pins: PinsFile, listed: DeviceListResponse['devices']) => Promise<PinsFile>;
+  /** Sealing for the phones, and who they are (actors/seal/outbox.ts). */
+  outbox: Outbox;
   /** ~/.svc/asks.json */
   asksPath: string;
   /** To the root machine. */
@@ -106,56 +95,10 @@ export function createAskService(deps: AskServiceDeps) {
     }
   };
 
-  /** Whether the last reading of the relay's device list failed (the pins alone were sealed for). */
-  let listUnread = false;
-  /** The phones to seal for; the relay's list when it answers, else the pins alone. */
-  const recipients = async (me: DeviceIdentity): Promise<Recipient[]> => {
-    let pins: PinsFile;
-    try {
-      pins = deps.readPins();
-    } catch {
-      pins = emptyPins();
-    }
-    let listed: DeviceListResponse['devices'];
-    try {
-      listed = (await deps.listDevices()).devices;
-      listUnread = false;
-    } catch (err) {
-      listUnread = true;
-      deps.log.warn(`device list unavailable (${(err as Error).message}): sealing for the pinned devices only`);
-      listed = Object.values(pins.devices).map((p) => ({ ...p, kind: 'app', name: p.deviceId }) as never);
-    }
-    if (deps.pinPaired) {
-      try {
-        pins = await deps.pinPaired(pins, listed);
-      } catch (err) {
-        deps.log.warn(`could not pin the phones paired with this computer's link: ${(err as Error).message}`);
-      }
-    }
-    return chooseRecipients(pins.devices, listed, me.deviceId);
-  };
-
-  const sealFor = async (
-    me: DeviceIdentity,
-    to: Recipient[],
-    purpose: 'ask.question' | 'notify' | 'approval' | 'schedules' | 'history.chunk',
-    body: QuestionBody | NotifyBody | ApprovalCardBody | SchedulesBody | HistoryChunkBody,
-  ) =>
-    seal({
-      purpose,
-      from: { id: me.deviceId, privateKey: me.privateKey },
-      to: [
-        { id: me.deviceId, publicKey: me.publicCryptoKey },
-        ...(await Promise.all(to.map(async (r) => ({ id: r.deviceId, publicKey: await cryptoKey(r.publicKey) })))),
-      ],
-      plaintext: JSON.stringify(body),
-    });
-
   const ask = async (sock: Socket, request: Extract<McpRequest, { type: 'ask' }>, send: (r: ControlReply) => void) => {
     const done = (id: string, outcome: AskOutcome) => send({ ok: true, type: 'ask.done', id, outcome });
-    const me = deps.me;
-    if (!me) return done('-', failure('no_device_key'));
-    const to = await recipients(me);
+    if (!deps.outbox.me) return done('-', failure('no_device_key'));
+    const to = await deps.outbox.recipients();
     if (to.length === 0) return done('-', failure('no_device'));
     const id = newId('a');
     const askedAt = now();
@@ -168,7 +111,7 @@ export function createAskService(deps: AskServiceDeps) {
       deadline,
       askedAt,
     };
-    const envelope = await sealFor(me, to, 'ask.question', body);
+    const envelope = await deps.outbox.forPhones('ask.question', body, to);
     const entry: Pending = {
       id,
       session: request.session,
@@ -199,11 +142,10 @@ export function createAskService(deps: AskServiceDeps) {
   };
 
   const notify = async (request: Extract<McpRequest, { type: 'notify' }>, send: (r: ControlReply) => void) => {
-    const me = deps.me;
     const failed = (id: string, code: AskCode) =>
       send({ ok: true, type: 'notify.done', id, delivered: false, code, message: ASK_FAILURE_TEXT[code] ?? code });
-    if (!me) return failed('-', 'no_device_key');
-    const to = await recipients(me);
+    if (!deps.outbox.me) return failed('-', 'no_device_key');
+    const to = await deps.outbox.recipients();
     if (to.length === 0) return failed('-', 'no_device');
     const id = newId('n');
     const body: NotifyBody = {
@@ -214,7 +156,7 @@ export function createAskService(deps: AskServiceDeps) {
       at: now(),
       ...(request.title ? { title: request.title } : {}),
     };
-    const envelope = await sealFor(me, to, 'notify', body);
+    const envelope = await deps.outbox.forPhones('notify', body, to);
     const timer = setTimeout(() => {
       notes.delete(id);
       send({
@@ -316,15 +258,14 @@ export function createAskService(deps: AskServiceDeps) {
 
     /** A listener event for the phones (an approval waiting, a finished turn): sealed like svc_notify, no reply. */
     event(session: string, kind: 'approval' | 'turn' | 'schedule', message: string): void {
-      const me = deps.me;
-      if (!me) return;
+      if (!deps.outbox.me) return;
       void (async () => {
-        let to = await recipients(me);
+        let to = await deps.outbox.recipients();
         // no phone because the relay's list could not be read (a relay starting, a busy machine): asked again a few
         // times before the notice is given up, so a missed run found at start is not lost to one failed read
-        for (let i = 0; to.length === 0 && listUnread && i < EVENT_RETRY_MS.length; i++) {
+        for (let i = 0; to.length === 0 && deps.outbox.listUnread() && i < EVENT_RETRY_MS.length; i++) {
           await new Promise((r) => setTimeout(r, EVENT_RETRY_MS[i]));
-          to = await recipients(me);
+          to = await deps.outbox.recipients();
         }
         if (to.length === 0) {
           deps.log.warn(`${kind} notice for ${session} not sent: no phone to seal it for`);
@@ -332,57 +273,9 @@ export function createAskService(deps: AskServiceDeps) {
         }
         const id = newId('n');
         const body: NotifyBody = { id, session, kind, message, at: now() };
-        const envelope = await sealFor(me, to, 'notify', body);
+        const envelope = await deps.outbox.forPhones('notify', body, to);
         deps.send({ type: 'NOTIFY.SEND', frame: { type: 'notify.new', id, session, kind, envelope } });
       })().catch((err: Error) => deps.log.warn(`could not tell the phones about ${session}: ${err.message}`));
-    },
-
-    /**
-     * An approval prompt's card (core/protocol/bodies.ts ApprovalCardBody), sealed like a notification for this
-     * computer and the phones; null when there is no key or no phone to seal for.
-     */
-    async card(session: string, prompt: ApprovalPrompt): Promise<Record<string, unknown> | null> {
-      const me = deps.me;
-      if (!me) return null;
-      const to = await recipients(me);
-      if (to.length === 0) return null;
-      const { agent, fingerprint, readable, tool, detail, question, choices, highlighted } = prompt;
-      const body: ApprovalCardBody = ApprovalCardBody.parse({
-        session,
-        agent,
-        fingerprint,
-        readable,
-        tool: tool.slice(0, 512),
-        detail: detail.slice(0, 200).map((l) => l.slice(0, 2_000)),
-        question: question.slice(0, 512),
-        choices: choices.slice(0, 16).map((c) => ({ label: c.label.slice(0, 512), always: c.always })),
-        highlighted,
-        at: now(),
-      });
-      return (await sealFor(me, to, 'approval', body)) as unknown as Record<string, unknown>;
-    },
-
-    /** The computer's schedules (core/protocol/bodies.ts SchedulesBody), sealed the same way; null as for `card`. */
-    async schedules(views: SchedulesBody['schedules']): Promise<Record<string, unknown> | null> {
-      const me = deps.me;
-      if (!me) return null;
-      const to = await recipients(me);
-      if (to.length === 0) return null;
-      const body = SchedulesBody.parse({ schedules: views, at: now() });
-      return (await sealFor(me, to, 'schedules', body)) as unknown as Record<string, unknown>;
-    },
-
-    /**
-     * A session's history chunk (core/protocol/bodies.ts HistoryChunkBody), sealed for this computer and the devices
-     * listed now; null as for `card`.
-     */
-    async historyChunk(chunk: Omit<HistoryChunkBody, 'at'>): Promise<Record<string, unknown> | null> {
-      const me = deps.me;
-      if (!me) return null;
-      const to = await recipients(me);
-      if (to.length === 0) return null;
-      const body = HistoryChunkBody.parse({ ...chunk, at: now() });
-      return (await sealFor(me, to, 'history.chunk', body)) as unknown as Record<string, unknown>;
     },
 
     /** Asks a listener before this one left in asks.json; the file is emptied. */

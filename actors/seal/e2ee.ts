@@ -10,9 +10,8 @@ import { type PaneScreen, paneScreen } from '../../core/panes/frames.js';
 import { DeviceListResponse } from '../../core/protocol/index.js';
 import { SealError } from '../../core/seal/error.js';
 import { fingerprint, importPublicKey } from '../../core/seal/keys.js';
-import { type Envelope, openText, seal } from '../../core/seal/seal.js';
+import { openText } from '../../core/seal/seal.js';
 import type { OpenSealedInput, OpenSealedOutput } from '../../machines/device.js';
-import type { SealFrameInput } from '../../machines/paneWatch.js';
 import type { TypeKeysInput } from '../../machines/session.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { readPins } from '../devices/pins.js';
@@ -166,19 +165,6 @@ export function openSealedLogic(deps: {
       opened = await tryOpen(listed);
     }
     return { pin, listed, opened, now: (deps.now ?? Date.now)() };
-  });
-}
-
-/** `sealFrame` for `watch.<…>`: the frame body sealed for that one device. */
-export function sealFrameLogic(me: DeviceIdentity | null) {
-  return fromPromise<Envelope, SealFrameInput>(async ({ input }) => {
-    if (!me) throw new Error('this computer has no device key');
-    return seal({
-      purpose: 'pane.frame',
-      from: { id: me.deviceId, privateKey: me.privateKey },
-      to: [{ id: input.deviceId, publicKey: await cryptoKey(input.publicKey) }],
-      plaintext: JSON.stringify(input.body),
-    });
   });
 }
 

@@ -15,19 +15,16 @@ import type {
   TransferChunk,
 } from '../../core/protocol/bodies.js';
 import type { ClientFrame, RefusalCode } from '../../core/protocol/index.js';
-import { seal } from '../../core/seal/seal.js';
 import { decideControl } from '../../core/sessions/control.js';
 import { decideLaunchRequest, LAUNCH_BUCKET, NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { keysResultFrame } from '../../core/sessions/routing.js';
 import { type BucketState, fullBucket, takeToken } from '../../core/tokenBucket.js';
 import type { PhoneRef } from '../../machines/session.js';
 import type { Logger } from '../daemon/logger.js';
-import type { DeviceIdentity } from '../devices/deviceKey.js';
-import { readPinsSafely } from '../devices/pins.js';
 import { createFileView, type FileAnswer } from '../files/view.js';
 import type { RootHandle } from '../rootHandle.js';
 import type { scheduleAdapters } from '../schedules/runs.js';
-import { cryptoKey } from '../seal/e2ee.js';
+import type { Outbox } from '../seal/outbox.js';
 import type { Tmux } from '../tmux/tmux.js';
 import { desktopNotice } from '../transfer/notice.js';
 import { createReceiver } from '../transfer/receive.js';
@@ -41,7 +38,8 @@ export interface PhoneRequestDeps {
   home?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   log: Logger;
-  me: DeviceIdentity | null;
+  /** Sealing for the phones (actors/seal/outbox.ts): an answer goes to the asking device alone. */
+  outbox: Outbox;
   tmux: Tmux;
   past: ReturnType<typeof createPastSessions>;
   /** Tell the root the past sessions changed. */
@@ -73,14 +71,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
     ref: Ref,
     refused: string | undefined,
   ) => {
-    const pin = readPinsSafely(paths.devicePins).pins.devices[ref.deviceId];
-    if (!deps.me || !pin) throw new Error(`no pinned key for ${ref.deviceId}`);
-    const envelope = await seal({
-      purpose,
-      from: { id: deps.me.deviceId, privateKey: deps.me.privateKey },
-      to: [{ id: ref.deviceId, publicKey: await cryptoKey(pin.publicKey) }],
-      plaintext: JSON.stringify(body),
-    });
+    const envelope = await deps.outbox.forPinned(purpose, body, ref.deviceId);
     const to = { session, deviceId: ref.deviceId, connection: ref.connection };
     const frame = keysResultFrame(to, refused ? 'refused' : 'typed', refused, ref.seq);
     if (!deps.root.toRelay({ ...frame, envelope } as ClientFrame))

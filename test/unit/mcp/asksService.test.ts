@@ -3,14 +3,19 @@
  * lists. When that list cannot be read at that moment (the relay starting, a loaded machine) the notice is not lost:
  * it is tried again; when there is truly no phone, it is given up with a line in the log.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { McpRequest } from '../../../actors/daemon/controlSocket.js';
 import type { DeviceIdentity } from '../../../actors/devices/deviceKey.js';
 import { createAskService } from '../../../actors/mcp/asks.js';
+import { createOutbox } from '../../../actors/seal/outbox.js';
+import type { ControlReply } from '../../../core/daemon/control.js';
 import { emptyPins } from '../../../core/devices/devices.js';
-import type { DeviceListResponse } from '../../../core/protocol/index.js';
+import type { ClientFrame, DeviceListResponse } from '../../../core/protocol/index.js';
 import { exportPublicKey, generateDeviceKeys } from '../../../core/seal/keys.js';
 import { waitFor } from '../../helpers/relay.js';
 
@@ -33,18 +38,53 @@ async function service(listDevices: () => Promise<DeviceListResponse>) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-asks-'));
   dirs.push(dir);
   const sent: { type: string; frame?: { type: string; session: string } }[] = [];
+  const toRelay: ClientFrame[] = [];
   const warnings: string[] = [];
+  const log = { info: () => {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+  const outbox = createOutbox({ me: await identity('d_computer'), readPins: emptyPins, listDevices, log });
   const asks = createAskService({
-    me: await identity('d_computer'),
-    readPins: emptyPins,
-    listDevices,
+    outbox,
     asksPath: join(dir, 'asks.json'),
     send: (event) => sent.push(event as never),
-    sendToRelay: () => {},
-    log: { info: () => {}, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+    sendToRelay: (frame) => void toRelay.push(frame),
+    log,
   });
-  return { asks, sent, warnings };
+  return { asks, sent, warnings, toRelay, dir };
 }
+
+describe('asks whose supervisor failed (machines/asks.ts)', () => {
+  it('each end failed for its asker and closed for the phones, once', async () => {
+    const phone = await identity('d_phone');
+    const listed = {
+      deviceId: 'd_phone',
+      name: 'phone',
+      kind: 'app' as const,
+      publicKey: phone.publicKey,
+      createdAt: 1,
+    };
+    const { asks, sent, toRelay, dir } = await service(async () => ({ devices: [listed] }));
+    const sock = Object.assign(new EventEmitter(), { setTimeout: () => {} }) as unknown as Socket;
+    const replies: ControlReply[] = [];
+    const request: McpRequest = {
+      type: 'ask',
+      session: 'svc-proj',
+      question: 'deploy?',
+      choices: [],
+      timeoutSeconds: 60,
+    };
+    asks.handle(sock, request, (r) => void replies.push(r));
+    await waitFor(() => sent.find((e) => e.type === 'ASK.START'), { timeoutMs: 10_000, what: 'the ask started' });
+    const id = (replies[0] as { id: string }).id;
+    asks.abandon();
+    asks.abandon();
+    expect(replies.filter((r) => r.type === 'ask.done')).toEqual([
+      { ok: true, type: 'ask.done', id, outcome: expect.objectContaining({ state: 'failed', code: 'ask_failed' }) },
+    ]);
+    expect(toRelay).toEqual([{ type: 'ask.closed', id, state: 'expired' }]);
+    // the asks file no longer lists it: a listener started after this one has nothing to close
+    expect(JSON.parse(readFileSync(join(dir, 'asks.json'), 'utf8')).asks).toEqual([]);
+  });
+});
 
 describe('a listener notice', () => {
   it('is sealed and sent once the relay’s device list can be read again', async () => {
