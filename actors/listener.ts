@@ -35,6 +35,7 @@ import { scheduleMachine } from '../machines/schedule.js';
 import { schedulerMachine } from '../machines/scheduler.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
+import { watchesMachine } from '../machines/watches.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { worktreesMachine } from '../machines/worktrees.js';
 import { injectText, realSleep } from './agents/inject.js';
@@ -362,16 +363,21 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
           },
         },
       }),
-      paneWatch: paneWatchMachine.provide({
+      watches: watchesMachine.provide({
         actors: {
-          capturePane: faults.promise(capturePaneLogic(tmux)),
-          sealFrame: faults.promise(sealFrameLogic(outbox)),
+          paneWatch: paneWatchMachine.provide({
+            actors: {
+              capturePane: faults.promise(capturePaneLogic(tmux)),
+              sealFrame: faults.promise(sealFrameLogic(outbox)),
+            },
+            actions: {
+              log: logAction,
+              recordLease: (_, params) => leases.record(params),
+              forgetLease: (_, params) => leases.forget(params),
+            },
+          }),
         },
-        actions: {
-          log: logAction,
-          recordLease: (_, params) => leases.record(params),
-          forgetLease: (_, params) => leases.forget(params),
-        },
+        actions: { log: logAction, reportFailure },
       }),
       pinsWatch: faults.callback(watchPins(paths.devicePins)),
       scheduler: schedulerMachine.provide({

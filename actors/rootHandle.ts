@@ -10,6 +10,7 @@ import type { Failures } from '../core/supervision.js';
 import type { asksMachine } from '../machines/asks.js';
 import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
 import type { schedulerMachine } from '../machines/scheduler.js';
+import type { watchesMachine } from '../machines/watches.js';
 import type { worktreesMachine } from '../machines/worktrees.js';
 
 export interface RootHandle {
@@ -40,11 +41,13 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
       const asks = root.system.get('asks') as ActorRefFrom<typeof asksMachine> | undefined;
       const worktrees = root.system.get('worktrees') as ActorRefFrom<typeof worktreesMachine> | undefined;
       const scheduler = root.system.get('scheduler') as ActorRefFrom<typeof schedulerMachine> | undefined;
+      const watches = root.system.get('watches') as ActorRefFrom<typeof watchesMachine> | undefined;
       return {
         ...root.getSnapshot().context.supervision,
         ...asks?.getSnapshot().context.failures,
         ...worktrees?.getSnapshot().context.failures,
         ...scheduler?.getSnapshot().context.failures,
+        ...watches?.getSnapshot().context.failures,
       };
     },
     toRelay(frame) {

@@ -20,6 +20,7 @@ export const FAMILIES = [
   'asks',
   'worktrees',
   'schedule',
+  'watches',
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
@@ -42,6 +43,7 @@ export const STRATEGY: Record<Family, { onFailure: 'restart' | 'end'; givenUp: '
   asks: { onFailure: 'restart', givenUp: 'left_off' },
   worktrees: { onFailure: 'restart', givenUp: 'left_off' },
   schedule: { onFailure: 'restart', givenUp: 'left_off' },
+  watches: { onFailure: 'restart', givenUp: 'left_off' },
 };
 
 /**

@@ -15,6 +15,7 @@ import { relayLinkMachine } from './relayLink.js';
 import { scheduleMachine } from './schedule.js';
 import { schedulerMachine } from './scheduler.js';
 import { sessionMachine } from './session.js';
+import { watchesMachine } from './watches.js';
 import { worktreeMachine } from './worktree.js';
 import { worktreesMachine } from './worktrees.js';
 
@@ -25,7 +26,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes and supervises the relay link, the inventory, the scheduler, the asks and the worktrees; spawns session, device and watch actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
+      'The root of the daemon: invokes and supervises the relay link, the inventory and the supervisors (scheduler, asks, worktrees, watches); spawns session and device actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',
@@ -73,6 +74,14 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'device.<deviceId>',
     summary:
       'One device that sealed something for this computer: unknown → pinned | unverified; opens its contacts one at a time and checks their sequence stamps.',
+  },
+  {
+    name: 'watches',
+    file: 'machines/watches.ts',
+    machine: watchesMachine,
+    actorId: 'watches',
+    summary:
+      'The live panes and their supervisor: a watch actor per live pane, what an opened pane.watch does (stream, renew, refuse), stops on pane.stop, a forgotten or untrusted device or a gone session; resumes the last listener’s streams within their leases; a failed one starts again after its backoff.',
   },
   {
     name: 'paneWatch',

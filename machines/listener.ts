@@ -1,14 +1,14 @@
 /**
- * The root of the listener daemon. It invokes the relay link and the inventory, and spawns one `session.<name>`
- * actor per tmux session, a `device.<id>` actor per device that seals, a `watch.<device>/<session>` actor per live
- * pane and a `worktree.<repo>-wt-<slug>` actor per worktree made by --wt. Pushes, pane requests and opened sealed
- * contacts go where core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md,
- * "Delivery semantics").
+ * The root of the listener daemon. It invokes the relay link, the inventory and the supervisors of the schedules,
+ * worktrees, live panes and asks (each restarted when it fails), and spawns one `session.<name>` actor per tmux session
+ * and a `device.<id>` actor per device that seals. Pushes, pane requests and opened contacts go where
+ * core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md, "Delivery
+ * semantics").
  */
 import { type AnyActorRef, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
-import { type LeaseLeft, watchesToResume } from '../core/panes/watchLeases.js';
+import type { LeaseLeft } from '../core/panes/watchLeases.js';
 import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
 import { decideFirstPrompt, type FirstPrompt, RETRIED_REFUSALS } from '../core/sessions/firstPrompt.js';
@@ -20,7 +20,6 @@ import {
   type ContactRef,
   decideOpenedKeys,
   decideOpenedPush,
-  decideOpenedWatch,
   decidePaneRequest,
   decidePush,
   keysResultFrame,
@@ -28,7 +27,6 @@ import {
   pushResultFrame,
   releaseHeld,
   STOPPED_WHILE_TYPING,
-  watchId,
 } from '../core/sessions/routing.js';
 import {
   decideFailure,
@@ -44,7 +42,6 @@ import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
 import type { LogParams } from './log.js';
-import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 import { relayLinkMachine } from './relayLink.js';
 import type { ScheduleKeys } from './schedule.js';
 import { type SchedulerEvent, schedulerMachine } from './scheduler.js';
@@ -59,6 +56,7 @@ import type {
   SessionResult,
 } from './session.js';
 import { isPhoneRef, sessionMachine, unanswered } from './session.js';
+import { type WatchesEvent, watchesMachine } from './watches.js';
 import { type WorktreesEvent, worktreesMachine } from './worktrees.js';
 
 export interface ListenerInput {
@@ -112,9 +110,7 @@ export interface ListenerContext {
   pinsUnreadable: boolean;
   /** Device ids that have a `device.<id>` child. */
   devices: string[];
-  /** Live panes by actor id (`watch.<deviceId>/<session>`, core/sessions/routing.ts watchId); each has a child. */
-  watches: Record<string, PaneWatchInput>;
-  /** Live panes to start again once connected (core/panes/watchLeases.ts); emptied then. */
+  /** Live panes to start again once connected (core/panes/watchLeases.ts), for the watches; emptied then. */
   resume: LeaseLeft[];
   /** Past sessions (core/sessions/control.ts), as records for the report; the IO side keeps the book. */
   past: SessionRecord[];
@@ -178,10 +174,7 @@ export type ListenerEvent =
   | { type: 'FIRST_PROMPT.EXPIRE'; session: string; id: number }
   /** A child failed (xstate sends this for a child's uncaught error; core/supervision.ts says what is done). */
   | { type: `xstate.error.actor.${string}`; error: unknown }
-  /** A live pane whose actor failed, started again after its backoff (core/supervision.ts). */
-  | { type: 'WATCH.RESTART'; id: string; input: PaneWatchInput }
   | DeviceResult
-  | WatchFrameEvent
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
   | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
   /** An ask started, left by the listener before, or cancelled by its asker: for the asks (machines/asks.ts). */
@@ -283,7 +276,7 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 const ERROR_EVENT = 'xstate.error.actor.';
 const nowOf = (context: ListenerContext) => context.input.now?.() ?? Date.now();
 /** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
-const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler', 'asks', 'worktrees']);
+const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler', 'asks', 'worktrees', 'watches']);
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
@@ -345,7 +338,7 @@ export const listenerMachine = setup({
     session: sessionMachine,
     worktrees: worktreesMachine,
     device: deviceMachine,
-    paneWatch: paneWatchMachine,
+    watches: watchesMachine,
     asks: asksMachine,
     scheduler: schedulerMachine,
     /** Reports ~/.svc/devices.json whenever it changes on disk (actors/devices/pins.ts). */
@@ -359,6 +352,8 @@ export const listenerMachine = setup({
     isOnline: ({ context }) => context.online,
     /** The asks' supervisor runs (it was not given up). */
     asksUp: ({ context }) => !context.supervision.asks?.givenUp,
+    /** The live panes' supervisor runs (it was not given up). */
+    watchesUp: ({ context }) => !context.supervision.watches?.givenUp,
     /** A singleton's failure is the last the policy allows (core/supervision.ts): it is not restarted. */
     givesUp: ({ context, event }) => {
       const id = event.type.slice(ERROR_EVENT.length);
@@ -442,7 +437,6 @@ export const listenerMachine = setup({
     pins: input.pins ?? emptyPins(),
     pinsUnreadable: input.pinsUnreadable ?? false,
     devices: [],
-    watches: {},
     resume: input.resumeWatches ?? [],
     past: [],
     schedules: null,
@@ -580,6 +574,31 @@ export const listenerMachine = setup({
             off: { description: 'Given up: not restarted until the listener is.' },
           },
         },
+        watches: {
+          description:
+            "Supervises the live panes (machines/watches.ts): restarted at once when it fails (the panes it streamed stop; a phone's next renewal starts each again); left off at the fifth failure in ten minutes (a phone's pane.watch is then refused, svc verify says so).",
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'watches',
+                systemId: 'watches',
+                src: 'watches',
+                input: ({ context }) => ({
+                  ...(context.input.now ? { now: context.input.now } : {}),
+                  pins: context.pins,
+                  sessions: context.sessions,
+                  // the streams of the listener before this one, until the link is first up
+                  resume: context.online ? [] : context.resume,
+                }),
+              },
+              on: {
+                'xstate.error.actor.watches': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
         asks: {
           description:
             'Supervises the asks (machines/asks.ts): restarted at once when it fails, the asks it held ended failed for their askers; left off at the fifth failure in ten minutes (every ask then ends failed, svc verify says so).',
@@ -611,20 +630,10 @@ export const listenerMachine = setup({
               replayWindowMs: ({ context, event }) => event.replayWindowMs ?? context.replayWindowMs,
             }),
             sendTo('inventory', { type: 'FORCE_REPORT' }),
-            enqueueActions(({ context, enqueue }) => {
-              if (context.resume.length === 0) return;
-              // Streams of the listener before this one, within their leases: started again once frames can go.
-              const watches = { ...context.watches };
-              for (const { watchId: id, input } of watchesToResume(context.resume, context.pins, context.watches)) {
-                const to = { session: input.session, deviceId: input.deviceId, connection: input.connection };
-                enqueue.spawnChild('paneWatch', { id, systemId: id, input });
-                watches[id] = input;
-                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
-                enqueue(
-                  line('info', `live pane ${to.session} for ${to.deviceId} resumed (lease ${input.leaseMs} ms left)`),
-                );
-              }
-              enqueue.assign({ watches, resume: [] });
+            // Streams of the listener before this one, within their leases: started again once frames can go.
+            enqueueActions(({ check, enqueue }) => {
+              if (check('watchesUp')) enqueue.sendTo('watches', { type: 'RESUME' } satisfies WatchesEvent);
+              enqueue.assign({ resume: [] });
             }),
             // A relay that restarted forgot the asks (it keeps them in memory): they are announced again.
             enqueueActions(({ check, enqueue }) => {
@@ -707,20 +716,15 @@ export const listenerMachine = setup({
                 enqueue({ type: 'persistLedger', params: { ledger } });
                 return;
               }
+              case 'pane.stop':
+                // the live panes' supervisor stops it (machines/watches.ts)
+                if (!context.supervision.watches?.givenUp)
+                  enqueue.sendTo('watches', { type: 'PANE.STOP', frame } satisfies WatchesEvent);
+                return;
               case 'pane.watch':
-              case 'pane.keys':
-              case 'pane.stop': {
-                // a live pane waiting to start again after its actor failed: the phone's stop cancels that
-                const waiting =
-                  frame.type === 'pane.stop' && frame.deviceId ? watchId(frame.deviceId, frame.session) : null;
-                const record = waiting ? context.supervision[waiting] : undefined;
-                if (waiting && record && record.retryAt !== null && !context.watches[waiting]) {
-                  enqueue.assign({ supervision: { ...context.supervision, [waiting]: { ...record, retryAt: null } } });
-                  enqueue.sendTo('relay', toRelay(paneStatusFrame(frame, 'stopped', 'requested')));
-                  return;
-                }
-                const d = decidePaneRequest(frame, receivedAt, context);
-                if (d.kind === 'stop') enqueue.sendTo(d.watchId, { type: 'STOP' });
+              case 'pane.keys': {
+                // the live panes are the watches' business: their device opens the request first
+                const d = decidePaneRequest(frame, receivedAt, { devices: context.devices, watches: {} });
                 if (d.kind === 'contact') toDevice(d);
                 if (d.kind === 'refuse') {
                   const answer = frame.type === 'pane.watch' ? paneStatusFrame : keysResultFrame;
@@ -797,9 +801,6 @@ export const listenerMachine = setup({
                 if (child) for (const r of unanswered(child.getSnapshot().context as SessionContext)) enqueue.raise(r);
                 enqueue.stopChild(sessionId(name));
               }
-              for (const [id, w] of Object.entries(context.watches)) {
-                if (!next[w.session]) enqueue.sendTo(id, { type: 'SESSION.GONE' });
-              }
               for (const [name, record] of Object.entries(next)) {
                 const screen = {
                   approvalOnScreen: event.approvalOnScreen.includes(name),
@@ -818,17 +819,12 @@ export const listenerMachine = setup({
                     input: { name, record, ...screen },
                   });
               }
-              // records of failures that left the window, or of children whose session ended, are dropped
-              const sessionOf = (id: string) =>
-                id.startsWith('session.')
-                  ? id.slice('session.'.length)
-                  : id.startsWith('watch.')
-                    ? id.split('/').slice(1).join('/')
-                    : null;
-              const pruned = pruneFailures(supervision, now, (id) => {
-                const session = sessionOf(id);
-                return session !== null && !next[session];
-              });
+              // records of failures that left the window, or of sessions that ended, are dropped
+              const pruned = pruneFailures(
+                supervision,
+                now,
+                (id) => id.startsWith('session.') && !next[id.slice('session.'.length)],
+              );
               enqueue.assign({ sessions: next, supervision: pruned, owed });
               // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
               const prompts = { ...context.firstPrompts };
@@ -849,6 +845,9 @@ export const listenerMachine = setup({
                   prompts[session] = { ...prompt, seen: next[session].createdAt };
               }
               if (Object.keys(context.firstPrompts).length > 0) enqueue.assign({ firstPrompts: prompts });
+              // the supervisors that follow the sessions: live panes of an ended session stop, worktrees are freed
+              if (!context.supervision.watches?.givenUp)
+                enqueue.sendTo('watches', { type: 'SESSIONS', sessions: next } satisfies WatchesEvent);
               if (!context.supervision.worktrees?.givenUp)
                 enqueue.sendTo('worktrees', { type: 'SESSIONS', sessions: next } satisfies WorktreesEvent);
               // schedules are decided at the inventory's 5 s ticks, not at every push's or screen change's reading
@@ -946,12 +945,12 @@ export const listenerMachine = setup({
             if (event.pin) devices[deviceId] = event.pin;
             else delete devices[deviceId];
             enqueue.assign({ pins: { version: 1, devices } });
-            if (event.trust === 'unverified') {
-              // Refused until a person verifies: its live panes stop too.
-              for (const [id, w] of Object.entries(context.watches)) {
-                if (w.deviceId === deviceId) enqueue.sendTo(id, { type: 'STOP' });
-              }
-            }
+            const watchesUp = !context.supervision.watches?.givenUp;
+            if (watchesUp)
+              enqueue.sendTo('watches', { type: 'PIN', deviceId, ...(event.pin ? { pin: event.pin } : {}) });
+            // refused until a person verifies: its live panes stop too
+            if (watchesUp && event.trust === 'unverified')
+              enqueue.sendTo('watches', { type: 'DEVICE.UNTRUSTED', deviceId } satisfies WatchesEvent);
             const why = (code: string, message?: string) =>
               enqueue(line('warn', `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`));
 
@@ -974,19 +973,19 @@ export const listenerMachine = setup({
             }
             const to = { session: ref.session, deviceId, connection: ref.connection };
             if (ref.kind === 'watch') {
-              const d = decideOpenedWatch(ref, deviceId, outcome as ContactOutcome<'pane.watch'>, context);
-              if (d.kind === 'renew') enqueue.sendTo(d.watchId, { type: 'RENEW', leaseMs: d.leaseMs });
-              if (d.kind === 'refuse') {
-                why(d.code, d.message);
-                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'refused', d.code)));
+              // what the opened request does is the live panes' supervisor's to decide (machines/watches.ts)
+              if (watchesUp) {
+                const opened = outcome as ContactOutcome<'pane.watch'>;
+                enqueue.sendTo('watches', {
+                  type: 'WATCH.OPENED',
+                  ref,
+                  deviceId,
+                  outcome: opened,
+                } satisfies WatchesEvent);
+                return;
               }
-              if (d.kind === 'watch') {
-                const input: PaneWatchInput = { ...to, publicKey: d.publicKey, paneId: d.paneId, leaseMs: d.leaseMs };
-                enqueue.spawnChild('paneWatch', { id: d.watchId, systemId: d.watchId, input });
-                enqueue.assign({ watches: { ...context.watches, [d.watchId]: input } });
-                enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'streaming')));
-                enqueue(line('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
-              }
+              why('inject_failed', 'live panes are off: their supervisor failed');
+              enqueue.sendTo('relay', toRelay(paneStatusFrame(to, 'refused', 'inject_failed')));
               return;
             }
             const d = decideOpenedKeys(ref, deviceId, outcome as ContactOutcome<'pane.keys'>);
@@ -1073,23 +1072,6 @@ export const listenerMachine = setup({
             }
           }),
         },
-        'WATCH.FRAME': {
-          actions: sendTo('relay', ({ event }) => ({ type: 'SEND', frame: event.frame })),
-        },
-        'xstate.done.actor.watch.*': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const id = event.type.slice('xstate.done.actor.'.length);
-            const output = (event as { output?: PaneWatchOutput }).output;
-            const watch = context.watches[id];
-            enqueue.stopChild(id);
-            const { [id]: _gone, ...rest } = context.watches;
-            enqueue.assign({ watches: rest });
-            if (!watch) return;
-            const reason = output?.reason ?? 'requested';
-            enqueue.sendTo('relay', toRelay(paneStatusFrame(watch, 'stopped', reason)));
-            enqueue(line('info', `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`));
-          }),
-        },
         'PINS.LOADED': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ pins: event.pins, pinsUnreadable: event.unreadable === true });
@@ -1100,10 +1082,9 @@ export const listenerMachine = setup({
             for (const deviceId of context.devices) {
               enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
             }
-            // A forgotten device sees no more of any screen.
-            for (const [id, w] of Object.entries(context.watches)) {
-              if (!event.pins.devices[w.deviceId]) enqueue.sendTo(id, { type: 'STOP' });
-            }
+            // a forgotten device sees no more of any screen
+            if (!context.supervision.watches?.givenUp)
+              enqueue.sendTo('watches', { type: 'PINS', pins: event.pins } satisfies WatchesEvent);
           }),
         },
         'SESSION.RESULT': {
@@ -1192,18 +1173,6 @@ export const listenerMachine = setup({
                     : `rebuilt from tmux at the first reading after ${later}; what it held is refused, not typed again`,
                 );
               }
-              case 'watch': {
-                const input = context.watches[id];
-                const { [id]: _gone, ...rest } = context.watches;
-                enqueue.assign({ watches: rest });
-                if (!input) return report('stopped');
-                if (decision.kind === 'restart') {
-                  enqueue.raise({ type: 'WATCH.RESTART', id, input }, { delay: decision.delayMs });
-                  return report(`started again in ${later}`);
-                }
-                enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', 'failed')));
-                return report(`${givenUp}; the phone is told it stopped`);
-              }
               case 'device': {
                 const deviceId = id.slice('device.'.length);
                 enqueue.assign({ devices: context.devices.filter((d) => d !== deviceId) });
@@ -1214,29 +1183,6 @@ export const listenerMachine = setup({
                 );
               }
             }
-          }),
-        },
-        'WATCH.RESTART': {
-          description:
-            'A live pane whose actor failed starts again after its backoff, unless the phone stopped it meanwhile, and only while its session is there and its device pinned and trusted (as a resumed one).',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const { id, input } = event;
-            const record = context.supervision[id];
-            // stopped by the phone meanwhile (its record says no restart is due), or asked for again: that one streams
-            if (!record || record.retryAt === null || context.watches[id]) return;
-            enqueue.assign({ supervision: { ...context.supervision, [id]: { ...record, retryAt: null } } });
-            const { publicKey: _old, ...lease } = input;
-            const [again] = watchesToResume([lease], context.pins, context.watches);
-            if (!context.sessions[input.session] || !again) {
-              const reason = context.sessions[input.session] ? 'requested' : 'session_gone';
-              enqueue.sendTo('relay', toRelay(paneStatusFrame(input, 'stopped', reason)));
-              return;
-            }
-            enqueue.spawnChild('paneWatch', { id, systemId: id, input: again.input });
-            enqueue.assign({ watches: { ...context.watches, [id]: again.input } });
-            enqueue(
-              line('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),
-            );
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },

@@ -16,6 +16,7 @@ import type { InventoryContext } from '../../machines/inventory.js';
 import type { ListenerContext } from '../../machines/listener.js';
 import type { RelayLinkContext } from '../../machines/relayLink.js';
 import type { SessionContext } from '../../machines/session.js';
+import type { WatchesContext } from '../../machines/watches.js';
 import type { WorktreeContext } from '../../machines/worktree.js';
 import type { WorktreesContext } from '../../machines/worktrees.js';
 
@@ -70,6 +71,10 @@ export const SUMMARISERS: Record<string, Summariser> = {
   },
   worktrees: (c: WorktreesContext) => ({
     worktrees: Object.keys(c.worktrees).length,
+    failed: Object.keys(c.failures).length,
+  }),
+  watches: (c: WatchesContext) => ({
+    live: Object.keys(c.watches).length,
     failed: Object.keys(c.failures).length,
   }),
   asks: (c: AsksContext) => ({

@@ -44,7 +44,10 @@ export interface Contact {
   envelope: unknown;
 }
 
-/** The root's facts the decisions read: machines/listener.ts passes its context. */
+/**
+ * The facts the decisions read: machines/listener.ts passes its context, and machines/watches.ts its live panes (a
+ * `pane.stop`, an opened `pane.watch`).
+ */
 export interface RouteFacts {
   ledger: Ledger;
   /** The relay's replay window once the link is up. */
@@ -97,7 +100,7 @@ export type PushDecision =
 
 export { STOPPED_WHILE_TYPING };
 
-export function decidePush(push: WirePush, receivedAt: number, facts: RouteFacts): PushDecision {
+export function decidePush(push: WirePush, receivedAt: number, facts: Omit<RouteFacts, 'watches'>): PushDecision {
   const triage = triagePush(push, facts.ledger, facts.replayWindowMs);
   if (triage.action === 'ignore' || triage.action === 'expire') return { kind: triage.action };
   if (triage.action === 'resend') {

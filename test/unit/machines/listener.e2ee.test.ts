@@ -21,6 +21,7 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput, TypeKeysInput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
+import { type WatchesContext, watchesMachine } from '../../../machines/watches.js';
 import { readableScreens } from '../../fakes/fakeTmux.js';
 
 const KEY = 'K'.repeat(87);
@@ -132,12 +133,22 @@ function harness(
           },
         },
       }),
-      paneWatch: paneWatchMachine.provide({
+      watches: watchesMachine.provide({
         actors: {
-          capturePane: fromPromise(async () => ({ lines: ['› ', 'screen'], width: 80 })),
-          sealFrame: fromPromise<Envelope, SealFrameInput>(async ({ input }) => ({ body: input.body }) as never),
+          paneWatch: paneWatchMachine.provide({
+            actors: {
+              capturePane: fromPromise(async () => ({ lines: ['› ', 'screen'], width: 80 })),
+              sealFrame: fromPromise<Envelope, SealFrameInput>(async ({ input }) => ({ body: input.body }) as never),
+            },
+            actions: { log: noop },
+          }),
         },
-        actions: { log: noop },
+        actions: {
+          log: noop,
+          reportFailure: (_, p: { id: string; what: string }) => {
+            state.failures.push({ id: p.id, what: p.what });
+          },
+        },
       }),
     }),
     actions: {
@@ -294,7 +305,7 @@ describe('live panes and key input in the listener', () => {
     ]);
     const frames = h.sent().filter((f) => f.type === 'pane.frame');
     expect(frames[0]).toMatchObject({ session: 'svc-proj', deviceId: 'd_phone', frameSeq: 0 });
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeDefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeDefined();
     // A renewal does not start a second stream.
     h.frame({ type: 'pane.watch', session: 'svc-proj', ...req, envelope: watchEnvelope(2) });
     await flush();
@@ -307,7 +318,7 @@ describe('live panes and key input in the listener', () => {
         .filter((f) => f.type === 'pane.status')
         .at(-1),
     ).toMatchObject({ state: 'stopped', code: 'requested' });
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
   });
 
   it('refuses a keyless app (e2ee_required) and an envelope from another device than the asker (bad_seal)', async () => {
@@ -357,14 +368,14 @@ describe('live panes and key input in the listener', () => {
       resumeWatches: [lease('d_phone'), lease('d_gone')],
     });
     await flush();
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
     await h.connect();
     // No pane.watch came: the stream starts from the lease the listener kept, for the device still pinned only.
     expect(h.sent().filter((f) => f.type === 'pane.status')).toEqual([
       { type: 'pane.status', session: 'svc-proj', deviceId: 'd_phone', connection: 'conn1', state: 'streaming' },
     ]);
     expect(h.sent().filter((f) => f.type === 'pane.frame')[0]).toMatchObject({ deviceId: 'd_phone', frameSeq: 0 });
-    expect(h.actor.getSnapshot().children['watch.d_gone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_gone/svc-proj')).toBeUndefined();
   });
 
   it('stops a device’s watch when devices.json no longer has it', async () => {
@@ -379,7 +390,7 @@ describe('live panes and key input in the listener', () => {
     await flush();
     h.actor.send({ type: 'PINS.LOADED', pins: { version: 1, devices: {} } });
     await flush();
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
   });
 
   it('types sealed keys through the session (text, then keys) and refuses a subagent and unknown keys', async () => {
@@ -645,11 +656,11 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     await h.connect();
     watch(h, 1);
     await flush();
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
     expect(h.state.failures.map((f) => f.what)).toEqual(['started again in 1 s']);
     h.clock.increment(1_000);
     await flush();
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeDefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeDefined();
     expect(h.sent().filter((f) => f.type === 'pane.frame')[0]).toMatchObject({ deviceId: 'd_phone', frameSeq: 0 });
     expect(statuses(h).map((s) => s.state)).toEqual(['streaming']);
   });
@@ -664,8 +675,24 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     expect(statuses(h).at(-1)).toMatchObject({ state: 'stopped', code: 'requested' });
     h.clock.increment(1_000);
     await flush();
-    expect(h.actor.getSnapshot().children['watch.d_phone/svc-proj']).toBeUndefined();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
     expect(h.sent().filter((f) => f.type === 'pane.frame')).toEqual([]);
+  });
+
+  it("the live panes' supervisor is restarted when it fails; the phone's next renewal streams again", async () => {
+    const h = harness();
+    await h.connect();
+    watch(h, 1);
+    await flush();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeDefined();
+    h.actor.send({ type: 'xstate.error.actor.watches', error: new Error('a bug in the supervisor') });
+    await flush();
+    expect(h.state.failures).toEqual([{ id: 'watches', what: 'restarted at once' }]);
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeUndefined();
+    watch(h, 2);
+    await flush();
+    expect(h.actor.system.get('watch.d_phone/svc-proj')).toBeDefined();
+    expect(statuses(h).map((s) => s.state)).toEqual(['streaming', 'streaming']);
   });
 
   it('a live pane whose actor keeps failing is given up, and the phone is told it stopped (failed)', async () => {
@@ -678,7 +705,8 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
       await flush();
     }
     expect(statuses(h).at(-1)).toMatchObject({ state: 'stopped', code: 'failed' });
-    expect(h.actor.getSnapshot().context.supervision['watch.d_phone/svc-proj']).toMatchObject({ givenUp: true });
+    const watches = h.actor.system.get('watches')?.getSnapshot().context as WatchesContext;
+    expect(watches.failures['watch.d_phone/svc-proj']).toMatchObject({ givenUp: true });
     expect(h.actor.getSnapshot().status).toBe('active');
     // the screen is still typed into: the session's actor is not touched
     h.sealed(1, 'd_phone', command('still here', 2));
