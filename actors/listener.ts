@@ -246,8 +246,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
   let schedulesShown: SchedulesBody['schedules'] = [];
   const sealSchedules = (views: SchedulesBody['schedules']) => {
     if (views.length === 0) return root.send({ type: 'SCHEDULES.SEALED', envelope: null });
-    outbox
-      .toPhones('schedules', SchedulesBody.parse({ schedules: views, at: Date.now() }))
+    // the body is built inside the chain: one that fails its schema is logged, never thrown into the scheduler
+    Promise.resolve()
+      .then(() => outbox.toPhones('schedules', SchedulesBody.parse({ schedules: views, at: Date.now() })))
       .then((envelope) => root.send({ type: 'SCHEDULES.SEALED', envelope: sealedRecord(envelope) }))
       .catch((err: Error) => log.warn(`could not seal the schedules for the phones: ${err.message}`));
   };
@@ -453,8 +454,9 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             }
           },
           sealCard: (_, { session, prompt }) => {
-            outbox
-              .toPhones('approval', approvalCardBody(session, prompt, Date.now()))
+            // built inside the chain: a card that fails its schema is logged, never thrown into the session actor
+            Promise.resolve()
+              .then(() => outbox.toPhones('approval', approvalCardBody(session, prompt, Date.now())))
               .then((envelope) => {
                 const sealed = sealedRecord(envelope);
                 if (sealed)
@@ -488,10 +490,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       },
       abandonAsks: () => asks.abandon(),
       notifyAcked: (_, params) => asks.acked(params.id, params.delivered, params.reason),
-      controlPast: (_, { session, action, ref, live }) => requests.controlPast(session, action, ref, live),
-      controlSchedule: (_, { session, request, ref, live }) => requests.controlSchedule(session, request, ref, live),
-      viewFiles: (_, { session, request, ref }) => requests.viewFiles(session, request, ref),
-      launchSession: (_, { request, ref }) => requests.launch(request, ref),
+      phoneRequest: (_, params) => requests.handle(params),
     },
   });
 

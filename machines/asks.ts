@@ -93,7 +93,7 @@ export const asksMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { ask } = event;
             const id = askActorId(ask.id);
-            enqueue.spawnChild('ask', { id, systemId: id, input: ask });
+            enqueue.spawnChild('ask', { id, input: ask });
             const record = { session: ask.session, deadline: ask.deadline, devices: ask.recipients.length };
             enqueue.assign({ asks: { ...context.asks, [ask.id]: record } });
             enqueue({ type: 'announceAsk', params: { id: ask.id } });

@@ -9,7 +9,7 @@ import { type AnyActorRef, assign, enqueueActions, fromCallback, sendTo, setup }
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
 import type { LeaseLeft } from '../core/panes/watchLeases.js';
-import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
+import type { PhoneRequest } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
 import { decideFirstPrompt, type FirstPrompt, RETRIED_REFUSALS } from '../core/sessions/firstPrompt.js';
 import { describeSessions, forRelay } from '../core/sessions/inventory.js';
@@ -297,8 +297,21 @@ function singletonFailure(context: ListenerContext, event: { type: string; error
   return { id, record: { ...record, retryAt: null }, halts, what };
 }
 
+/** An actor's children as its last snapshot lists them. */
+const childrenOf = (ref: AnyActorRef) =>
+  (ref.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children ?? {};
+/**
+ * Stop a child whose parent failed. xstate allows only a parent to stop its child, and a parent that threw never does
+ * (5.33.3): this is xstate's own stop (`_stop`: the child's mailbox takes its stop, which stops its own children and
+ * timers), the one internal it offers for it. test/unit/machines/listener.e2ee.test.ts fails if it stops working.
+ */
+function stopOrphan(child: AnyActorRef): void {
+  for (const grandchild of Object.values(childrenOf(child))) stopOrphan(grandchild);
+  (child as unknown as { _stop(): void })._stop();
+}
 /** A singleton's error event: logged, then recorded (its region restarts it or goes to `off` / halted). */
 const SINGLETON_FAILED = [
+  'stopOrphans',
   {
     type: 'reportFailure',
     params: ({ context, event }: { context: ListenerContext; event: { type: string; error?: unknown } }) => {
@@ -381,32 +394,21 @@ export const listenerMachine = setup({
     /** The relay took notification `id`: its `svc_notify` returns. */
     notifyAcked: (_, _params: { id: string; delivered: boolean; reason?: string }) => {},
     /**
-     * Resume or forget past session `session` for the device of `ref` (actors/sessions/pastSessions.ts); the answer
-     * comes back as SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
+     * What a phone asks of the listener's IO instead of typing, for the device of `ref` (actors/sessions/
+     * phoneRequests.ts): the answer comes back as SESSION.KEYS_RESULT or sealed for that device. `live`: the fresh
+     * reading shows a running session of that name.
      */
-    controlPast: (_, _params: { session: string; action: 'resume' | 'forget'; ref: PhoneRef; live: boolean }) => {},
+    phoneRequest: (_, _params: { session: string; request: PhoneRequest; ref: PhoneRef; live: boolean }) => {},
     /**
-     * Make or remove a schedule for the device of `ref` (actors/schedules/runs.ts); the answer comes back as
-     * SESSION.KEYS_RESULT. `live`: the fresh reading shows a running session of that name.
+     * A child that failed does not stop its own children (xstate 5.33: an actor that throws skips that step), so the
+     * root stops them, deepest first: a failed link's socket, a failed supervisor's live panes or worktree timers do not
+     * run on beside the ones its restart makes.
      */
-    controlSchedule: (_, _params: { session: string; request: ScheduleRequest; ref: PhoneRef; live: boolean }) => {},
-    /**
-     * Answer a file-view request, or take a chunk of a file sent to the computer, for the device of `ref`
-     * (actors/files/view.ts, actors/transfer/receive.ts); the answer is sealed for that device.
-     */
-    viewFiles: (
-      _,
-      _params: {
-        session: string;
-        request: FileRequest | { op: 'transfer'; chunk: TransferChunk };
-        ref: PhoneRef;
-      },
-    ) => {},
-    /**
-     * A new session from the phone for the device of `ref`: what can be started, or start one (actors/sessions/
-     * newSession.ts); the answer is sealed for that device. Its first prompt comes back as LAUNCH.PROMPT.
-     */
-    launchSession: (_, _params: { request: LaunchRequest; ref: PhoneRef }) => {},
+    stopOrphans: ({ self, event }) => {
+      const failed = self.getSnapshot().children[event.type.slice(ERROR_EVENT.length)];
+      if (!failed) return;
+      for (const child of Object.values(childrenOf(failed))) stopOrphan(child);
+    },
     /**
      * A singleton (relay, inventory, pinsWatch, scheduler, worktrees, asks) failed: its record, and when it is given up the reason the
      * listener stops (relay, inventory). `reportFailure` runs first, with the record before it.
@@ -861,33 +863,15 @@ export const listenerMachine = setup({
               const { waiting, released } = releaseHeld(context.held, event.answers, context.sessions);
               let owed = context.owed;
               for (const { held, found } of released) {
-                const control = held.kind === 'keys' ? held.event.keys.control : undefined;
-                const schedule = held.kind === 'keys' ? held.event.keys.schedule : undefined;
-                const file = held.kind === 'keys' ? held.event.keys.file : undefined;
-                const transfer = held.kind === 'keys' ? held.event.keys.transfer : undefined;
-                const launch = held.kind === 'keys' ? held.event.keys.launch : undefined;
-                // only a phone's key input carries requests for the IO side (a schedule's is keys and End)
+                // what a phone asks of the IO side instead of typing (resume, forget, schedules, files, a new
+                // session): answered there; a schedule's key input carries none
+                const request = held.kind === 'keys' ? held.event.keys.request : undefined;
                 const phone = held.kind === 'keys' && isPhoneRef(held.event.keys.ref) ? held.event.keys.ref : null;
-                if (phone && launch) {
-                  enqueue({ type: 'launchSession', params: { request: launch, ref: phone } });
-                  continue;
-                }
-                if (phone && (file || transfer)) {
-                  const request = file ?? { op: 'transfer' as const, chunk: transfer! };
-                  enqueue({ type: 'viewFiles', params: { session: held.session, request, ref: phone } });
-                  continue;
-                }
-                if (phone && schedule) {
+                if (phone && request) {
                   enqueue({
-                    type: 'controlSchedule',
-                    params: { session: held.session, request: schedule, ref: phone, live: found },
+                    type: 'phoneRequest',
+                    params: { session: held.session, request, ref: phone, live: found },
                   });
-                  continue;
-                }
-                // resume and forget are about sessions that are not running: the IO side decides and answers
-                if (phone && (control === 'resume' || control === 'forget')) {
-                  const { session } = held;
-                  enqueue({ type: 'controlPast', params: { session, action: control, ref: phone, live: found } });
                 } else if (found && !system.get(sessionId(held.session)))
                   // its actor failed and is not back (its backoff, or given up): nothing to send to
                   enqueue.raise(actorDown(held));

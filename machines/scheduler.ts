@@ -154,7 +154,7 @@ export const schedulerMachine = setup({
             for (const entry of live) {
               if (context.ids.includes(entry.id)) continue;
               const id = scheduleActorId(entry.id);
-              enqueue.spawnChild('schedule', { id, systemId: id, input: { entry } });
+              enqueue.spawnChild('schedule', { id, input: { entry } });
               // rebuilt after its backoff: no restart is due any more
               const failed = failures[id];
               if (failed?.retryAt) failures = { ...failures, [id]: { ...failed, retryAt: null } };

@@ -6,7 +6,7 @@
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
-import type { FileRequest, LaunchRequest, ScheduleRequest, TransferChunk } from '../core/protocol/bodies.js';
+import type { PhoneRequest } from '../core/protocol/bodies.js';
 import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
@@ -50,15 +50,12 @@ export interface SessionKeys {
   /** An approval card's answer: the listener types the keys of that choice, for that very prompt only. */
   answer?: { fingerprint: string; choice: number };
   /** End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts). */
-  control?: ControlAction;
-  /** A schedule request (spec 4.8.9): the listener's IO carries it out; it never reaches a session actor. */
-  schedule?: ScheduleRequest;
-  /** A file-view request (spec 4.11.3): the listener's IO answers it; it never reaches a session actor. */
-  file?: FileRequest;
-  /** A chunk of a file sent to the computer (spec 4.11.4): the listener's IO saves it. */
-  transfer?: TransferChunk;
-  /** A new session from the phone (issue 30): the listener's IO answers it; it never reaches a session actor. */
-  launch?: LaunchRequest;
+  control?: Extract<ControlAction, 'end' | 'kill'>;
+  /**
+   * What a phone asks of the listener's IO instead of typing (core/protocol/bodies.ts): answered there, it never
+   * reaches a session actor.
+   */
+  request?: PhoneRequest;
 }
 
 export type KeysRef = PhoneRef | ScheduleRef;

@@ -111,7 +111,7 @@ export const watchesMachine = setup({
             const watches = { ...context.watches };
             for (const { watchId: id, input } of watchesToResume(context.resume, context.pins, context.watches)) {
               const to = { session: input.session, deviceId: input.deviceId, connection: input.connection };
-              enqueue.spawnChild('paneWatch', { id, systemId: id, input });
+              enqueue.spawnChild('paneWatch', { id, input });
               watches[id] = input;
               enqueue.sendParent(relaySend(paneStatusFrame(to, 'streaming')));
               enqueue(
@@ -149,7 +149,7 @@ export const watchesMachine = setup({
             }
             if (d.kind === 'watch') {
               const input: PaneWatchInput = { ...to, publicKey: d.publicKey, paneId: d.paneId, leaseMs: d.leaseMs };
-              enqueue.spawnChild('paneWatch', { id: d.watchId, systemId: d.watchId, input });
+              enqueue.spawnChild('paneWatch', { id: d.watchId, input });
               enqueue.assign({ watches: { ...context.watches, [d.watchId]: input } });
               enqueue.sendParent(relaySend(paneStatusFrame(to, 'streaming')));
               enqueue(line('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
@@ -245,7 +245,7 @@ export const watchesMachine = setup({
               enqueue.sendParent(relaySend(paneStatusFrame(input, 'stopped', reason)));
               return;
             }
-            enqueue.spawnChild('paneWatch', { id, systemId: id, input: again.input });
+            enqueue.spawnChild('paneWatch', { id, input: again.input });
             enqueue.assign({ watches: { ...context.watches, [id]: again.input } });
             enqueue(
               line('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),

@@ -139,7 +139,7 @@ export const worktreesMachine = setup({
               const { slug, path, repo, branch, sessionName } = wt;
               const input: WorktreeInput = { slug, path, repo, branch, sessionName };
               next[id] = input;
-              enqueue.spawnChild('worktree', { id, systemId: id, input });
+              enqueue.spawnChild('worktree', { id, input });
               enqueue.sendTo(id, liveness(context.sessions, input));
             }
             enqueue.assign({ worktrees: next, failures });

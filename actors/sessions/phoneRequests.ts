@@ -1,8 +1,9 @@
 /**
- * What the phone asks of the computer beyond typing, carried out for the root machine's actions (machines/listener.ts
- * `controlPast`, `controlSchedule`, `viewFiles`, `launchSession`): resuming or forgetting a past session, making or
- * removing a schedule, reading the project's files, receiving a file, starting a new session. Each answer goes back to the device that asked, as a
- * `keys.result` (through SESSION.KEYS_RESULT, or sealed for that device when it carries content).
+ * What the phone asks of the computer beyond typing (core/protocol/bodies.ts PhoneRequest), carried out for the root
+ * machine's `phoneRequest` (machines/listener.ts): resuming or forgetting a past session, making or removing a
+ * schedule, reading the project's files, receiving a file, starting a new session. Each answer goes back to the device
+ * that asked, as a `keys.result` (through SESSION.KEYS_RESULT, or sealed for that device when it carries content).
+ * A new kind of request is a member of PhoneRequest (with its KeysBody field) and a case in `handle` here.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type {
   FileRequest,
   LaunchRequest,
   LaunchResultBody,
+  PhoneRequest,
   ScheduleRequest,
   TransferChunk,
 } from '../../core/protocol/bodies.js';
@@ -107,7 +109,7 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
     };
   };
 
-  return {
+  const requests = {
     /**
      * A new session from the phone (core/sessions/newSession.ts): what can be started, or start one; answered sealed
      * for the device that asked (`launch`), with the name of the session started.
@@ -206,6 +208,26 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
           log.info(`${what}, asked by ${ref.deviceId}: ${result.refused ?? 'answered'}`);
         })
         .catch((err: Error) => log.warn(`${what}, asked by ${ref.deviceId}: not answered (${err.message})`));
+    },
+  };
+  return {
+    /**
+     * The root's `phoneRequest`: what a phone asked instead of typing (core/protocol/bodies.ts PhoneRequest), one
+     * case per kind. `live`: the fresh reading shows a running session of that name.
+     */
+    handle({ session, request, ref, live }: { session: string; request: PhoneRequest; ref: Ref; live: boolean }) {
+      switch (request.kind) {
+        case 'past':
+          return requests.controlPast(session, request.action, ref, live);
+        case 'schedule':
+          return requests.controlSchedule(session, request.request, ref, live);
+        case 'file':
+          return requests.viewFiles(session, request.request, ref);
+        case 'transfer':
+          return requests.viewFiles(session, { op: 'transfer', chunk: request.chunk }, ref);
+        case 'launch':
+          return requests.launch(request.request, ref);
+      }
     },
   };
 }

@@ -254,6 +254,33 @@ export const KeysBody = z
 export type KeysBody = z.infer<typeof KeysBody>;
 
 /**
+ * What a phone asks of the listener's IO in a `pane.keys` body instead of typing: decoded once, here, and answered by
+ * actors/sessions/phoneRequests.ts, one case per kind. A new kind of request is a field of KeysBody and a member
+ * here, and a case there.
+ */
+export type PhoneRequest =
+  /** Resume or forget a past session (core/sessions/control.ts). */
+  | { kind: 'past'; action: 'resume' | 'forget' }
+  /** Make or remove a schedule (spec 4.8.9). */
+  | { kind: 'schedule'; request: ScheduleRequest }
+  /** The file view (spec 4.11.3). */
+  | { kind: 'file'; request: FileRequest }
+  /** A chunk of a file sent to the computer (spec 4.11.4). */
+  | { kind: 'transfer'; chunk: TransferChunk }
+  /** A new session (issue 30). */
+  | { kind: 'launch'; request: LaunchRequest };
+
+/** The request a checked `pane.keys` body carries, or null when it is input to type (keys, an answer, End). */
+export function phoneRequestOf(body: KeysBody): PhoneRequest | null {
+  if (body.control === 'resume' || body.control === 'forget') return { kind: 'past', action: body.control };
+  if (body.schedule) return { kind: 'schedule', request: body.schedule };
+  if (body.file) return { kind: 'file', request: body.file };
+  if (body.transfer) return { kind: 'transfer', chunk: body.transfer };
+  if (body.launch) return { kind: 'launch', request: body.launch };
+  return null;
+}
+
+/**
  * `pane.frame` (listener → app): rows of the pane by index. A full frame has every row `0 … height-1`; a change
  * frame only the rows that differ from the previous frame, and the app drops rows at or beyond `height`.
  *

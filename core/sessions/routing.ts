@@ -10,7 +10,7 @@
 
 import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from '../devices/devices.js';
 import { badKeyName } from '../panes/keys.js';
-import type { FileRequest, InboundPurpose, ScheduleRequest, TransferChunk } from '../protocol/bodies.js';
+import { type InboundPurpose, type PhoneRequest, phoneRequestOf } from '../protocol/bodies.js';
 import type {
   ClientFrame,
   PaneAnswerFrame,
@@ -220,14 +220,10 @@ export interface HeldKeys {
   fingerprint?: string;
   /** An approval card's answer: typed only for that very prompt (spec 4.11.2). */
   answer?: { fingerprint: string; choice: number };
-  /** Session control (core/sessions/control.ts). */
-  control?: ControlAction;
-  /** A schedule request (spec 4.8.9): carried out by the listener's IO, not typed. */
-  schedule?: ScheduleRequest;
-  /** A file-view request (spec 4.11.3): answered by the listener's IO, not typed. */
-  file?: FileRequest;
-  /** A chunk of a file sent to the computer (spec 4.11.4): saved by the listener's IO, not typed. */
-  transfer?: TransferChunk;
+  /** Ending the session (End or Force end, core/sessions/control.ts), typed through its actor. */
+  control?: Extract<ControlAction, 'end' | 'kill'>;
+  /** What the phone asks of the listener's IO instead (core/protocol/bodies.ts): nothing is typed. */
+  request?: PhoneRequest;
 }
 
 export type OpenedKeysDecision =
@@ -240,21 +236,10 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const {
-    session,
-    seq,
-    keys = [],
-    text = '',
-    fingerprint,
-    answer,
-    control,
-    schedule,
-    file,
-    transfer,
-    launch,
-  } = outcome.body;
+  const { session, seq, keys = [], text = '', fingerprint, answer, control } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
+  const request = phoneRequestOf(outcome.body);
   const held: HeldKeys = {
     kind: 'keys',
     ref: { deviceId, connection: ref.connection, seq },
@@ -263,11 +248,8 @@ export function decideOpenedKeys(
     receivedAt: ref.receivedAt,
     ...(fingerprint ? { fingerprint } : {}),
     ...(answer ? { answer } : {}),
-    ...(control ? { control } : {}),
-    ...(schedule ? { schedule } : {}),
-    ...(file ? { file } : {}),
-    ...(transfer ? { transfer } : {}),
-    ...(launch ? { launch } : {}),
+    ...(control === 'end' || control === 'kill' ? { control } : {}),
+    ...(request ? { request } : {}),
   };
   return { kind: 'hold', keys: held };
 }

@@ -1147,7 +1147,8 @@ describe('supervision (core/supervision.ts)', () => {
     const h = harness({ sessions: [session('svc-app-wt-feat-x')], worktrees: [wt] });
     await flush();
     await tick(h);
-    const state = () => h.actor.system.get('worktree.app-wt-feat-x')?.getSnapshot().value;
+    const state = () =>
+      h.actor.system.get('worktrees')?.getSnapshot().children['worktree.app-wt-feat-x']?.getSnapshot().value;
     expect(state()).toBe('active');
     h.actor.send({ type: 'xstate.error.actor.worktrees', error: new Error('a bug in the supervisor') });
     await flush();
@@ -1158,7 +1159,7 @@ describe('supervision (core/supervision.ts)', () => {
   it('a worktree actor that fails comes back at the next scan', async () => {
     const h = harness({ sessions: [], worktrees: [wt], faults: 'action:worktree.app-wt-feat-x' });
     await flush();
-    const child = () => h.actor.system.get('worktree.app-wt-feat-x');
+    const child = () => h.actor.system.get('worktrees')?.getSnapshot().children['worktree.app-wt-feat-x'];
     // its first log line (the session is gone) throws
     await tick(h, 31_000);
     expect(h.state.failures.map((f) => f.id)).toEqual(['worktree.app-wt-feat-x']);

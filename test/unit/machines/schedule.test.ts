@@ -138,7 +138,11 @@ function harness(entries: ScheduleEntry[], start: number) {
       actor.send({ type: 'SCHEDULE.KEYS_RESULT', id, ok, ...(code ? { code } : {}) });
       await flush();
     },
-    state: (id: string) => actor.system.get(`schedule.${id}`)?.getSnapshot().value,
+    state: (id: string) => {
+      const scheduler = actor.getSnapshot().children.scheduler;
+      const child = scheduler?.getSnapshot().children[`schedule.${id}`];
+      return (child?.getSnapshot() as { value?: unknown } | undefined)?.value;
+    },
     last: (id: string) => file.schedules.find((e) => e.id === id)?.last,
   };
   return h;

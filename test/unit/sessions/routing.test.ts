@@ -6,6 +6,7 @@ import {
   MAX_DEVICE_ACTORS,
   type PinsFile,
 } from '../../../core/devices/devices.js';
+import type { KeysBody, PhoneRequest } from '../../../core/protocol/bodies.js';
 import type { PaneRequestFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
 import { emptyLedger, LEDGER_KEEP, type Ledger } from '../../../core/sessions/ledger.js';
 import {
@@ -316,6 +317,30 @@ describe('decideOpenedKeys', () => {
       kind: 'hold',
       keys: { kind: 'keys', ref: { deviceId: 'd_phone', connection: 'c1', seq: 4 }, keys, text, receivedAt: 1_000 },
     });
+  });
+  it.each<[string, Partial<KeysBody>, PhoneRequest | null, 'end' | 'kill' | undefined]>([
+    ['End', { control: 'end' }, null, 'end'],
+    ['Force end', { control: 'kill' }, null, 'kill'],
+    ['resume', { control: 'resume' }, { kind: 'past', action: 'resume' }, undefined],
+    ['forget', { control: 'forget' }, { kind: 'past', action: 'forget' }, undefined],
+    [
+      'a schedule',
+      { schedule: { action: 'rm', id: 'a1b2c3' } },
+      { kind: 'schedule', request: { action: 'rm', id: 'a1b2c3' } },
+      undefined,
+    ],
+    ['a file view', { file: { op: 'list' } }, { kind: 'file', request: { op: 'list' } }, undefined],
+    ['a new session', { launch: { op: 'options' } }, { kind: 'launch', request: { op: 'options' } }, undefined],
+  ])('decodes %s once: typed through the session, or a request for the IO side', (_, body, request, control) => {
+    const d = decideOpenedKeys(ref, 'd_phone', {
+      accepted: true,
+      body: { session: 'svc-proj', seq: 4, ...body } as KeysBody,
+      publicKey: KEY,
+    });
+    expect(d.kind).toBe('hold');
+    const keys = d.kind === 'hold' ? d.keys : null;
+    expect(keys?.request ?? null).toEqual(request);
+    expect(keys?.control).toBe(control);
   });
 });
 
