@@ -410,8 +410,9 @@ export const listenerMachine = setup({
       for (const child of Object.values(childrenOf(failed))) stopOrphan(child);
     },
     /**
-     * A singleton (relay, inventory, pinsWatch, scheduler, worktrees, asks) failed: its record, and when it is given up the reason the
-     * listener stops (relay, inventory). `reportFailure` runs first, with the record before it.
+     * A singleton (relay, inventory, pinsWatch, scheduler, worktrees, watches, asks) failed: its record, and when it
+     * is given up the reason the listener stops (relay, inventory). `stopOrphans` and `reportFailure` run before it,
+     * the report with the record before this failure.
      */
     recordSingletonFailure: assign(({ context, event }) => {
       const { id, record, halts } = singletonFailure(context, event);

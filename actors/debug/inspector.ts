@@ -242,7 +242,20 @@ export function createInspector(options: InspectorOptions = {}): Inspector {
     },
     actors() {
       const out: ActorView[] = [];
-      for (const e of entries.values()) {
+      // an actor that threw, and one made in the step it threw in (never started), say no more of themselves: they
+      // and what hangs under them are dropped here, not shown as live (xstate 5.33 keeps their last snapshot)
+      const running = (e: Entry) => (e.ref as unknown as { _processingStatus?: number })._processingStatus === 1;
+      const live = (e: Entry): boolean => {
+        if (!running(e)) return false;
+        if (e.parent === null) return true;
+        const parent = entries.get(e.parent);
+        return parent !== undefined && live(parent);
+      };
+      for (const e of [...entries.values()]) {
+        if (!live(e)) {
+          if (!running(e)) entries.delete(e.key);
+          continue;
+        }
         let snapshot: { status?: ActorView['status']; value?: StateValue; context?: unknown };
         try {
           snapshot = e.ref.getSnapshot() ?? {};

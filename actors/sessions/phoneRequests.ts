@@ -227,6 +227,11 @@ export function createPhoneRequests(deps: PhoneRequestDeps) {
           return requests.viewFiles(session, { op: 'transfer', chunk: request.chunk }, ref);
         case 'launch':
           return requests.launch(request.request, ref);
+        default: {
+          // a kind without its case here does not compile
+          const unhandled: never = request;
+          return unhandled;
+        }
       }
     },
   };

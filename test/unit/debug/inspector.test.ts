@@ -3,7 +3,7 @@
  * machines run on fakes. Nothing secret may come out of it: not the key, not a push body.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AnyActorRef, createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
+import { type AnyActorRef, createActor, fromCallback, fromPromise, SimulatedClock, setup, spawnChild } from 'xstate';
 import { createInspector, genericSummary } from '../../../actors/debug/inspector.js';
 import { actorRows, formatStateValue } from '../../../core/daemon/control.js';
 import type { RelayFrame, SessionRecord } from '../../../core/protocol/index.js';
@@ -116,6 +116,29 @@ function harness(capacity?: number) {
 }
 
 describe('inspector', () => {
+  it('does not show an actor that threw, nor one it made in the step it threw in (never started)', () => {
+    const inspector = createInspector();
+    const grand = setup({}).createMachine({ id: 'grand' });
+    const child = setup({
+      actors: { grand },
+      actions: {
+        boom: () => {
+          throw new Error('a bug');
+        },
+      },
+    }).createMachine({ id: 'kid', on: { BOOM: { actions: [spawnChild('grand', { id: 'g' }), 'boom'] } } });
+    const parent = setup({ actors: { child } }).createMachine({
+      id: 'boss',
+      invoke: { id: 'kid', src: 'child' },
+      on: { 'xstate.error.actor.kid': {} },
+    });
+    const actor = createActor(parent, { inspect: inspector.inspect }).start();
+    expect(inspector.actors().map((a) => a.id)).toEqual(['boss', 'kid']);
+    actor.getSnapshot().children.kid?.send({ type: 'BOOM' });
+    expect(inspector.actors().map((a) => a.id)).toEqual(['boss']);
+    actor.stop();
+  });
+
   it('keeps the live tree: one actor per session, each with its machine, state and summary', async () => {
     const h = harness();
     await h.online();

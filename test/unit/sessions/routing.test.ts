@@ -288,6 +288,8 @@ describe('decideOpenedWatch', () => {
   });
 });
 
+const CHUNK = { id: '0123456789abcdef', name: 'a.txt', size: 1, sha256: 'a'.repeat(64), offset: 0, data: 'YQ' };
+
 describe('decideOpenedKeys', () => {
   const ref = { kind: 'keys', session: 'svc-proj', connection: 'c1', receivedAt: 1_000 } as const;
   const accepted = (body: { session?: string; keys?: string[]; text?: string }): ContactOutcome<'pane.keys'> => ({
@@ -330,6 +332,7 @@ describe('decideOpenedKeys', () => {
       undefined,
     ],
     ['a file view', { file: { op: 'list' } }, { kind: 'file', request: { op: 'list' } }, undefined],
+    ['a chunk of a file', { transfer: CHUNK }, { kind: 'transfer', chunk: CHUNK }, undefined],
     ['a new session', { launch: { op: 'options' } }, { kind: 'launch', request: { op: 'options' } }, undefined],
   ])('decodes %s once: typed through the session, or a request for the IO side', (_, body, request, control) => {
     const d = decideOpenedKeys(ref, 'd_phone', {
