@@ -724,6 +724,26 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     expect(frames()).toBeGreaterThan(before);
   });
 
+  it("live panes whose supervisor keeps failing are left off: a phone's pane.watch is refused, typing goes on", async () => {
+    const h = harness({ faults: 'action:watches!' });
+    await h.connect();
+    for (let seq = 1; seq <= 5; seq++) {
+      watch(h, seq);
+      await flush();
+    }
+    expect(h.state.failures.at(-1)).toEqual({
+      id: 'watches',
+      what: 'failed 5 times in ten minutes: left off until the listener restarts',
+    });
+    expect(h.actor.getSnapshot().value).toMatchObject({ running: { watches: 'off' } });
+    watch(h, 6);
+    await flush();
+    expect(statuses(h).at(-1)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    h.sealed(1, 'd_phone', command('still typed', 7));
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['still typed']);
+  });
+
   it("a live pane spawned in the step its supervisor failed in does not block the pane's next stream", async () => {
     // the supervisor's first log line throws: the watch it spawned in that step was made, never started
     const h = harness({ faults: 'action:watches' });
