@@ -15,7 +15,7 @@ import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mc
 import type { ClientFrame } from '../core/protocol/index.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
 import { type AskInput, type AskOutput, type AskRefused, askMachine, type SettledAsk } from './ask.js';
-import type { LogParams } from './log.js';
+import { clockOf, type LogParams, logLine } from './log.js';
 
 export interface AsksInput {
   /** The clock failures are timed by; Date.now when absent. */
@@ -63,8 +63,6 @@ function finish(finished: Record<string, FinishedAsk>, id: string, state: Finish
 
 const toListener = (event: AsksToListener) => event;
 const relaySend = (frame: ClientFrame) => toListener({ type: 'RELAY.SEND', frame });
-const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
-const nowOf = (context: AsksContext) => context.input.now?.() ?? Date.now();
 
 export const asksMachine = setup({
   types: {
@@ -97,7 +95,7 @@ export const asksMachine = setup({
             const record = { session: ask.session, deadline: ask.deadline, devices: ask.recipients.length };
             enqueue.assign({ asks: { ...context.asks, [ask.id]: record } });
             enqueue({ type: 'announceAsk', params: { id: ask.id } });
-            enqueue(line('info', `ask ${ask.id} for ${ask.session}: sealed for ${ask.recipients.length} device(s)`));
+            enqueue(logLine('info', `ask ${ask.id} for ${ask.session}: sealed for ${ask.recipients.length} device(s)`));
           }),
         },
         'ASK.CANCEL': {
@@ -109,7 +107,7 @@ export const asksMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ finished: finish(context.finished, event.id, 'expired') });
             enqueue.sendParent(relaySend({ type: 'ask.closed', id: event.id, state: 'expired' }));
-            enqueue(line('info', `ask ${event.id}: left by the listener before this one, expired`));
+            enqueue(logLine('info', `ask ${event.id}: left by the listener before this one, expired`));
           }),
         },
         'ASK.ANSWER': {
@@ -122,7 +120,7 @@ export const asksMachine = setup({
             const code = lateAnswerCode(context.finished[id]);
             enqueue.sendParent(relaySend({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }));
             enqueue(
-              line('warn', `answer to ask ${id} from ${deviceId ?? 'a connection without device'}: refused ${code}`),
+              logLine('warn', `answer to ask ${id} from ${deviceId ?? 'a connection without device'}: refused ${code}`),
             );
           }),
         },
@@ -135,7 +133,7 @@ export const asksMachine = setup({
           actions: enqueueActions(({ event, enqueue }) => {
             const { id, deviceId, connection, code } = event;
             enqueue.sendParent(relaySend({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }));
-            enqueue(line('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code}`));
+            enqueue(logLine('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code}`));
           }),
         },
         'xstate.done.actor.ask.*': {
@@ -157,7 +155,7 @@ export const asksMachine = setup({
               );
             }
             enqueue({ type: 'settleAsk', params: { output } });
-            enqueue(line('info', `ask ${output.id}: ${output.state}`));
+            enqueue(logLine('info', `ask ${output.id}: ${output.state}`));
           }),
         },
         'xstate.error.actor.ask.*': {
@@ -167,7 +165,7 @@ export const asksMachine = setup({
             const id = event.type.slice('xstate.error.actor.'.length);
             const askId = id.slice('ask.'.length);
             const { error } = event as Extract<AsksEvent, { error: unknown }>;
-            const now = nowOf(context);
+            const now = clockOf(context);
             const previous = pruneFailures(context.failures, now, () => false);
             const { record } = decideFailure('ask', previous[id], now, describeFailure(error));
             enqueue.stopChild(id);

@@ -41,7 +41,7 @@ import { type AsksEvent, type AsksToListener, asksMachine } from './asks.js';
 import type { DeviceResult } from './device.js';
 import { deviceMachine } from './device.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
-import type { LogParams } from './log.js';
+import { clockOf, type LogParams, logLine } from './log.js';
 import { relayLinkMachine } from './relayLink.js';
 import type { ScheduleKeys } from './schedule.js';
 import { type SchedulerEvent, schedulerMachine } from './scheduler.js';
@@ -274,7 +274,6 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 }
 
 const ERROR_EVENT = 'xstate.error.actor.';
-const nowOf = (context: ListenerContext) => context.input.now?.() ?? Date.now();
 /** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
 const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler', 'asks', 'worktrees', 'watches']);
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
@@ -286,7 +285,7 @@ function singletonFailure(context: ListenerContext, event: { type: string; error
   const { record, decision } = decideFailure(
     family,
     context.supervision[id],
-    nowOf(context),
+    clockOf(context),
     describeFailure(event.error),
   );
   const givenUp = decision.kind === 'give_up';
@@ -337,7 +336,6 @@ const deviceChild = (deviceId: string, pins: PinsFile) => ({
 /** Whether `id` was claimed and never finished in the ledger the listener started from. */
 const wasClaimed = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
-const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
 export const listenerMachine = setup({
   types: {
@@ -373,7 +371,7 @@ export const listenerMachine = setup({
       const family = familyOf(id);
       return (
         family !== null &&
-        decideFailure(family, context.supervision[id], nowOf(context), '').decision.kind === 'give_up'
+        decideFailure(family, context.supervision[id], clockOf(context), '').decision.kind === 'give_up'
       );
     },
   },
@@ -461,7 +459,7 @@ export const listenerMachine = setup({
         enqueue({ type: 'persistLedger', params: { ledger: context.ledger } });
         for (const id of recovered) {
           enqueue(
-            line(
+            logLine(
               'warn',
               `push ${id}: the listener before this one stopped while handling it; reported inject_failed, not typed again`,
             ),
@@ -672,13 +670,13 @@ export const listenerMachine = setup({
               case 'sessions.result':
                 enqueue(
                   frame.ok
-                    ? line('info', `server persisted listener.sessions (seq ${frame.seq})`)
-                    : line('warn', `server rejected listener.sessions: ${frame.reason ?? 'no reason given'}`),
+                    ? logLine('info', `server persisted listener.sessions (seq ${frame.seq})`)
+                    : logLine('warn', `server rejected listener.sessions: ${frame.reason ?? 'no reason given'}`),
                 );
                 enqueue.sendTo('inventory', { type: frame.ok ? 'PERSISTED' : 'REJECTED' });
                 return;
               case 'error':
-                enqueue(line('warn', `relay error ${frame.code}: ${frame.message}`));
+                enqueue(logLine('warn', `relay error ${frame.code}: ${frame.message}`));
                 return;
               case 'ask.answer': {
                 const { id, deviceId, connection, envelope } = frame;
@@ -698,7 +696,9 @@ export const listenerMachine = setup({
                   'relay',
                   toRelay({ type: 'ask.result', id, deviceId, connection, state: 'refused', code }),
                 );
-                enqueue(line('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code} (asks given up)`));
+                enqueue(
+                  logLine('warn', `answer to ask ${id} from ${deviceId ?? '-'}: refused ${code} (asks given up)`),
+                );
                 return;
               }
               case 'notify.ack':
@@ -748,19 +748,19 @@ export const listenerMachine = setup({
                   enqueue.sendTo('relay', toRelay(pushResultFrame(push.id, state, code, message)));
                 switch (d.kind) {
                   case 'ignore':
-                    return enqueue(line('debug', `push ${push.id}: type ${push.type}, ignored`));
+                    return enqueue(logLine('debug', `push ${push.id}: type ${push.type}, ignored`));
                   case 'resend':
                     return answer(d.state, d.code, d.message);
                   case 'expire':
                     settle({ state: 'expired' });
                     answer('expired');
                     return enqueue(
-                      line('info', `push ${push.id}: expired (${Math.round(push.ageMs / 1000)} s old), not typed`),
+                      logLine('info', `push ${push.id}: expired (${Math.round(push.ageMs / 1000)} s old), not typed`),
                     );
                   case 'refuse':
                     settle({ state: 'refused', code: d.code });
                     answer('refused', d.code);
-                    return enqueue(line('warn', `push ${push.id}: refused ${d.code}`));
+                    return enqueue(logLine('warn', `push ${push.id}: refused ${d.code}`));
                 }
                 // Claimed before it is opened or typed: whatever happens next, it is never typed twice.
                 settle({ state: 'claimed' });
@@ -791,7 +791,7 @@ export const listenerMachine = setup({
             enqueueActions(({ context, event, enqueue, system }) => {
               const next: Record<string, SessionRecord> = {};
               for (const record of event.sessions) next[record.name] = record;
-              const now = nowOf(context);
+              const now = clockOf(context);
               // a session that failed is rebuilt from this reading once its backoff passed (core/supervision.ts)
               const supervision = { ...context.supervision };
               const owed = { ...context.owed };
@@ -835,7 +835,7 @@ export const listenerMachine = setup({
                 const d = decideFirstPrompt(prompt, next[session]);
                 if (d === 'gone') {
                   delete prompts[session];
-                  enqueue(line('warn', `${session}: first prompt not typed: the session ended before it read idle`));
+                  enqueue(logLine('warn', `${session}: first prompt not typed: the session ended before it read idle`));
                 } else if (d === 'type') {
                   prompts[session] = { ...prompt, seen: next[session]!.createdAt, typing: true };
                   const receivedAt = event.takenAt ?? 0;
@@ -937,7 +937,9 @@ export const listenerMachine = setup({
             if (watchesUp && event.trust === 'unverified')
               enqueue.sendTo('watches', { type: 'DEVICE.UNTRUSTED', deviceId } satisfies WatchesEvent);
             const why = (code: string, message?: string) =>
-              enqueue(line('warn', `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`));
+              enqueue(
+                logLine('warn', `${ref.kind} from ${deviceId}: refused ${code}${message ? ` (${message})` : ''}`),
+              );
 
             if (ref.kind === 'push') {
               const { push, receivedAt } = ref;
@@ -1034,7 +1036,7 @@ export const listenerMachine = setup({
               return;
             }
             enqueue.assign({ firstPrompts: rest });
-            enqueue(line('warn', `${event.session}: first prompt not typed: its agent did not read idle in time`));
+            enqueue(logLine('warn', `${event.session}: first prompt not typed: its agent did not read idle in time`));
           }),
         },
         'SESSION.KEYS_RESULT': {
@@ -1047,13 +1049,13 @@ export const listenerMachine = setup({
               if (!context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { ...result, ...(code ? { code } : {}) } as SchedulerEvent);
               if (event.state === 'refused')
-                enqueue(line('warn', `scheduled input for ${event.session}: refused ${code}`));
+                enqueue(logLine('warn', `scheduled input for ${event.session}: refused ${code}`));
               return;
             }
             const to = { session: event.session, deviceId: event.ref.deviceId, connection: event.ref.connection };
             enqueue.sendTo('relay', toRelay(keysResultFrame(to, event.state, event.code, event.ref.seq)));
             if (event.state === 'refused') {
-              enqueue(line('warn', `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`));
+              enqueue(logLine('warn', `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`));
             }
           }),
         },
@@ -1063,7 +1065,7 @@ export const listenerMachine = setup({
             // a forgotten device's record goes with it (svc verify no longer fails on it)
             const forgotten = (id: string) =>
               id.startsWith('device.') && !event.pins.devices[id.slice('device.'.length)];
-            enqueue.assign({ supervision: pruneFailures(context.supervision, nowOf(context), forgotten) });
+            enqueue.assign({ supervision: pruneFailures(context.supervision, clockOf(context), forgotten) });
             for (const deviceId of context.devices) {
               enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
             }
@@ -1084,14 +1086,16 @@ export const listenerMachine = setup({
               if (event.state === 'refused' && event.code && RETRIED_REFUSALS.has(event.code) && !prompt.late) {
                 // refused before anything was typed (a rate limit, a prompt that came up): again when it reads idle
                 enqueue.assign({ firstPrompts: { ...rest, [event.session]: { ...prompt, typing: false } } });
-                enqueue(line('warn', `${event.session}: first prompt refused ${event.code}; again when it reads idle`));
+                enqueue(
+                  logLine('warn', `${event.session}: first prompt refused ${event.code}; again when it reads idle`),
+                );
                 return;
               }
               enqueue.assign({ firstPrompts: rest });
               enqueue(
                 event.state === 'injected'
-                  ? line('info', `${event.session}: first prompt typed`)
-                  : line('warn', `${event.session}: first prompt not typed (${event.code}); not tried again`),
+                  ? logLine('info', `${event.session}: first prompt typed`)
+                  : logLine('warn', `${event.session}: first prompt not typed (${event.code}); not tried again`),
               );
               return;
             }
@@ -1109,7 +1113,7 @@ export const listenerMachine = setup({
               event.state === 'injected'
                 ? `typed into ${event.session}${event.submitted === false ? ' (submit not confirmed)' : ''}`
                 : `refused ${event.code} for ${event.session}`;
-            enqueue(line(event.state === 'injected' ? 'info' : 'warn', `push ${event.id}: ${how}`));
+            enqueue(logLine(event.state === 'injected' ? 'info' : 'warn', `push ${event.id}: ${how}`));
           }),
         },
         'ASK.*': {
@@ -1137,7 +1141,7 @@ export const listenerMachine = setup({
             const { record, decision } = decideFailure(
               family,
               context.supervision[id],
-              nowOf(context),
+              clockOf(context),
               describeFailure(error),
             );
             enqueue.stopChild(id);
@@ -1208,11 +1212,13 @@ export const listenerMachine = setup({
             const { session, on, why } = event;
             const child = system.get(sessionId(session));
             if (!context.sessions[session] || !child) {
-              return enqueue(line('info', `${why}: no session ${session} to put in ${on ? 'REMOTE' : 'local'} mode`));
+              return enqueue(
+                logLine('info', `${why}: no session ${session} to put in ${on ? 'REMOTE' : 'local'} mode`),
+              );
             }
             if (isRemote(child) === on) return;
             enqueue.sendTo(sessionId(session), { type: on ? 'REMOTE.ON' : 'REMOTE.OFF' });
-            enqueue(line('info', `${session}: ${on ? 'REMOTE' : 'local'} (${REMOTE_WHY[why]})`));
+            enqueue(logLine('info', `${session}: ${on ? 'REMOTE' : 'local'} (${REMOTE_WHY[why]})`));
             // the phones hear the new mode with the next report, asked for now
             enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
           }),

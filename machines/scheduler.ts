@@ -24,7 +24,7 @@ import {
 } from '../core/schedules/book.js';
 import { decideTick } from '../core/schedules/schedule.js';
 import { decideFailure, describeFailure, type Failures, isDown, pruneFailures } from '../core/supervision.js';
-import type { LogParams } from './log.js';
+import { clockOf, type LogParams } from './log.js';
 import { type ScheduleKeys, scheduleMachine } from './schedule.js';
 
 /** What `readSchedules` returns: the file, the wall clock and the local time zone, read together. */
@@ -106,7 +106,7 @@ export const schedulerMachine = setup({
         const { record, decision } = decideFailure(
           'schedule',
           context.failures[id],
-          nowOf(context),
+          clockOf(context),
           describeFailure(error),
         );
         enqueue.stopChild(id);
@@ -140,10 +140,10 @@ export const schedulerMachine = setup({
             // a failed schedule's record goes when its window passes, or with the schedule
             let failures = pruneFailures(
               context.failures,
-              nowOf(context),
+              clockOf(context),
               (id) => !listed.has(id.slice('schedule.'.length)),
             );
-            const down = (entry: ScheduleEntry) => isDown(failures[scheduleActorId(entry.id)], nowOf(context));
+            const down = (entry: ScheduleEntry) => isDown(failures[scheduleActorId(entry.id)], clockOf(context));
             const live = file.schedules.filter((e) => !down(e));
             for (const id of context.ids) {
               if (!listed.has(id)) {
@@ -222,7 +222,6 @@ export const schedulerMachine = setup({
   },
 });
 
-const nowOf = (context: SchedulerContext) => context.input.now?.() ?? Date.now();
 const byName = (sessions: SessionRecord[]) => Object.fromEntries(sessions.map((r) => [r.name, r]));
 
 /** A run the listener still looks after (its session may not show in this reading yet): the next one waits. */

@@ -21,7 +21,7 @@ import {
   watchId,
 } from '../core/sessions/routing.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
-import type { LogParams } from './log.js';
+import { clockOf, type LogParams, logLine } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 
 export interface WatchesInput {
@@ -73,8 +73,6 @@ export type WatchesEvent =
   | { type: `xstate.error.actor.watch.${string}`; error: unknown };
 
 const relaySend = (frame: ClientFrame) => ({ type: 'RELAY.SEND' as const, frame });
-const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
-const nowOf = (context: WatchesContext) => context.input.now?.() ?? Date.now();
 /** The session a watch actor's id names (`watch.<deviceId>/<session>`). */
 const sessionOf = (id: string) => id.split('/').slice(1).join('/');
 
@@ -115,7 +113,7 @@ export const watchesMachine = setup({
               watches[id] = input;
               enqueue.sendParent(relaySend(paneStatusFrame(to, 'streaming')));
               enqueue(
-                line('info', `live pane ${to.session} for ${to.deviceId} resumed (lease ${input.leaseMs} ms left)`),
+                logLine('info', `live pane ${to.session} for ${to.deviceId} resumed (lease ${input.leaseMs} ms left)`),
               );
             }
             enqueue.assign({ watches, resume: [] });
@@ -144,7 +142,7 @@ export const watchesMachine = setup({
             if (d.kind === 'renew') enqueue.sendTo(d.watchId, { type: 'RENEW', leaseMs: d.leaseMs });
             if (d.kind === 'refuse') {
               const why = d.message ? ` (${d.message})` : '';
-              enqueue(line('warn', `watch from ${deviceId}: refused ${d.code}${why}`));
+              enqueue(logLine('warn', `watch from ${deviceId}: refused ${d.code}${why}`));
               enqueue.sendParent(relaySend(paneStatusFrame(to, 'refused', d.code)));
             }
             if (d.kind === 'watch') {
@@ -152,7 +150,7 @@ export const watchesMachine = setup({
               enqueue.spawnChild('paneWatch', { id: d.watchId, input });
               enqueue.assign({ watches: { ...context.watches, [d.watchId]: input } });
               enqueue.sendParent(relaySend(paneStatusFrame(to, 'streaming')));
-              enqueue(line('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
+              enqueue(logLine('info', `live pane ${ref.session} for ${deviceId} (lease ${d.leaseMs} ms)`));
             }
           }),
         },
@@ -189,7 +187,7 @@ export const watchesMachine = setup({
             }
             // records of failures that left the window, or whose session ended, are dropped
             const gone = (id: string) => !event.sessions[sessionOf(id)];
-            enqueue.assign({ failures: pruneFailures(context.failures, nowOf(context), gone) });
+            enqueue.assign({ failures: pruneFailures(context.failures, clockOf(context), gone) });
           }),
         },
         'WATCH.FRAME': { actions: sendParent(({ event }) => relaySend(event.frame)) },
@@ -204,7 +202,7 @@ export const watchesMachine = setup({
             if (!watch) return;
             const reason = output?.reason ?? 'requested';
             enqueue.sendParent(relaySend(paneStatusFrame(watch, 'stopped', reason)));
-            enqueue(line('info', `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`));
+            enqueue(logLine('info', `live pane ${watch.session} for ${watch.deviceId} stopped (${reason})`));
           }),
         },
         'xstate.error.actor.watch.*': {
@@ -213,7 +211,7 @@ export const watchesMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const id = event.type.slice('xstate.error.actor.'.length);
             const { error } = event as Extract<WatchesEvent, { error: unknown }>;
-            const now = nowOf(context);
+            const now = clockOf(context);
             const { record, decision } = decideFailure('watch', context.failures[id], now, describeFailure(error));
             enqueue.stopChild(id);
             const input = context.watches[id];
@@ -248,7 +246,7 @@ export const watchesMachine = setup({
             enqueue.spawnChild('paneWatch', { id, input: again.input });
             enqueue.assign({ watches: { ...context.watches, [id]: again.input } });
             enqueue(
-              line('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),
+              logLine('info', `live pane ${input.session} for ${input.deviceId} started again after its actor failed`),
             );
           }),
         },

@@ -12,7 +12,7 @@ import { enqueueActions, fromPromise, setup } from 'xstate';
 import type { SessionRecord } from '../core/protocol/index.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
 import { sessionsHolding } from '../core/worktrees/worktree.js';
-import type { LogParams } from './log.js';
+import { clockOf, type LogParams, logLine } from './log.js';
 import { type WorktreeInput, type WorktreeOutput, worktreeMachine } from './worktree.js';
 
 export interface WorktreesInput {
@@ -49,8 +49,6 @@ function liveness(sessions: Record<string, SessionRecord>, wt: WorktreeInput) {
   const held = sessionsHolding(Object.values(sessions), wt.sessionName, wt.path).length > 0;
   return { type: held ? 'SESSION.ALIVE' : 'SESSION.GONE' } as const;
 }
-const nowOf = (context: WorktreesContext) => context.input.now?.() ?? Date.now();
-const line = (level: LogParams['level'], message: string) => ({ type: 'log' as const, params: { level, message } });
 
 export const worktreesMachine = setup({
   types: {
@@ -88,7 +86,7 @@ export const worktreesMachine = setup({
         const { [id]: _gone, ...rest } = context.worktrees;
         enqueue.assign({ worktrees: rest });
         enqueue(
-          line(
+          logLine(
             'info',
             output?.outcome === 'removed'
               ? `removed worktree ${output.path} (its session ended and nothing held it)`
@@ -106,7 +104,7 @@ export const worktreesMachine = setup({
         const { record, decision } = decideFailure(
           'worktree',
           context.failures[id],
-          nowOf(context),
+          clockOf(context),
           describeFailure(error),
         );
         enqueue.stopChild(id);
@@ -131,7 +129,7 @@ export const worktreesMachine = setup({
             const next = { ...context.worktrees };
             // a given-up worktree that git no longer lists is gone: its record too
             const listed = new Set(event.output.map((wt) => worktreeId(wt.repoName, wt.slug)));
-            const failures = pruneFailures(context.failures, nowOf(context), (id) => !listed.has(id));
+            const failures = pruneFailures(context.failures, clockOf(context), (id) => !listed.has(id));
             for (const wt of event.output) {
               const id = worktreeId(wt.repoName, wt.slug);
               // a worktree whose actor failed comes back at the next scan, unless it was given up
