@@ -253,6 +253,12 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
       { timeoutMs: 20_000, what: 'svc debug state to show session.svc-proj' },
     );
     expect(state.stdout).toMatch(/^listener\b/m);
+    // each family's supervisor runs under the root, in a region that restarts it (docs/architecture.md)
+    expect(state.stdout).toMatch(
+      /running\.schedules\.up, running\.worktrees\.up, running\.watches\.up, running\.asks\.up/,
+    );
+    for (const supervisor of ['scheduler', 'worktrees', 'watches', 'asks'])
+      expect(state.stdout).toMatch(new RegExp(`^[├└]── ${supervisor}\\s+${supervisor}\\s`, 'm'));
 
     await inFront('svc-proj', 'claude');
     await typedInto(url, key, 'svc-proj', 'hello beside svc up', 'you said: hello beside svc up');
