@@ -26,6 +26,7 @@ import { defaultSocketPath } from '../core/tmux/socket.js';
 import { askMachine } from '../machines/ask.js';
 import { asksMachine } from '../machines/asks.js';
 import { deviceMachine } from '../machines/device.js';
+import { devicesMachine } from '../machines/devices.js';
 import { type InventoryReading, inventoryMachine } from '../machines/inventory.js';
 import { listenerMachine } from '../machines/listener.js';
 import type { LogParams } from '../machines/log.js';
@@ -351,18 +352,23 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         actors: { relaySocket: faults.callback(relaySocketLogic) },
         actions: { log: logAction },
       }),
-      device: deviceMachine.provide({
-        actors: { openSealed: faults.promise(openSealedLogic({ me, directory, pinsPath: paths.devicePins })) },
-        actions: {
-          log: logAction,
-          persistPins: (_, params) => {
-            try {
-              updatePins(paths.devicePins, params.ops);
-            } catch (err) {
-              log.error(`could not save the device pins ${paths.devicePins}: ${(err as Error).message}`);
-            }
-          },
+      devices: devicesMachine.provide({
+        actors: {
+          device: deviceMachine.provide({
+            actors: { openSealed: faults.promise(openSealedLogic({ me, directory, pinsPath: paths.devicePins })) },
+            actions: {
+              log: logAction,
+              persistPins: (_, params) => {
+                try {
+                  updatePins(paths.devicePins, params.ops);
+                } catch (err) {
+                  log.error(`could not save the device pins ${paths.devicePins}: ${(err as Error).message}`);
+                }
+              },
+            },
+          }),
         },
+        actions: { log: logAction, reportFailure },
       }),
       watches: watchesMachine.provide({
         actors: {

@@ -8,6 +8,7 @@ import type { ActorRefFrom } from 'xstate';
 import type { ClientFrame } from '../core/protocol/index.js';
 import type { Failures } from '../core/supervision.js';
 import type { asksMachine } from '../machines/asks.js';
+import type { devicesMachine } from '../machines/devices.js';
 import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
 import type { schedulerMachine } from '../machines/scheduler.js';
 import type { watchesMachine } from '../machines/watches.js';
@@ -39,12 +40,14 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
     failures() {
       if (!root) return {};
       const asks = root.system.get('asks') as ActorRefFrom<typeof asksMachine> | undefined;
+      const devices = root.system.get('devices') as ActorRefFrom<typeof devicesMachine> | undefined;
       const worktrees = root.system.get('worktrees') as ActorRefFrom<typeof worktreesMachine> | undefined;
       const scheduler = root.system.get('scheduler') as ActorRefFrom<typeof schedulerMachine> | undefined;
       const watches = root.system.get('watches') as ActorRefFrom<typeof watchesMachine> | undefined;
       return {
         ...root.getSnapshot().context.supervision,
         ...asks?.getSnapshot().context.failures,
+        ...devices?.getSnapshot().context.failures,
         ...worktrees?.getSnapshot().context.failures,
         ...scheduler?.getSnapshot().context.failures,
         ...watches?.getSnapshot().context.failures,

@@ -8,6 +8,7 @@ import type { MachineEntry } from '../core/debug/statechart.js';
 import { askMachine } from './ask.js';
 import { asksMachine } from './asks.js';
 import { deviceMachine } from './device.js';
+import { devicesMachine } from './devices.js';
 import { inventoryMachine } from './inventory.js';
 import { listenerMachine } from './listener.js';
 import { paneWatchMachine } from './paneWatch.js';
@@ -26,7 +27,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes and supervises the relay link, the inventory and the supervisors (scheduler, asks, worktrees, watches); spawns session and device actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
+      'The root of the daemon: invokes and supervises the relay link, the inventory and the supervisors (devices, scheduler, asks, worktrees, watches); spawns session actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',
@@ -66,6 +67,14 @@ export const MACHINES: readonly MachineEntry[] = [
     actorId: 'worktree.<repo>-wt-<slug>',
     summary:
       'One worktree made by `--wt`: removed when its session has ended and nothing holds it, otherwise held and looked at again.',
+  },
+  {
+    name: 'devices',
+    file: 'machines/devices.ts',
+    machine: devicesMachine,
+    actorId: 'devices',
+    summary:
+      'The devices that seal for this computer and their supervisor: a device actor per pinned device at start and per new device at its first contact; hands each its contacts; one that fails is made again from its pin at its next contact, and the listener refuses what it held.',
   },
   {
     name: 'device',

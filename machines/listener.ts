@@ -1,13 +1,13 @@
 /**
- * The root of the listener daemon. It invokes the relay link, the inventory and the supervisors of the schedules,
- * worktrees, live panes and asks (each restarted when it fails), and spawns one `session.<name>` actor per tmux session
- * and a `device.<id>` actor per device that seals. Pushes, pane requests and opened contacts go where
+ * The root of the listener daemon. It invokes the relay link, the inventory and the supervisors of the devices,
+ * schedules, worktrees, live panes and asks (each restarted when it fails), and spawns one `session.<name>` actor per
+ * tmux session. Pushes, pane requests and opened contacts go where
  * core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md, "Delivery
  * semantics").
  */
-import { type AnyActorRef, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
+import { type AnyActorRef, assign, enqueueActions, fromCallback, raise, sendTo, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
-import { type ContactOutcome, emptyPins, MAX_DEVICE_ACTORS, type PinsFile } from '../core/devices/devices.js';
+import { type ContactOutcome, emptyPins, type PinsFile } from '../core/devices/devices.js';
 import type { LeaseLeft } from '../core/panes/watchLeases.js';
 import type { PhoneRequest } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../core/protocol/index.js';
@@ -38,8 +38,7 @@ import {
   STRATEGY,
 } from '../core/supervision.js';
 import { type AsksEvent, type AsksToListener, asksMachine } from './asks.js';
-import type { DeviceResult } from './device.js';
-import { deviceMachine } from './device.js';
+import { type DevicesEvent, type DevicesToListener, deviceActorId, devicesMachine } from './devices.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
 import { clockOf, type LogParams, logLine } from './log.js';
 import { relayLinkMachine } from './relayLink.js';
@@ -108,8 +107,6 @@ export interface ListenerContext {
   /** The pinned devices as last read from ~/.svc/devices.json or decided by a device actor. */
   pins: PinsFile;
   pinsUnreadable: boolean;
-  /** Device ids that have a `device.<id>` child. */
-  devices: string[];
   /** Live panes to start again once connected (core/panes/watchLeases.ts), for the watches; emptied then. */
   resume: LeaseLeft[];
   /** Past sessions (core/sessions/control.ts), as records for the report; the IO side keeps the book. */
@@ -174,7 +171,10 @@ export type ListenerEvent =
   | { type: 'FIRST_PROMPT.EXPIRE'; session: string; id: number }
   /** A child failed (xstate sends this for a child's uncaught error; core/supervision.ts says what is done). */
   | { type: `xstate.error.actor.${string}`; error: unknown }
-  | DeviceResult
+  /** What a device opened, or a device whose contacts are refused (machines/devices.ts). */
+  | DevicesToListener
+  /** The devices' supervisor failed or was given up: what every device held is refused. */
+  | { type: 'DEVICES.DOWN' }
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
   | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
   /** An ask started, left by the listener before, or cancelled by its asker: for the asks (machines/asks.ts). */
@@ -203,7 +203,6 @@ const REMOTE_WHY = {
   keyboard: 'a prompt was typed at the keyboard',
   ask: 'an svc_ask answer asked for it',
 } as const;
-export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
 
 /** A push for its session (a sealed one already opened: `body` is its text). */
 function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
@@ -275,7 +274,7 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 
 const ERROR_EVENT = 'xstate.error.actor.';
 /** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
-const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'scheduler', 'asks', 'worktrees', 'watches']);
+const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'devices', 'scheduler', 'asks', 'worktrees', 'watches']);
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
@@ -320,19 +319,42 @@ const SINGLETON_FAILED = [
   },
   'recordSingletonFailure',
 ] as const;
-/** A singleton region's answer to its child's failure: restarted (its `up` entered again), or `givenUp` at the last. */
-const restartOrGiveUp = (givenUp: string) =>
+/**
+ * A singleton region's answer to its child's failure: restarted (its `up` entered again), or `givenUp` at the last;
+ * either way the actions `after` run once it is recorded.
+ */
+const restartOrGiveUp = (givenUp: string, after?: 'abandonAsks' | 'refuseDeviceContacts') =>
   [
-    { guard: 'givesUp', target: givenUp, actions: SINGLETON_FAILED },
-    { target: 'up', reenter: true, actions: SINGLETON_FAILED },
+    { guard: 'givesUp', target: givenUp, actions: [...SINGLETON_FAILED, ...(after ? [after] : [])] },
+    { target: 'up', reenter: true, actions: [...SINGLETON_FAILED, ...(after ? [after] : [])] },
   ] as const;
 
-/** How the root spawns `device.<id>`: with its pin as the root knows it. */
-const deviceChild = (deviceId: string, pins: PinsFile) => ({
-  id: deviceActorId(deviceId),
-  systemId: deviceActorId(deviceId),
-  input: { deviceId, pin: pins.devices[deviceId] },
-});
+/** Answers for what children owed (see `owed`): each refused, never typed or opened again. */
+function refuseOwed(
+  enqueue: {
+    raise(e: SessionResult | SessionKeysResult): void;
+    sendTo(to: 'relay', e: { type: 'SEND'; frame: ClientFrame }): void;
+  },
+  items: Owed[],
+): void {
+  for (const answer of items.flatMap(owedRefusal)) {
+    if (answer.type === 'SESSION.RESULT' || answer.type === 'SESSION.KEYS_RESULT') enqueue.raise(answer);
+    else enqueue.sendTo('relay', toRelay(answer));
+  }
+}
+/** What the children `theirs` picks owed, and the rest of `owed`. */
+function splitOwed(owed: Record<string, Owed[]>, theirs: (id: string) => boolean) {
+  const kept: Record<string, Owed[]> = {};
+  const refused: Owed[] = [];
+  for (const [id, items] of Object.entries(owed)) {
+    if (theirs(id)) refused.push(...items);
+    else kept[id] = items;
+  }
+  return { refused, kept };
+}
+/** The devices that have an actor, as the devices' supervisor lists them (none while it is down). */
+const devicesNow = (system: { get(id: string): AnyActorRef | undefined }): string[] =>
+  (system.get('devices')?.getSnapshot().context as { devices?: string[] } | undefined)?.devices ?? [];
 /** Whether `id` was claimed and never finished in the ledger the listener started from. */
 const wasClaimed = (ledger: Ledger, id: number) => ledger.entries[String(id)]?.state === 'claimed';
 const toRelay = (frame: ClientFrame) => ({ type: 'SEND' as const, frame });
@@ -348,7 +370,7 @@ export const listenerMachine = setup({
     inventory: inventoryMachine,
     session: sessionMachine,
     worktrees: worktreesMachine,
-    device: deviceMachine,
+    devices: devicesMachine,
     watches: watchesMachine,
     asks: asksMachine,
     scheduler: schedulerMachine,
@@ -363,6 +385,8 @@ export const listenerMachine = setup({
     isOnline: ({ context }) => context.online,
     /** The asks' supervisor runs (it was not given up). */
     asksUp: ({ context }) => !context.supervision.asks?.givenUp,
+    /** The devices' supervisor runs (it was not given up). */
+    devicesUp: ({ context }) => !context.supervision.devices?.givenUp,
     /** The live panes' supervisor runs (it was not given up). */
     watchesUp: ({ context }) => !context.supervision.watches?.givenUp,
     /** A singleton's failure is the last the policy allows (core/supervision.ts): it is not restarted. */
@@ -384,6 +408,8 @@ export const listenerMachine = setup({
      * for the phones (actors/mcp/asks.ts), as when one ask's actor fails.
      */
     abandonAsks: () => {},
+    /** The devices' supervisor failed or was given up: what its devices held is refused, never opened or typed. */
+    refuseDeviceContacts: raise({ type: 'DEVICES.DOWN' }),
     /**
      * Child `id` failed: logged with its error's stack and the last event it took (actors/listener.ts), and what the
      * root does about it (`what`).
@@ -437,7 +463,6 @@ export const listenerMachine = setup({
     stopReason: null,
     pins: input.pins ?? emptyPins(),
     pinsUnreadable: input.pinsUnreadable ?? false,
-    devices: [],
     resume: input.resumeWatches ?? [],
     past: [],
     schedules: null,
@@ -449,11 +474,7 @@ export const listenerMachine = setup({
   initial: 'running',
   states: {
     running: {
-      // Rebuilt from the file, not from a snapshot: one device actor per pinned device.
       entry: enqueueActions(({ context, enqueue }) => {
-        const ids = Object.keys(context.pins.devices).slice(0, MAX_DEVICE_ACTORS);
-        for (const deviceId of ids) enqueue.spawnChild('device', deviceChild(deviceId, context.pins));
-        enqueue.assign({ devices: ids });
         const { recovered } = recoverLedger(context.input.ledger);
         if (recovered.length === 0) return;
         enqueue({ type: 'persistLedger', params: { ledger: context.ledger } });
@@ -529,6 +550,28 @@ export const listenerMachine = setup({
               invoke: { id: 'pinsWatch', systemId: 'pinsWatch', src: 'pinsWatch' },
               on: {
                 'xstate.error.actor.pinsWatch': restartOrGiveUp('off'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
+        devices: {
+          description:
+            'Supervises the devices (machines/devices.ts): restarted at once when it fails (an actor per pinned device again; what its devices held is refused); left off at the fifth failure in ten minutes (every sealed contact is then refused, svc verify says so).',
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'devices',
+                systemId: 'devices',
+                src: 'devices',
+                input: ({ context }) => ({
+                  pins: context.pins,
+                  ...(context.input.now ? { now: context.input.now } : {}),
+                }),
+              },
+              on: {
+                'xstate.error.actor.devices': restartOrGiveUp('off', 'refuseDeviceContacts'),
               },
             },
             off: { description: 'Given up: not restarted until the listener is.' },
@@ -613,10 +656,7 @@ export const listenerMachine = setup({
                 input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
               },
               on: {
-                'xstate.error.actor.asks': [
-                  { guard: 'givesUp', target: 'off', actions: [...SINGLETON_FAILED, 'abandonAsks'] },
-                  { target: 'up', reenter: true, actions: [...SINGLETON_FAILED, 'abandonAsks'] },
-                ],
+                'xstate.error.actor.asks': restartOrGiveUp('off', 'abandonAsks'),
               },
             },
             off: { description: 'Given up: not restarted until the listener is.' },
@@ -645,27 +685,17 @@ export const listenerMachine = setup({
         'LINK.OFFLINE': { actions: assign({ online: false }) },
         'LINK.STOPPED': { target: 'halted', actions: assign({ stopReason: ({ event }) => event.reason }) },
         'LINK.FRAME': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
+          actions: enqueueActions(({ context, event, enqueue, check, system }) => {
             const { frame, receivedAt } = event;
-            const refuseContact = (ref: ContactRef, deviceId: string) => {
-              for (const answer of contactRefusal(ref, deviceId)) {
-                if (answer.type === 'SESSION.RESULT') enqueue.raise(answer);
-                else enqueue.sendTo('relay', toRelay(answer));
-              }
+            // a sealed contact goes to the devices' supervisor, and is owed an answer until its device gives one
+            const toDevice = ({ deviceId, contact }: { deviceId: string; contact: Contact }) => {
+              const item = { kind: 'contact', deviceId, ref: contact.ref } as const;
+              if (!check('devicesUp')) return refuseOwed(enqueue, [item]);
+              const pin = context.pins.devices[deviceId];
+              enqueue.sendTo('devices', { type: 'CONTACT', deviceId, pin, contact } satisfies DevicesEvent);
+              enqueue.assign({ owed: owe(context.owed, deviceActorId(deviceId), item) });
             };
-            const toDevice = (d: { deviceId: string; spawn: boolean; contact: Contact }) => {
-              if (context.supervision[deviceActorId(d.deviceId)]?.givenUp) {
-                refuseContact(d.contact.ref, d.deviceId);
-                return;
-              }
-              if (d.spawn) {
-                enqueue.spawnChild('device', deviceChild(d.deviceId, context.pins));
-                enqueue.assign({ devices: [...context.devices, d.deviceId] });
-              }
-              enqueue.sendTo(deviceActorId(d.deviceId), { type: 'CONTACT', contact: d.contact });
-              const item = { kind: 'contact', deviceId: d.deviceId, ref: d.contact.ref } as const;
-              enqueue.assign({ owed: owe(context.owed, deviceActorId(d.deviceId), item) });
-            };
+            const devices = devicesNow(system);
             switch (frame.type) {
               case 'sessions.result':
                 enqueue(
@@ -727,7 +757,7 @@ export const listenerMachine = setup({
               case 'pane.watch':
               case 'pane.keys': {
                 // the live panes are the watches' business: their device opens the request first
-                const d = decidePaneRequest(frame, receivedAt, { devices: context.devices, watches: {} });
+                const d = decidePaneRequest(frame, receivedAt, { devices, watches: {} });
                 if (d.kind === 'contact') toDevice(d);
                 if (d.kind === 'refuse') {
                   const answer = frame.type === 'pane.watch' ? paneStatusFrame : keysResultFrame;
@@ -737,7 +767,7 @@ export const listenerMachine = setup({
               }
               case 'push.new': {
                 const push = frame.push;
-                const d = decidePush(push, receivedAt, context);
+                const d = decidePush(push, receivedAt, { ...context, devices });
                 const settle = (outcome: Ledger['entries'][string]) => {
                   const ledger = recordOutcome(context.ledger, push.id, outcome);
                   enqueue.assign({ ledger });
@@ -921,6 +951,23 @@ export const listenerMachine = setup({
             },
           ],
         },
+        'DEVICE.DOWN': {
+          description:
+            "A device's actor failed or was given up: what it was handed and did not answer is refused, never opened or typed.",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { refused, kept } = splitOwed(context.owed, (id) => id === deviceActorId(event.deviceId));
+            refuseOwed(enqueue, refused);
+            enqueue.assign({ owed: kept });
+          }),
+        },
+        'DEVICES.DOWN': {
+          description: "The devices' supervisor failed or was given up: what every device held is refused.",
+          actions: enqueueActions(({ context, enqueue }) => {
+            const { refused, kept } = splitOwed(context.owed, (id) => id.startsWith('device.'));
+            refuseOwed(enqueue, refused);
+            enqueue.assign({ owed: kept });
+          }),
+        },
         'DEVICE.RESULT': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { ref, outcome, deviceId } = event;
@@ -1062,13 +1109,8 @@ export const listenerMachine = setup({
         'PINS.LOADED': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ pins: event.pins, pinsUnreadable: event.unreadable === true });
-            // a forgotten device's record goes with it (svc verify no longer fails on it)
-            const forgotten = (id: string) =>
-              id.startsWith('device.') && !event.pins.devices[id.slice('device.'.length)];
-            enqueue.assign({ supervision: pruneFailures(context.supervision, clockOf(context), forgotten) });
-            for (const deviceId of context.devices) {
-              enqueue.sendTo(deviceActorId(deviceId), { type: 'PIN.SYNC', pin: event.pins.devices[deviceId] });
-            }
+            if (!context.supervision.devices?.givenUp)
+              enqueue.sendTo('devices', { type: 'PINS', pins: event.pins } satisfies DevicesEvent);
             // a forgotten device sees no more of any screen
             if (!context.supervision.watches?.givenUp)
               enqueue.sendTo('watches', { type: 'PINS', pins: event.pins } satisfies WatchesEvent);
@@ -1148,10 +1190,7 @@ export const listenerMachine = setup({
             const { [id]: owedByIt = [], ...owed } = context.owed;
             enqueue.assign({ supervision: { ...context.supervision, [id]: record }, owed });
             // what it was given and did not answer: refused, never typed or opened again
-            for (const answer of owedByIt.flatMap(owedRefusal)) {
-              if (answer.type === 'SESSION.RESULT' || answer.type === 'SESSION.KEYS_RESULT') enqueue.raise(answer);
-              else enqueue.sendTo('relay', toRelay(answer));
-            }
+            refuseOwed(enqueue, owedByIt);
             const givenUp = 'failed 5 times in ten minutes: not restarted until the listener is';
             const later = decision.kind === 'restart' ? seconds(decision.delayMs) : '';
             switch (family) {
@@ -1160,15 +1199,6 @@ export const listenerMachine = setup({
                   decision.kind === 'give_up'
                     ? `${givenUp}; input for it is refused`
                     : `rebuilt from tmux at the first reading after ${later}; what it held is refused, not typed again`,
-                );
-              }
-              case 'device': {
-                const deviceId = id.slice('device.'.length);
-                enqueue.assign({ devices: context.devices.filter((d) => d !== deviceId) });
-                return report(
-                  decision.kind === 'give_up'
-                    ? `${givenUp}; its contacts are refused`
-                    : 'rebuilt from its pin at its next contact; what it held is refused',
                 );
               }
             }

@@ -71,7 +71,7 @@ describe('svc debug state', () => {
       id: 'listener',
       machine: 'listener',
       state:
-        'running.relay.up, running.inventory.up, running.pins.up, running.schedules.up, running.worktrees.up, running.watches.up, running.asks.up',
+        'running.relay.up, running.inventory.up, running.pins.up, running.devices.up, running.schedules.up, running.worktrees.up, running.watches.up, running.asks.up',
     });
     // the supervisors' own children are theirs: the worktrees' scan waits for its next turn
     expect(actors.find((a) => a.id === 'worktrees')).toMatchObject({ machine: 'worktrees', parent: root.key });

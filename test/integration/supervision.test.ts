@@ -120,6 +120,32 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     expect(proc.child.exitCode).toBeNull();
   }, 150_000);
 
+  it("the devices' supervisor failing: the sealed message it held is refused, not typed; restarted, it opens the next", async () => {
+    // its fault fires at the first thing it logs: making an actor for a device it has not seen (svc agent send's)
+    const { c, env, proc } = await faultyListener('action:devices', 'devices-box');
+    await proc.waitForLine(/server persisted listener.sessions/);
+    const lost = await runSvc(
+      ['agent', 'send', '--computer', 'devices-box', '--session', 'svc-proj', 'lost with the devices'],
+      env,
+    );
+    expect(lost.code).toBe(1);
+    expect(lost.stderr).toMatch(/not typed into svc-proj: inject_failed/);
+    expect(proc.output()).toMatch(/child devices failed.*restarted at once/);
+    const sent = await runSvc(
+      ['agent', 'send', '--computer', 'devices-box', '--session', 'svc-proj', 'after the restart'],
+      env,
+    );
+    expect(sent.stdout).toBe('typed into svc-proj\n');
+    await typedInto(c, 'svc-proj', 'after the restart');
+    expect(await c.tmux.capture('svc-proj')).not.toContain('lost with the devices');
+    expect((await debugState(env)).failing).toEqual([
+      expect.objectContaining({ id: 'devices', failures: 1, givenUp: false }),
+    ]);
+    expect((await debugState(env)).actors.map((a) => a.id)).toContain('devices');
+    const verify = await runSvc(['verify'], env);
+    expect(verify.stdout).toMatch(/ok {4}child {5}devices failed 1 time\(s\) in 10 min, restarted/);
+  }, 60_000);
+
   it('the relay link failing at once is restarted; the devices.json watch failing for good is left off, and said', async () => {
     const { c, env, proc } = await faultyListener('callback:relay,callback:pinsWatch!', 'singleton-box');
     expect(proc.output()).toMatch(/child relay failed.*restarted at once/);

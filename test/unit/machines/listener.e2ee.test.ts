@@ -15,6 +15,7 @@ import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../
 import type { Envelope } from '../../../core/seal/seal.js';
 import { emptyLedger } from '../../../core/sessions/ledger.js';
 import { deviceMachine, type OpenSealedInput, type OpenSealedOutput } from '../../../machines/device.js';
+import { devicesMachine } from '../../../machines/devices.js';
 import { inventoryMachine } from '../../../machines/inventory.js';
 import { listenerMachine } from '../../../machines/listener.js';
 import { paneWatchMachine, type SealFrameInput } from '../../../machines/paneWatch.js';
@@ -44,9 +45,21 @@ function session(name: string, extra: Partial<SessionRecord> = {}): SessionRecor
 /** A fake envelope: whatever the test puts in `text` is what "opens". `opens: false` is a damaged one. */
 const envelope = (from: string, text: unknown, opens = true) => ({ from, text: JSON.stringify(text), opens });
 
+type Rooted = { actor: { system: { get(id: string): AnyActorRef | undefined } } };
+/** Supervisor `supervisor`'s child `id` (machines/watches.ts, machines/devices.ts). */
+const childOf = (h: Rooted, supervisor: string, id: string) =>
+  (h.actor.system.get(supervisor)?.getSnapshot() as { children: Record<string, AnyActorRef> } | undefined)?.children[
+    id
+  ];
 /** A live pane's actor, a child of the live panes' supervisor (machines/watches.ts). */
-const watchActor = (h: { actor: { system: { get(id: string): AnyActorRef | undefined } } }, id: string) =>
-  (h.actor.system.get('watches')?.getSnapshot() as { children: Record<string, AnyActorRef> } | undefined)?.children[id];
+const watchActor = (h: Rooted, id: string) => childOf(h, 'watches', id);
+/** A device's actor, a child of the devices' supervisor (machines/devices.ts). */
+const deviceActor = (h: Rooted, id: string) => childOf(h, 'devices', id);
+/** The devices' supervisor's record of device actor `id`'s failures. */
+const deviceFailures = (h: Rooted, id: string) =>
+  (h.actor.system.get('devices')?.getSnapshot().context as { failures: Record<string, unknown> } | undefined)?.failures[
+    id
+  ];
 
 function harness(
   opts: {
@@ -121,22 +134,32 @@ function harness(
           },
         },
       }),
-      device: deviceMachine.provide({
+      devices: devicesMachine.provide({
         actors: {
-          openSealed: fromPromise<OpenSealedOutput, OpenSealedInput>(async ({ input }) => {
-            const env = input.envelope as { text: string; opens: boolean };
-            return {
-              pin: state.file.devices[input.deviceId],
-              listed: { publicKey: KEY, fingerprint: 'kkkk' },
-              opened: env.opens ? { ok: true, text: env.text } : { ok: false, reason: 'tampered' },
-              now: 1,
-            };
+          device: deviceMachine.provide({
+            actors: {
+              openSealed: fromPromise<OpenSealedOutput, OpenSealedInput>(async ({ input }) => {
+                const env = input.envelope as { text: string; opens: boolean };
+                return {
+                  pin: state.file.devices[input.deviceId],
+                  listed: { publicKey: KEY, fingerprint: 'kkkk' },
+                  opened: env.opens ? { ok: true, text: env.text } : { ok: false, reason: 'tampered' },
+                  now: 1,
+                };
+              }),
+            },
+            actions: {
+              log: noop,
+              persistPins: (_, p: { ops: PinOp[] }) => {
+                state.file = applyPinOps(state.file, p.ops);
+              },
+            },
           }),
         },
         actions: {
           log: noop,
-          persistPins: (_, p: { ops: PinOp[] }) => {
-            state.file = applyPinOps(state.file, p.ops);
+          reportFailure: (_, p: { id: string; what: string }) => {
+            state.failures.push({ id: p.id, what: p.what });
           },
         },
       }),
@@ -233,7 +256,7 @@ describe('sealed pushes in the listener', () => {
     expect(h.state.typed.map((t) => t.text)).toEqual(['run the tests']);
     expect(h.result(1)).toMatchObject({ state: 'injected' });
     expect(h.state.file.devices.d_phone).toMatchObject({ publicKey: KEY });
-    expect(h.actor.getSnapshot().children['device.d_phone']).toBeDefined();
+    expect(deviceActor(h, 'device.d_phone')).toBeDefined();
   });
 
   it('accepts plaintext until a device is pinned, then refuses it with e2ee_required', async () => {
@@ -636,7 +659,7 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     await flush();
     expect(h.result(1)).toMatchObject({ state: 'refused', code: 'inject_failed' });
     expect(h.actor.getSnapshot().status).toBe('active');
-    expect(h.actor.getSnapshot().children['device.d_phone']).toBeUndefined();
+    expect(deviceActor(h, 'device.d_phone')).toBeUndefined();
     expect(h.state.failures).toEqual([
       { id: 'device.d_phone', what: 'rebuilt from its pin at its next contact; what it held is refused' },
     ]);
@@ -653,13 +676,54 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
       h.sealed(seq, 'd_phone', command(`try ${seq}`, seq));
       await flush();
     }
-    expect(h.actor.getSnapshot().context.supervision['device.d_phone']).toMatchObject({ givenUp: true });
+    expect(deviceFailures(h, 'device.d_phone')).toMatchObject({ givenUp: true });
     h.sealed(6, 'd_phone', command('try 6', 6));
     h.sealed(7, 'd_other', command('from another phone', 1));
     await flush();
     expect(h.result(6)).toMatchObject({ state: 'refused', code: 'inject_failed' });
-    expect(h.actor.getSnapshot().children['device.d_phone']).toBeUndefined();
+    expect(deviceActor(h, 'device.d_phone')).toBeUndefined();
     expect(h.state.typed.map((t) => t.text)).toEqual(['from another phone']);
+  });
+
+  it("the devices' supervisor that fails refuses what it was handed, and comes back with the pinned devices", async () => {
+    const pin = { deviceId: 'd_home', publicKey: 'K', fingerprint: 'f', pinnedAt: 1, verified: true, lastSeq: {} };
+    // its fault fires at the first thing it logs: making an actor for a device it has not seen
+    const h = harness({ faults: 'action:devices', pins: { version: 1, devices: { d_home: pin } } });
+    await h.connect();
+    const before = deviceActor(h, 'device.d_home');
+    expect(before).toBeDefined();
+    h.sealed(1, 'd_phone', command('first', 1));
+    await flush();
+    expect(h.result(1)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(h.state.failures).toEqual([{ id: 'devices', what: 'restarted at once' }]);
+    // the pinned device's actor of before does not run on beside the new one
+    expect(before?.getSnapshot().status).toBe('stopped');
+    expect(deviceActor(h, 'device.d_home')).toBeDefined();
+    expect(deviceActor(h, 'device.d_home')).not.toBe(before);
+    h.sealed(2, 'd_phone', command('second', 2));
+    await flush();
+    expect(h.state.typed.map((t) => t.text)).toEqual(['second']);
+    expect(h.result(2)).toMatchObject({ state: 'injected' });
+  });
+
+  it('devices whose supervisor keeps failing are left off: sealed contacts are refused, svc verify says so', async () => {
+    const h = harness({ faults: 'action:devices!' });
+    await h.connect();
+    for (let seq = 1; seq <= 5; seq++) {
+      h.sealed(seq, 'd_phone', command(`try ${seq}`, seq));
+      await flush();
+      expect(h.result(seq)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    }
+    expect(h.actor.getSnapshot().context.supervision.devices).toMatchObject({ givenUp: true });
+    expect(h.actor.system.get('devices')).toBeUndefined();
+    h.sealed(6, 'd_phone', command('try 6', 6));
+    watch(h, 7);
+    await flush();
+    expect(h.result(6)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(statuses(h).at(-1)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.typed).toEqual([]);
+    expect(h.actor.getSnapshot().status).toBe('active');
   });
 
   it('a live pane whose actor fails streams again after its backoff, without being asked again', async () => {
