@@ -36,6 +36,7 @@ import { scheduleMachine } from '../machines/schedule.js';
 import { schedulerMachine } from '../machines/scheduler.js';
 import type { InjectInput, InjectOutput } from '../machines/session.js';
 import { sessionMachine } from '../machines/session.js';
+import { sessionsMachine } from '../machines/sessions.js';
 import { watchesMachine } from '../machines/watches.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { worktreesMachine } from '../machines/worktrees.js';
@@ -424,64 +425,74 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
         },
         actions: { log: logAction },
       }),
-      session: sessionMachine.provide({
+      sessions: sessionsMachine.provide({
         actors: {
-          inject: faults.promise(
-            fromPromise<InjectOutput, InjectInput>(({ input }) =>
-              inTurn(input.paneId, async () => {
-                const result = await injectText({
-                  tmux,
-                  target: { pane: input.paneId },
-                  text: input.text,
-                  strategy: submitStrategyFor(input),
-                  pane: { inMode: input.inMode },
-                  sleep: realSleep,
-                });
-                return { submitted: result.submitted };
-              }),
-            ),
-          ),
-          typeKeys: faults.promise(typeKeysLogic(tmux, undefined, inTurn)),
+          session: sessionMachine.provide({
+            actors: {
+              inject: faults.promise(
+                fromPromise<InjectOutput, InjectInput>(({ input }) =>
+                  inTurn(input.paneId, async () => {
+                    const result = await injectText({
+                      tmux,
+                      target: { pane: input.paneId },
+                      text: input.text,
+                      strategy: submitStrategyFor(input),
+                      pane: { inMode: input.inMode },
+                      sleep: realSleep,
+                    });
+                    return { submitted: result.submitted };
+                  }),
+                ),
+              ),
+              typeKeys: faults.promise(typeKeysLogic(tmux, undefined, inTurn)),
+            },
+            actions: {
+              log: logAction,
+              auditShellInput: (_, params) => {
+                try {
+                  appendShellAudit(paths.shellAudit, {
+                    at: Date.now(),
+                    session: params.session,
+                    pane: params.paneId,
+                    kind: params.kind ?? 'insert',
+                    program: params.foreground,
+                    text: params.text,
+                  });
+                } catch (err) {
+                  log.error(`could not write the shell audit log ${paths.shellAudit}: ${(err as Error).message}`);
+                }
+              },
+              sealCard: (_, { session, prompt }) => {
+                // built inside the chain: a card that fails its schema is logged, never thrown into the session actor
+                Promise.resolve()
+                  .then(() => outbox.toPhones('approval', approvalCardBody(session, prompt, Date.now())))
+                  .then((envelope) => {
+                    const sealed = sealedRecord(envelope);
+                    if (sealed)
+                      root.send({
+                        type: 'APPROVAL.SEALED',
+                        session,
+                        fingerprint: prompt.fingerprint,
+                        envelope: sealed,
+                      });
+                  })
+                  .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
+              },
+              writeMarker: (_, params) => {
+                if (!params.projectDir) return;
+                try {
+                  // Hash what is really typed (normalized), so the agent-side hook's exact match holds.
+                  const text = normalizeSubmitText(params.text);
+                  writeMarker(paths.markers, params.session, params.projectDir, text);
+                  typed.add(params.session, createHash('sha256').update(text).digest('hex'));
+                } catch (err) {
+                  log.warn(`could not write the remote-origin marker: ${(err as Error).message}`);
+                }
+              },
+            },
+          }),
         },
-        actions: {
-          log: logAction,
-          auditShellInput: (_, params) => {
-            try {
-              appendShellAudit(paths.shellAudit, {
-                at: Date.now(),
-                session: params.session,
-                pane: params.paneId,
-                kind: params.kind ?? 'insert',
-                program: params.foreground,
-                text: params.text,
-              });
-            } catch (err) {
-              log.error(`could not write the shell audit log ${paths.shellAudit}: ${(err as Error).message}`);
-            }
-          },
-          sealCard: (_, { session, prompt }) => {
-            // built inside the chain: a card that fails its schema is logged, never thrown into the session actor
-            Promise.resolve()
-              .then(() => outbox.toPhones('approval', approvalCardBody(session, prompt, Date.now())))
-              .then((envelope) => {
-                const sealed = sealedRecord(envelope);
-                if (sealed)
-                  root.send({ type: 'APPROVAL.SEALED', session, fingerprint: prompt.fingerprint, envelope: sealed });
-              })
-              .catch((err: Error) => log.warn(`could not seal the approval card of ${session}: ${err.message}`));
-          },
-          writeMarker: (_, params) => {
-            if (!params.projectDir) return;
-            try {
-              // Hash what is really typed (normalized), so the agent-side hook's exact match holds.
-              const text = normalizeSubmitText(params.text);
-              writeMarker(paths.markers, params.session, params.projectDir, text);
-              typed.add(params.session, createHash('sha256').update(text).digest('hex'));
-            } catch (err) {
-              log.warn(`could not write the remote-origin marker: ${(err as Error).message}`);
-            }
-          },
-        },
+        actions: { log: logAction, reportFailure },
       }),
     }),
     actions: {

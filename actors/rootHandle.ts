@@ -11,6 +11,7 @@ import type { asksMachine } from '../machines/asks.js';
 import type { devicesMachine } from '../machines/devices.js';
 import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
 import type { schedulerMachine } from '../machines/scheduler.js';
+import type { sessionsMachine } from '../machines/sessions.js';
 import type { watchesMachine } from '../machines/watches.js';
 import type { worktreesMachine } from '../machines/worktrees.js';
 
@@ -41,6 +42,7 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
       if (!root) return {};
       const asks = root.system.get('asks') as ActorRefFrom<typeof asksMachine> | undefined;
       const devices = root.system.get('devices') as ActorRefFrom<typeof devicesMachine> | undefined;
+      const sessions = root.system.get('sessions') as ActorRefFrom<typeof sessionsMachine> | undefined;
       const worktrees = root.system.get('worktrees') as ActorRefFrom<typeof worktreesMachine> | undefined;
       const scheduler = root.system.get('scheduler') as ActorRefFrom<typeof schedulerMachine> | undefined;
       const watches = root.system.get('watches') as ActorRefFrom<typeof watchesMachine> | undefined;
@@ -48,6 +50,7 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
         ...root.getSnapshot().context.supervision,
         ...asks?.getSnapshot().context.failures,
         ...devices?.getSnapshot().context.failures,
+        ...sessions?.getSnapshot().context.failures,
         ...worktrees?.getSnapshot().context.failures,
         ...scheduler?.getSnapshot().context.failures,
         ...watches?.getSnapshot().context.failures,

@@ -15,12 +15,9 @@ import { FINISHED_ASKS_KEPT, type FinishedAsk, lateAnswerCode } from '../core/mc
 import type { ClientFrame } from '../core/protocol/index.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
 import { type AskInput, type AskOutput, type AskRefused, askMachine, type SettledAsk } from './ask.js';
-import { clockOf, type LogParams, logLine } from './log.js';
+import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
 
-export interface AsksInput {
-  /** The clock failures are timed by; Date.now when absent. */
-  now?: () => number;
-}
+export type AsksInput = SupervisorInput;
 
 export interface AsksContext {
   input: AsksInput;
@@ -82,7 +79,7 @@ export const asksMachine = setup({
   },
 }).createMachine({
   id: 'asks',
-  context: ({ input }) => ({ input, asks: {}, finished: {}, failures: {} }),
+  context: ({ input }) => ({ input, asks: {}, finished: {}, failures: input.failures ?? {} }),
   initial: 'supervising',
   states: {
     supervising: {

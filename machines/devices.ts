@@ -6,7 +6,7 @@
  *   supervising: CONTACT → the device's actor (made first when new)     PINS → each actor told its pin again
  *
  * A device actor that fails is stopped and logged, and made again from its pin at its next contact; the listener is
- * told (`DEVICE.DOWN`) so it refuses what that device held. At the fifth failure in ten minutes it is not made again:
+ * told (`CHILD.DOWN`) so it refuses what that device held. At the fifth failure in ten minutes it is not made again:
  * its contacts are refused (core/supervision.ts). What a device was handed and owes an answer for is the listener's
  * book (its `owed`), not this machine's: it outlives this supervisor's own failure.
  */
@@ -15,15 +15,13 @@ import { type DevicePin, MAX_DEVICE_ACTORS, type PinsFile } from '../core/device
 import type { Contact } from '../core/sessions/routing.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
 import { type DeviceResult, deviceMachine } from './device.js';
-import { clockOf, type LogParams, logLine } from './log.js';
+import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
 
 export const deviceActorId = (deviceId: string) => `device.${deviceId}`;
 
-export interface DevicesInput {
+export interface DevicesInput extends SupervisorInput {
   /** ~/.svc/devices.json as the listener knows it: a `device.<id>` actor for each pinned device. */
   pins: PinsFile;
-  /** The clock failures are timed by; Date.now when absent. */
-  now?: () => number;
 }
 
 export interface DevicesContext {
@@ -43,7 +41,7 @@ export type DevicesEvent =
   | { type: `xstate.error.actor.device.${string}`; error: unknown };
 
 /** What the listener hears: each opened contact, and a device whose contacts it must refuse (failed or given up). */
-export type DevicesToListener = DeviceResult | { type: 'DEVICE.DOWN'; deviceId: string };
+export type DevicesToListener = DeviceResult | { type: 'CHILD.DOWN'; id: string };
 
 const child = (deviceId: string, pin: DevicePin | undefined) => ({
   id: deviceActorId(deviceId),
@@ -64,7 +62,7 @@ export const devicesMachine = setup({
   },
 }).createMachine({
   id: 'devices',
-  context: ({ input }) => ({ input, devices: [], failures: {} }),
+  context: ({ input }) => ({ input, devices: [], failures: input.failures ?? {} }),
   // Rebuilt from the pins, not from a snapshot: one device actor per pinned device.
   entry: enqueueActions(({ context, enqueue }) => {
     const ids = Object.keys(context.input.pins.devices).slice(0, MAX_DEVICE_ACTORS);
@@ -77,11 +75,11 @@ export const devicesMachine = setup({
       on: {
         CONTACT: {
           description:
-            "A contact goes to its device's actor, made first for a device seen for the first time or one rebuilt after a failure; a device given up is refused (DEVICE.DOWN).",
+            "A contact goes to its device's actor, made first for a device seen for the first time or one rebuilt after a failure; a device given up is refused (CHILD.DOWN).",
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { deviceId, pin, contact } = event;
             if (context.failures[deviceActorId(deviceId)]?.givenUp) {
-              enqueue.sendParent({ type: 'DEVICE.DOWN', deviceId } satisfies DevicesToListener);
+              enqueue.sendParent({ type: 'CHILD.DOWN', id: deviceActorId(deviceId) } satisfies DevicesToListener);
               return;
             }
             if (!context.devices.includes(deviceId)) {
@@ -121,7 +119,7 @@ export const devicesMachine = setup({
               devices: context.devices.filter((d) => d !== deviceId),
               failures: { ...context.failures, [id]: record },
             });
-            enqueue.sendParent({ type: 'DEVICE.DOWN', deviceId } satisfies DevicesToListener);
+            enqueue.sendParent({ type: 'CHILD.DOWN', id } satisfies DevicesToListener);
             const what =
               decision.kind === 'give_up'
                 ? 'failed 5 times in ten minutes: not restarted until the listener is; its contacts are refused'

@@ -16,6 +16,7 @@ import { relayLinkMachine } from './relayLink.js';
 import { scheduleMachine } from './schedule.js';
 import { schedulerMachine } from './scheduler.js';
 import { sessionMachine } from './session.js';
+import { sessionsMachine } from './sessions.js';
 import { watchesMachine } from './watches.js';
 import { worktreeMachine } from './worktree.js';
 import { worktreesMachine } from './worktrees.js';
@@ -27,7 +28,7 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: listenerMachine,
     actorId: 'listener',
     summary:
-      'The root of the daemon: invokes and supervises the relay link, the inventory and the supervisors (devices, scheduler, asks, worktrees, watches); spawns session actors; routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
+      'The root of the daemon: invokes and supervises the relay link, the inventory and the supervisors (sessions, devices, scheduler, asks, worktrees, watches); routes pushes, pane requests and opened contacts as core/sessions/routing.ts decides; keeps the delivery ledger.',
   },
   {
     name: 'relayLink',
@@ -43,6 +44,14 @@ export const MACHINES: readonly MachineEntry[] = [
     machine: inventoryMachine,
     actorId: 'inventory',
     summary: 'One tmux query per 5 s tick; a report on change, on reconnect, or as a 2-minute heartbeat.',
+  },
+  {
+    name: 'sessions',
+    file: 'machines/sessions.ts',
+    machine: sessionsMachine,
+    actorId: 'sessions',
+    summary:
+      "The tmux sessions' actors and their supervisor: an actor per session of each reading (made, told, stopped with what it held answered); hands each the input the root releases; sticky REMOTE and approval cards; one that fails is rebuilt from the first reading after its backoff, and the root refuses what it held.",
   },
   {
     name: 'session',

@@ -1,9 +1,9 @@
 /**
- * The root of the listener daemon. It invokes the relay link, the inventory and the supervisors of the devices,
- * schedules, worktrees, live panes and asks (each restarted when it fails), and spawns one `session.<name>` actor per
- * tmux session. Pushes, pane requests and opened contacts go where
- * core/sessions/routing.ts decides; what it acted on is recorded so nothing is typed twice (DESIGN.md, "Delivery
- * semantics").
+ * The root of the listener daemon. It invokes the relay link, the inventory and the supervisors of the sessions,
+ * devices, schedules, worktrees, live panes and asks, each in a region that restarts it when it fails. It keeps
+ * delivery: pushes, pane requests and opened contacts go where core/sessions/routing.ts decides; input waits for a
+ * tmux reading newer than itself; what it acted on is recorded so nothing is typed twice (DESIGN.md, "Delivery
+ * semantics"); what a child was handed and has not answered is kept until it answers or is refused.
  */
 import { type AnyActorRef, assign, enqueueActions, fromCallback, raise, sendTo, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
@@ -28,15 +28,7 @@ import {
   releaseHeld,
   STOPPED_WHILE_TYPING,
 } from '../core/sessions/routing.js';
-import {
-  decideFailure,
-  describeFailure,
-  type Failures,
-  familyOf,
-  isDown,
-  pruneFailures,
-  STRATEGY,
-} from '../core/supervision.js';
+import { decideFailure, describeFailure, type Failures, familyOf, STRATEGY } from '../core/supervision.js';
 import { type AsksEvent, type AsksToListener, asksMachine } from './asks.js';
 import { type DevicesEvent, type DevicesToListener, deviceActorId, devicesMachine } from './devices.js';
 import { inventoryMachine, type ReadingCause } from './inventory.js';
@@ -44,17 +36,17 @@ import { clockOf, type LogParams, logLine } from './log.js';
 import { relayLinkMachine } from './relayLink.js';
 import type { ScheduleKeys } from './schedule.js';
 import { type SchedulerEvent, schedulerMachine } from './scheduler.js';
-import type {
-  KeysRef,
-  PhoneRef,
-  SessionContext,
-  SessionEvent,
-  SessionKeys,
-  SessionKeysResult,
-  SessionPush,
-  SessionResult,
-} from './session.js';
-import { isPhoneRef, sessionMachine, unanswered } from './session.js';
+import type { KeysRef, PhoneRef, SessionKeys, SessionKeysResult, SessionResult } from './session.js';
+import { isPhoneRef } from './session.js';
+import {
+  actorDown,
+  type HeldInput,
+  type SessionsEvent,
+  type SessionsToListener,
+  sessionId,
+  sessionShown,
+  sessionsMachine,
+} from './sessions.js';
 import { type WatchesEvent, watchesMachine } from './watches.js';
 import { type WorktreesEvent, worktreesMachine } from './worktrees.js';
 
@@ -79,14 +71,6 @@ export interface ListenerInput {
   resumeWatches?: LeaseLeft[];
 }
 
-/**
- * Input for a session, held until the inventory has read tmux after it arrived: whether a program or a shell is in
- * front, or the session is there at all, is judged on a reading newer than the input (a five-second-old one could
- * show an agent where a shell now waits for commands).
- */
-type HeldInput =
-  | { kind: 'push'; session: string; id: number; event: { type: 'PUSH'; push: SessionPush } }
-  | { kind: 'keys'; session: string; event: { type: 'KEYS'; keys: SessionKeys } };
 /** `ask`: the number of the REFRESH sent for it; a snapshot that answers it began after the input arrived. */
 type Held = HeldInput & { ask: number };
 
@@ -94,7 +78,7 @@ export interface ListenerContext {
   hookId: string;
   input: ListenerInput;
   ledger: Ledger;
-  /** Sessions tmux reported last, by name; each has a `session.<name>` child. */
+  /** Sessions tmux reported last, by name; each has a `session.<name>` actor under `sessions`. */
   sessions: Record<string, SessionRecord>;
   /** Input waiting for an inventory reading taken after it arrived (see `Held`). */
   held: Held[];
@@ -117,16 +101,15 @@ export interface ListenerContext {
   firstPrompts: Record<string, FirstPrompt>;
   /** How many first prompts were kept: their ids are the negatives of it. */
   launched: number;
-  /**
-   * Children that failed, by actor id (core/supervision.ts): when, why, whether a restart is due or was given up.
-   * A session, worktree or device whose record says it is down has no actor: nothing is sent to it.
-   */
+  /** The root's own children that failed, by id (core/supervision.ts): when, why, whether given up. */
   supervision: Record<string, Failures>;
   /**
    * Input handed to a session or device actor and not answered yet, by actor id. A child that fails mid-step keeps
    * the snapshot from before the event it failed on, so what it owed is known here, not from it.
    */
   owed: Record<string, Owed[]>;
+  /** The records a failed supervisor kept of its children's failures, by its id: for the one started in its place. */
+  inherited: Record<string, Record<string, Failures>>;
 }
 
 /** Something a child was given and owes an answer for (see `owed`). */
@@ -171,10 +154,13 @@ export type ListenerEvent =
   | { type: 'FIRST_PROMPT.EXPIRE'; session: string; id: number }
   /** A child failed (xstate sends this for a child's uncaught error; core/supervision.ts says what is done). */
   | { type: `xstate.error.actor.${string}`; error: unknown }
-  /** What a device opened, or a device whose contacts are refused (machines/devices.ts). */
+  /** What a device opened (machines/devices.ts), what a session did (machines/sessions.ts). */
   | DevicesToListener
-  /** The devices' supervisor failed or was given up: what every device held is refused. */
-  | { type: 'DEVICES.DOWN' }
+  | SessionsToListener
+  /** A session's or device's actor is down (`session.<name>`, `device.<id>`): what it owes is refused. */
+  | { type: 'CHILD.DOWN'; id: string }
+  /** A whole family is down (`session`, `device`): its supervisor failed or was given up. */
+  | { type: 'FAMILY.DOWN'; family: 'session' | 'device' }
   /** ~/.svc/devices.json changed on disk (`svc devices verify` / `forget`). */
   | { type: 'PINS.LOADED'; pins: PinsFile; unreadable?: boolean }
   /** An ask started, left by the listener before, or cancelled by its asker: for the asks (machines/asks.ts). */
@@ -189,20 +175,6 @@ export type ListenerEvent =
    */
   | { type: 'SESSION.REMOTE'; session: string; on: boolean; why: 'hook' | 'keyboard' | 'ask' }
   | { type: 'STOP' };
-
-export const sessionId = (name: string) => `session.${name}`;
-
-/** Whether a session actor is in sticky REMOTE (its `remote` region). */
-function isRemote(child: AnyActorRef | undefined): boolean {
-  const value = child?.getSnapshot()?.value as { remote?: string } | undefined;
-  return value?.remote === 'remote';
-}
-
-const REMOTE_WHY = {
-  hook: "the phone's message reached the agent's prompt hook",
-  keyboard: 'a prompt was typed at the keyboard',
-  ask: 'an svc_ask answer asked for it',
-} as const;
 
 /** A push for its session (a sealed one already opened: `body` is its text). */
 function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
@@ -222,18 +194,6 @@ function notFound(h: HeldInput): SessionResult | SessionKeysResult {
 /** Why input for a session whose actor failed was not typed (core/supervision.ts). */
 export const ACTOR_FAILED =
   "svc's actor for this session failed while this waited or was being typed (the listener's log says why): it may be partly typed, look before sending it again";
-
-/** Why input for a session whose actor is down (failed, not back yet, or given up) was refused. */
-export const ACTOR_DOWN =
-  "svc's actor for this session failed and is not back (the listener's log says why): this was not typed";
-
-/** The answer for held input whose session actor failed and is not back yet, or was given up. */
-function actorDown(h: HeldInput): SessionResult | SessionKeysResult {
-  const refused = { session: h.session, state: 'refused', code: 'inject_failed', message: ACTOR_DOWN } as const;
-  return h.kind === 'push'
-    ? { type: 'SESSION.RESULT', id: h.id, ...refused }
-    : { type: 'SESSION.KEYS_RESULT', ref: h.event.keys.ref, ...refused };
-}
 
 /** How a contact a failed (or given up) device actor held is answered: refused, never opened or typed. */
 function contactRefusal(ref: ContactRef, deviceId: string): (SessionResult | ClientFrame)[] {
@@ -273,9 +233,18 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 }
 
 const ERROR_EVENT = 'xstate.error.actor.';
-/** The children the root invokes once and supervises in their own regions; the rest are spawned by family. */
-const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', 'devices', 'scheduler', 'asks', 'worktrees', 'watches']);
-const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+/** The children the root invokes once and supervises in their own regions; the rest are their supervisors'. */
+const SINGLETONS = new Set([
+  'relay',
+  'inventory',
+  'pinsWatch',
+  'sessions',
+  'devices',
+  'scheduler',
+  'asks',
+  'worktrees',
+  'watches',
+]);
 
 /** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
 function singletonFailure(context: ListenerContext, event: { type: string; error?: unknown }) {
@@ -296,8 +265,8 @@ function singletonFailure(context: ListenerContext, event: { type: string; error
 }
 
 /** An actor's children as its last snapshot lists them. */
-const childrenOf = (ref: AnyActorRef) =>
-  (ref.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children ?? {};
+const childrenOf = (ref: AnyActorRef | undefined) =>
+  (ref?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children ?? {};
 /**
  * Stop a child whose parent failed. xstate allows only a parent to stop its child, and a parent that threw never does
  * (5.33.3): this is xstate's own stop (`_stop`: the child's mailbox takes its stop, which stops its own children and
@@ -323,7 +292,7 @@ const SINGLETON_FAILED = [
  * A singleton region's answer to its child's failure: restarted (its `up` entered again), or `givenUp` at the last;
  * either way the actions `after` run once it is recorded.
  */
-const restartOrGiveUp = (givenUp: string, after?: 'abandonAsks' | 'refuseDeviceContacts') =>
+const restartOrGiveUp = (givenUp: string, after?: 'abandonAsks' | 'refuseDeviceContacts' | 'refuseSessionInput') =>
   [
     { guard: 'givesUp', target: givenUp, actions: [...SINGLETON_FAILED, ...(after ? [after] : [])] },
     { target: 'up', reenter: true, actions: [...SINGLETON_FAILED, ...(after ? [after] : [])] },
@@ -342,6 +311,11 @@ function refuseOwed(
     else enqueue.sendTo('relay', toRelay(answer));
   }
 }
+/** What supervisor `id` is started with (machines/log.ts SupervisorInput): the clock, and its predecessor's records. */
+const supervisorInput = (context: ListenerContext, id: string) => ({
+  ...(context.input.now ? { now: context.input.now } : {}),
+  ...(context.inherited[id] ? { failures: context.inherited[id] } : {}),
+});
 /** What the children `theirs` picks owed, and the rest of `owed`. */
 function splitOwed(owed: Record<string, Owed[]>, theirs: (id: string) => boolean) {
   const kept: Record<string, Owed[]> = {};
@@ -368,7 +342,7 @@ export const listenerMachine = setup({
   actors: {
     relayLink: relayLinkMachine,
     inventory: inventoryMachine,
-    session: sessionMachine,
+    sessions: sessionsMachine,
     worktrees: worktreesMachine,
     devices: devicesMachine,
     watches: watchesMachine,
@@ -385,6 +359,8 @@ export const listenerMachine = setup({
     isOnline: ({ context }) => context.online,
     /** The asks' supervisor runs (it was not given up). */
     asksUp: ({ context }) => !context.supervision.asks?.givenUp,
+    /** The sessions' supervisor runs (it was not given up). */
+    sessionsUp: ({ context }) => !context.supervision.sessions?.givenUp,
     /** The devices' supervisor runs (it was not given up). */
     devicesUp: ({ context }) => !context.supervision.devices?.givenUp,
     /** The live panes' supervisor runs (it was not given up). */
@@ -409,7 +385,9 @@ export const listenerMachine = setup({
      */
     abandonAsks: () => {},
     /** The devices' supervisor failed or was given up: what its devices held is refused, never opened or typed. */
-    refuseDeviceContacts: raise({ type: 'DEVICES.DOWN' }),
+    refuseDeviceContacts: raise({ type: 'FAMILY.DOWN', family: 'device' }),
+    /** The sessions' supervisor failed or was given up: what its sessions held is refused, never typed again. */
+    refuseSessionInput: raise({ type: 'FAMILY.DOWN', family: 'session' }),
     /**
      * Child `id` failed: logged with its error's stack and the last event it took (actors/listener.ts), and what the
      * root does about it (`what`).
@@ -438,10 +416,14 @@ export const listenerMachine = setup({
      * is given up the reason the listener stops (relay, inventory). `stopOrphans` and `reportFailure` run before it,
      * the report with the record before this failure.
      */
-    recordSingletonFailure: assign(({ context, event }) => {
+    recordSingletonFailure: assign(({ context, event, self }) => {
       const { id, record, halts } = singletonFailure(context, event);
+      // a supervisor's records of its children, from its last snapshot (the one before the step it failed in)
+      const failed = self.getSnapshot().children[id]?.getSnapshot() as { context?: { failures?: unknown } } | undefined;
+      const failures = failed?.context?.failures as Record<string, Failures> | undefined;
       return {
         supervision: { ...context.supervision, [id]: record },
+        ...(failures ? { inherited: { ...context.inherited, [id]: failures } } : {}),
         // a link that failed never said it went offline: nothing goes to the relay until the new one is up
         ...(id === 'relay' ? { online: false } : {}),
         ...(halts ? { stopReason: `${id} failed ${record.at.length} times in ten minutes` } : {}),
@@ -470,6 +452,7 @@ export const listenerMachine = setup({
     launched: 0,
     supervision: {},
     owed: {},
+    inherited: {},
   }),
   initial: 'running',
   states: {
@@ -555,6 +538,25 @@ export const listenerMachine = setup({
             off: { description: 'Given up: not restarted until the listener is.' },
           },
         },
+        sessions: {
+          description:
+            "Supervises the tmux sessions' actors (machines/sessions.ts): restarted at once when it fails (an actor per session again at the next reading; what its sessions held is refused, never typed again); left off at the fifth failure in ten minutes (input for every session is then refused, svc verify says so).",
+          initial: 'up',
+          states: {
+            up: {
+              invoke: {
+                id: 'sessions',
+                systemId: 'sessions',
+                src: 'sessions',
+                input: ({ context }) => supervisorInput(context, 'sessions'),
+              },
+              on: {
+                'xstate.error.actor.sessions': restartOrGiveUp('off', 'refuseSessionInput'),
+              },
+            },
+            off: { description: 'Given up: not restarted until the listener is.' },
+          },
+        },
         devices: {
           description:
             'Supervises the devices (machines/devices.ts): restarted at once when it fails (an actor per pinned device again; what its devices held is refused); left off at the fifth failure in ten minutes (every sealed contact is then refused, svc verify says so).',
@@ -565,10 +567,7 @@ export const listenerMachine = setup({
                 id: 'devices',
                 systemId: 'devices',
                 src: 'devices',
-                input: ({ context }) => ({
-                  pins: context.pins,
-                  ...(context.input.now ? { now: context.input.now } : {}),
-                }),
+                input: ({ context }) => ({ ...supervisorInput(context, 'devices'), pins: context.pins }),
               },
               on: {
                 'xstate.error.actor.devices': restartOrGiveUp('off', 'refuseDeviceContacts'),
@@ -587,7 +586,7 @@ export const listenerMachine = setup({
                 id: 'scheduler',
                 systemId: 'scheduler',
                 src: 'scheduler',
-                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+                input: ({ context }) => supervisorInput(context, 'scheduler'),
               },
               on: {
                 'xstate.error.actor.scheduler': restartOrGiveUp('off'),
@@ -606,10 +605,7 @@ export const listenerMachine = setup({
                 id: 'worktrees',
                 systemId: 'worktrees',
                 src: 'worktrees',
-                input: ({ context }) => ({
-                  ...(context.input.now ? { now: context.input.now } : {}),
-                  sessions: context.sessions,
-                }),
+                input: ({ context }) => ({ ...supervisorInput(context, 'worktrees'), sessions: context.sessions }),
               },
               on: {
                 'xstate.error.actor.worktrees': restartOrGiveUp('off'),
@@ -629,7 +625,7 @@ export const listenerMachine = setup({
                 systemId: 'watches',
                 src: 'watches',
                 input: ({ context }) => ({
-                  ...(context.input.now ? { now: context.input.now } : {}),
+                  ...supervisorInput(context, 'watches'),
                   pins: context.pins,
                   sessions: context.sessions,
                   // the streams of the listener before this one, until the link is first up
@@ -653,7 +649,7 @@ export const listenerMachine = setup({
                 id: 'asks',
                 systemId: 'asks',
                 src: 'asks',
-                input: ({ context }) => (context.input.now ? { now: context.input.now } : {}),
+                input: ({ context }) => supervisorInput(context, 'asks'),
               },
               on: {
                 'xstate.error.actor.asks': restartOrGiveUp('off', 'abandonAsks'),
@@ -818,47 +814,20 @@ export const listenerMachine = setup({
         },
         'INVENTORY.SNAPSHOT': {
           actions: [
-            enqueueActions(({ context, event, enqueue, system }) => {
+            enqueueActions(({ context, event, enqueue, check }) => {
               const next: Record<string, SessionRecord> = {};
               for (const record of event.sessions) next[record.name] = record;
-              const now = clockOf(context);
-              // a session that failed is rebuilt from this reading once its backoff passed (core/supervision.ts)
-              const supervision = { ...context.supervision };
-              const owed = { ...context.owed };
-              for (const name of Object.keys(context.sessions)) {
-                if (next[name]) continue;
-                delete supervision[sessionId(name)];
-                delete owed[sessionId(name)];
-                // Whatever it still held gets an answer before it goes: nothing a phone sent is left pending.
-                const child = system.get(sessionId(name));
-                if (child) for (const r of unanswered(child.getSnapshot().context as SessionContext)) enqueue.raise(r);
-                enqueue.stopChild(sessionId(name));
-              }
-              for (const [name, record] of Object.entries(next)) {
-                const screen = {
-                  approvalOnScreen: event.approvalOnScreen.includes(name),
-                  approval: event.approvals?.[name] ?? null,
-                  screenUnreadable: event.unreadable?.includes(name) === true,
+              // the session actors follow the reading (machines/sessions.ts); an ended session's answers come from it
+              if (check('sessionsUp')) {
+                const { approvalOnScreen, approvals, unreadable } = event;
+                const screens = {
+                  approvalOnScreen,
+                  ...(approvals ? { approvals } : {}),
+                  ...(unreadable ? { unreadable } : {}),
                 };
-                const failed = supervision[sessionId(name)];
-                if (isDown(failed, now)) continue;
-                if (failed?.retryAt) supervision[sessionId(name)] = { ...failed, retryAt: null };
-                if (context.sessions[name] && !failed?.retryAt)
-                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen });
-                else
-                  enqueue.spawnChild('session', {
-                    id: sessionId(name),
-                    systemId: sessionId(name),
-                    input: { name, record, ...screen },
-                  });
+                enqueue.sendTo('sessions', { type: 'READING', sessions: next, ...screens } satisfies SessionsEvent);
               }
-              // records of failures that left the window, or of sessions that ended, are dropped
-              const pruned = pruneFailures(
-                supervision,
-                now,
-                (id) => id.startsWith('session.') && !next[id.slice('session.'.length)],
-              );
-              enqueue.assign({ sessions: next, supervision: pruned, owed });
+              enqueue.assign({ sessions: next });
               // the phone's first prompts: typed once their own session reads idle (core/sessions/firstPrompt.ts)
               const prompts = { ...context.firstPrompts };
               for (const [session, prompt] of Object.entries(context.firstPrompts)) {
@@ -887,7 +856,7 @@ export const listenerMachine = setup({
               if ((event.cause ?? 'tick') === 'tick' && !context.supervision.scheduler?.givenUp)
                 enqueue.sendTo('scheduler', { type: 'TICK', sessions: event.sessions } satisfies SchedulerEvent);
             }),
-            enqueueActions(({ context, event, enqueue, system }) => {
+            enqueueActions(({ context, event, enqueue, check }) => {
               if (context.held.length === 0) return;
               // A reading that began before the input arrived may predate what it is about; the inventory reads
               // again at once (it was asked to), so such input waits for that reading.
@@ -903,11 +872,12 @@ export const listenerMachine = setup({
                     type: 'phoneRequest',
                     params: { session: held.session, request, ref: phone, live: found },
                   });
-                } else if (found && !system.get(sessionId(held.session)))
-                  // its actor failed and is not back (its backoff, or given up): nothing to send to
+                } else if (found && !check('sessionsUp'))
+                  // the sessions' supervisor was given up: nothing to send to
                   enqueue.raise(actorDown(held));
                 else if (found) {
-                  enqueue.sendTo(sessionId(held.session), held.event);
+                  // after the reading that released it: its actor is there, or it is refused as down
+                  enqueue.sendTo('sessions', { type: 'INPUT', held } satisfies SessionsEvent);
                   const item: Owed =
                     held.kind === 'push'
                       ? { kind: 'push', session: held.session, id: held.id }
@@ -931,10 +901,9 @@ export const listenerMachine = setup({
                 // the session actors know which sessions are in sticky REMOTE, and the cards of their prompts
                 sessions: [
                   ...event.sessions.map((r) => {
-                    const child = system.get(sessionId(r.name));
-                    const card = (child?.getSnapshot().context as SessionContext | undefined)?.card?.envelope;
-                    const remote = isRemote(child);
-                    return forRelay({ ...r, ...(remote ? { remote: true } : {}), ...(card ? { approval: card } : {}) });
+                    const { remote, card } = sessionShown(childrenOf(system.get('sessions')), r.name);
+                    const approval = card?.envelope;
+                    return forRelay({ ...r, ...(remote ? { remote: true } : {}), ...(approval ? { approval } : {}) });
                   }),
                   // sessions that ended, or were there before the computer restarted: offered to resume
                   ...context.past.filter((p) => !event.sessions.some((r) => r.name === p.name)).map(forRelay),
@@ -951,19 +920,20 @@ export const listenerMachine = setup({
             },
           ],
         },
-        'DEVICE.DOWN': {
+        'CHILD.DOWN': {
           description:
-            "A device's actor failed or was given up: what it was handed and did not answer is refused, never opened or typed.",
+            "A session's or device's actor failed or was given up (its supervisor says so): what it was handed and did not answer is refused, never typed or opened again.",
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const { refused, kept } = splitOwed(context.owed, (id) => id === deviceActorId(event.deviceId));
+            const { refused, kept } = splitOwed(context.owed, (id) => id === event.id);
             refuseOwed(enqueue, refused);
             enqueue.assign({ owed: kept });
           }),
         },
-        'DEVICES.DOWN': {
-          description: "The devices' supervisor failed or was given up: what every device held is refused.",
-          actions: enqueueActions(({ context, enqueue }) => {
-            const { refused, kept } = splitOwed(context.owed, (id) => id.startsWith('device.'));
+        'FAMILY.DOWN': {
+          description:
+            'The supervisor of the sessions or of the devices failed or was given up: what all of them held is refused.',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { refused, kept } = splitOwed(context.owed, (id) => id.startsWith(`${event.family}.`));
             refuseOwed(enqueue, refused);
             enqueue.assign({ owed: kept });
           }),
@@ -1171,37 +1141,13 @@ export const listenerMachine = setup({
         'RELAY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
         'xstate.error.actor.*': {
           description:
-            "A child failed (core/supervision.ts, docs/architecture.md): stopped and logged with its id, error and last event, then rebuilt (a session from the first tmux reading after its backoff, a live pane after its backoff, a device from its pin at its next contact). What it held is answered, never typed again. No child's failure stops the root or another child; the asks, worktrees and schedules are supervised by their own supervisors.",
-          actions: enqueueActions(({ context, event, enqueue }) => {
+            "A child failed (core/supervision.ts, docs/architecture.md). Every child of the root lives in a region of its own that restarts it (its own transition, above); each family's children are their supervisor's. One of none is stopped and logged: no child's failure stops the root.",
+          actions: enqueueActions(({ event, enqueue }) => {
             const id = event.type.slice(ERROR_EVENT.length);
-            const family = familyOf(id);
-            // the singletons' own regions supervise them; a child of no family is only logged
-            if (family && SINGLETONS.has(family)) return;
-            const error = (event as { error?: unknown }).error;
-            const report = (what: string) => enqueue({ type: 'reportFailure', params: { id, error, what } });
-            if (!family) return report('not a supervised child');
-            const { record, decision } = decideFailure(
-              family,
-              context.supervision[id],
-              clockOf(context),
-              describeFailure(error),
-            );
+            if (SINGLETONS.has(id)) return;
             enqueue.stopChild(id);
-            const { [id]: owedByIt = [], ...owed } = context.owed;
-            enqueue.assign({ supervision: { ...context.supervision, [id]: record }, owed });
-            // what it was given and did not answer: refused, never typed or opened again
-            refuseOwed(enqueue, owedByIt);
-            const givenUp = 'failed 5 times in ten minutes: not restarted until the listener is';
-            const later = decision.kind === 'restart' ? seconds(decision.delayMs) : '';
-            switch (family) {
-              case 'session': {
-                return report(
-                  decision.kind === 'give_up'
-                    ? `${givenUp}; input for it is refused`
-                    : `rebuilt from tmux at the first reading after ${later}; what it held is refused, not typed again`,
-                );
-              }
-            }
+            const error = (event as { error?: unknown }).error;
+            enqueue({ type: 'reportFailure', params: { id, error, what: 'not a supervised child: stopped' } });
           }),
         },
         'NOTIFY.SEND': { actions: sendTo('relay', ({ event }) => toRelay(event.frame)) },
@@ -1222,36 +1168,29 @@ export const listenerMachine = setup({
           ],
         },
         'APPROVAL.SEALED': {
-          description:
-            'A card sealed for the prompt its session actor still shows is kept there and reported at once; one for a gone prompt is dropped.',
-          actions: enqueueActions(({ event, enqueue, system }) => {
-            const child = system.get(sessionId(event.session));
-            const shown = (child?.getSnapshot().context as SessionContext | undefined)?.card?.fingerprint;
-            if (!child || shown !== event.fingerprint) return;
-            const sealed: SessionEvent = {
-              type: 'CARD.SEALED',
-              fingerprint: event.fingerprint,
-              envelope: event.envelope,
-            };
-            enqueue.sendTo(child, sealed);
-            enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
-          }),
+          description: "A session's approval card, sealed: for its session actor (machines/sessions.ts).",
+          guard: 'sessionsUp',
+          actions: sendTo('sessions', ({ event }) => ({ ...event, type: 'CARD.SEALED' }) satisfies SessionsEvent),
         },
-        'SESSION.REMOTE': {
-          actions: enqueueActions(({ context, event, enqueue, system }) => {
-            const { session, on, why } = event;
-            const child = system.get(sessionId(session));
-            if (!context.sessions[session] || !child) {
-              return enqueue(
-                logLine('info', `${why}: no session ${session} to put in ${on ? 'REMOTE' : 'local'} mode`),
-              );
-            }
-            if (isRemote(child) === on) return;
-            enqueue.sendTo(sessionId(session), { type: on ? 'REMOTE.ON' : 'REMOTE.OFF' });
-            enqueue(logLine('info', `${session}: ${on ? 'REMOTE' : 'local'} (${REMOTE_WHY[why]})`));
-            // the phones hear the new mode with the next report, asked for now
-            enqueue.sendTo('inventory', { type: 'FORCE_REPORT' });
-          }),
+        'SESSION.REMOTE': [
+          {
+            description: 'Sticky REMOTE on or off: for the session actor (machines/sessions.ts).',
+            guard: 'sessionsUp',
+            actions: sendTo('sessions', ({ event }) => ({ ...event, type: 'REMOTE' }) satisfies SessionsEvent),
+          },
+          {
+            actions: {
+              type: 'log',
+              params: ({ event }) => ({
+                level: 'warn',
+                message: `${event.why}: ${event.session} not put in ${event.on ? 'REMOTE' : 'local'} mode: the sessions' supervisor failed and is off`,
+              }),
+            },
+          },
+        ],
+        'REPORT.NOW': {
+          description: 'A session changed what the phones are shown (its mode, its card): reported now.',
+          actions: sendTo('inventory', { type: 'FORCE_REPORT' }),
         },
         STOP: 'halted',
       },

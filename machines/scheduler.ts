@@ -24,7 +24,7 @@ import {
 } from '../core/schedules/book.js';
 import { decideTick } from '../core/schedules/schedule.js';
 import { decideFailure, describeFailure, type Failures, isDown, pruneFailures } from '../core/supervision.js';
-import { clockOf, type LogParams } from './log.js';
+import { clockOf, type LogParams, type SupervisorInput } from './log.js';
 import { type ScheduleKeys, scheduleMachine } from './schedule.js';
 
 /** What `readSchedules` returns: the file, the wall clock and the local time zone, read together. */
@@ -34,10 +34,7 @@ export interface ScheduleReading {
   zone: string;
 }
 
-export interface SchedulerInput {
-  /** The clock failures are timed by; Date.now when absent. */
-  now?: () => number;
-}
+export type SchedulerInput = SupervisorInput;
 
 export interface SchedulerContext {
   input: SchedulerInput;
@@ -84,7 +81,7 @@ export const schedulerMachine = setup({
   },
 }).createMachine({
   id: 'scheduler',
-  context: ({ input }) => ({ input, sessions: {}, ids: [], problem: null, failures: {} }),
+  context: ({ input }) => ({ input, sessions: {}, ids: [], problem: null, failures: input.failures ?? {} }),
   initial: 'idle',
   on: {
     'SCHEDULE.KEYS': { actions: sendParent(({ event }) => event) },

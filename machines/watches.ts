@@ -21,12 +21,10 @@ import {
   watchId,
 } from '../core/sessions/routing.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
-import { clockOf, type LogParams, logLine } from './log.js';
+import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
 import { type PaneWatchInput, type PaneWatchOutput, paneWatchMachine, type WatchFrameEvent } from './paneWatch.js';
 
-export interface WatchesInput {
-  /** The clock failures are timed by; Date.now when absent. */
-  now?: () => number;
+export interface WatchesInput extends SupervisorInput {
   /** The pinned devices as the listener knows them now. */
   pins: PinsFile;
   /** The sessions of the listener's newest reading. */
@@ -96,7 +94,7 @@ export const watchesMachine = setup({
     pins: input.pins,
     sessions: input.sessions,
     resume: input.resume,
-    failures: {},
+    failures: input.failures ?? {},
   }),
   initial: 'supervising',
   states: {

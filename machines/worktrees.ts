@@ -12,12 +12,10 @@ import { enqueueActions, fromPromise, setup } from 'xstate';
 import type { SessionRecord } from '../core/protocol/index.js';
 import { decideFailure, describeFailure, type Failures, pruneFailures } from '../core/supervision.js';
 import { sessionsHolding } from '../core/worktrees/worktree.js';
-import { clockOf, type LogParams, logLine } from './log.js';
+import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
 import { type WorktreeInput, type WorktreeOutput, worktreeMachine } from './worktree.js';
 
-export interface WorktreesInput {
-  /** The clock failures are timed by; Date.now when absent. */
-  now?: () => number;
+export interface WorktreesInput extends SupervisorInput {
   /**
    * The sessions of the listener's newest reading: a supervisor started again after a failure tells the worktrees it
    * finds at once whether a session holds them, rather than that none does.
@@ -69,7 +67,7 @@ export const worktreesMachine = setup({
   },
 }).createMachine({
   id: 'worktrees',
-  context: ({ input }) => ({ input, worktrees: {}, sessions: input.sessions ?? {}, failures: {} }),
+  context: ({ input }) => ({ input, worktrees: {}, sessions: input.sessions ?? {}, failures: input.failures ?? {} }),
   initial: 'scanning',
   on: {
     SESSIONS: {

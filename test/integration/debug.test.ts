@@ -71,11 +71,13 @@ describe('svc debug state', () => {
       id: 'listener',
       machine: 'listener',
       state:
-        'running.relay.up, running.inventory.up, running.pins.up, running.devices.up, running.schedules.up, running.worktrees.up, running.watches.up, running.asks.up',
+        'running.relay.up, running.inventory.up, running.pins.up, running.sessions.up, running.devices.up, running.schedules.up, running.worktrees.up, running.watches.up, running.asks.up',
     });
     // the supervisors' own children are theirs: the worktrees' scan waits for its next turn
     expect(actors.find((a) => a.id === 'worktrees')).toMatchObject({ machine: 'worktrees', parent: root.key });
-    for (const s of sessions) expect(s).toMatchObject({ machine: 'session', parent: root.key });
+    const supervisor = actors.find((a) => a.id === 'sessions')!;
+    expect(supervisor).toMatchObject({ machine: 'sessions', parent: root.key });
+    for (const s of sessions) expect(s).toMatchObject({ machine: 'session', parent: supervisor.key });
     const proj = sessions.find((a) => a.id === 'session.svc-proj')!;
     // the agent region is what the inventory read from the screen (unknown until the screen rules trust it)
     const agentRegion = { idle: 'idle', working: 'working', awaiting_approval: 'awaitingApproval' }[

@@ -255,9 +255,9 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect(state.stdout).toMatch(/^listener\b/m);
     // each family's supervisor runs under the root, in a region that restarts it (docs/architecture.md)
     expect(state.stdout).toMatch(
-      /running\.devices\.up, running\.schedules\.up, running\.worktrees\.up, running\.watches\.up, running\.asks\.up/,
+      /running\.sessions\.up, running\.devices\.up, running\.schedules\.up, running\.worktrees\.up, running\.watches\.up, running\.asks\.up/,
     );
-    for (const supervisor of ['devices', 'scheduler', 'worktrees', 'watches', 'asks'])
+    for (const supervisor of ['sessions', 'devices', 'scheduler', 'worktrees', 'watches', 'asks'])
       expect(state.stdout).toMatch(new RegExp(`^[├└]── ${supervisor}\\s+${supervisor}\\s`, 'm'));
 
     await inFront('svc-proj', 'claude');

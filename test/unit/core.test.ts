@@ -286,7 +286,9 @@ describe('supervision policy (core/supervision.ts)', () => {
     ['ask.a_1', 'ask'],
     ['worktrees', 'worktrees'],
     ['schedule.a00001', 'schedule'],
-    ['sessions', null],
+    ['sessions', 'sessions'],
+    ['devices', 'devices'],
+    ['sessionsx', null],
     ['listener', null],
   ] as const)('familyOf(%s) is %s', (id, family) => {
     expect(familyOf(id)).toBe(family);

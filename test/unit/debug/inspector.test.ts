@@ -14,6 +14,7 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
+import { sessionsMachine } from '../../../machines/sessions.js';
 
 const KEY = 'svc_key_SECRET-KEY-123';
 const BODY = 'TOP-SECRET-BODY please rm -rf';
@@ -57,11 +58,15 @@ function harness(capacity?: number) {
           listSessions: fromPromise(async () => ({ sessions: state.sessions, screens: {}, takenAt: 0 })),
         },
       }),
-      session: sessionMachine.provide({
+      sessions: sessionsMachine.provide({
         actors: {
-          inject: fromPromise<InjectOutput, InjectInput>(
-            () => new Promise((resolve) => (finishInject = () => resolve({ submitted: true }))),
-          ),
+          session: sessionMachine.provide({
+            actors: {
+              inject: fromPromise<InjectOutput, InjectInput>(
+                () => new Promise((resolve) => (finishInject = () => resolve({ submitted: true }))),
+              ),
+            },
+          }),
         },
       }),
     },
@@ -158,7 +163,10 @@ describe('inspector', () => {
     expect(relay.summary).toMatchObject({ relay: 'relay.example:8787', attempt: 0 });
     const root = actors.find((a) => a.id === 'listener')!;
     expect(root.parent).toBeNull();
-    expect(session.parent).toBe(root.key);
+    // a session's actor is its supervisor's child, the supervisor the root's (machines/sessions.ts)
+    const sessions = actors.find((a) => a.id === 'sessions')!;
+    expect(sessions.parent).toBe(root.key);
+    expect(session.parent).toBe(sessions.key);
     // the socket callback actor is there, without a machine
     expect(actors.find((a) => a.id === 'socket')).toMatchObject({ machine: null, value: null });
     const rows = actorRows(actors);

@@ -140,10 +140,16 @@ describe('the machines of machines/index.ts', () => {
     const of = (machine: string) => children.find((c) => c.machine === machine);
     expect(of('relayLink')).toMatchObject({ relation: 'invokes', actorId: 'relay' });
     expect(of('inventory')).toMatchObject({ relation: 'invokes', actorId: 'inventory' });
-    expect(of('session')).toMatchObject({ relation: 'spawns', actorId: 'session.<name>' });
+    expect(of('sessions')).toMatchObject({ relation: 'invokes', actorId: 'sessions' });
+    expect(of('devices')).toMatchObject({ relation: 'invokes', actorId: 'devices' });
     expect(of('worktrees')).toMatchObject({ relation: 'invokes', actorId: 'worktrees' });
     expect(of('asks')).toMatchObject({ relation: 'invokes', actorId: 'asks' });
     // a supervisor's children are its own
+    const sessions = MACHINES.find((e) => e.name === 'sessions')!;
+    expect(actorChildren(sessions, MACHINES).find((c) => c.machine === 'session')).toMatchObject({
+      relation: 'spawns',
+      actorId: 'session.<name>',
+    });
     const worktrees = MACHINES.find((e) => e.name === 'worktrees')!;
     expect(actorChildren(worktrees, MACHINES).find((c) => c.machine === 'worktree')).toMatchObject({
       relation: 'spawns',

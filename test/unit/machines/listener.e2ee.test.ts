@@ -23,6 +23,7 @@ import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../..
 import { relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput, TypeKeysInput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
+import { sessionsMachine } from '../../../machines/sessions.js';
 import { type WatchesContext, watchesMachine } from '../../../machines/watches.js';
 import { readableScreens } from '../../fakes/fakeTmux.js';
 
@@ -115,22 +116,32 @@ function harness(
         },
         actions: { log: noop },
       }),
-      session: sessionMachine.provide({
+      sessions: sessionsMachine.provide({
         actors: {
-          inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
-            state.typed.push(input);
-            return { submitted: true };
-          }),
-          typeKeys: fromPromise<void, TypeKeysInput>(async ({ input }) => {
-            state.keyed.push(input);
+          session: sessionMachine.provide({
+            actors: {
+              inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+                state.typed.push(input);
+                return { submitted: true };
+              }),
+              typeKeys: fromPromise<void, TypeKeysInput>(async ({ input }) => {
+                state.keyed.push(input);
+              }),
+            },
+            actions: {
+              log: noop,
+              writeMarker: noop,
+              auditShellInput: noop,
+              sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
+                state.cards.push(p);
+              },
+            },
           }),
         },
         actions: {
           log: noop,
-          writeMarker: noop,
-          auditShellInput: noop,
-          sealCard: (_, p: { session: string; prompt: ApprovalPrompt }) => {
-            state.cards.push(p);
+          reportFailure: (_, p: { id: string; what: string }) => {
+            state.failures.push({ id: p.id, what: p.what });
           },
         },
       }),
@@ -471,7 +482,7 @@ describe('approval prompts in the listener (spec 4.11.2, 7 prompt_changed)', () 
       });
     const results = () => h.sent().filter((f) => f.type === 'keys.result');
     const region = () => {
-      const child = h.actor.getSnapshot().children['session.svc-cc'];
+      const child = childOf(h, 'sessions', 'session.svc-cc');
       return (child!.getSnapshot() as { value: { approval: string } }).value.approval;
     };
     return { h, keys, results, region };

@@ -13,12 +13,13 @@ import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree
 import { askMachine, type SettledAsk } from '../../../machines/ask.js';
 import { asksMachine } from '../../../machines/asks.js';
 import { inventoryMachine } from '../../../machines/inventory.js';
-import { ACTOR_DOWN, ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
+import { ACTOR_FAILED, listenerMachine } from '../../../machines/listener.js';
 import type { LogParams } from '../../../machines/log.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../../machines/relayLink.js';
 import { MAX_HELD_FRAMES, relayLinkMachine } from '../../../machines/relayLink.js';
 import type { InjectInput, InjectOutput } from '../../../machines/session.js';
 import { sessionMachine } from '../../../machines/session.js';
+import { ACTOR_DOWN, type SessionsContext, sessionsMachine } from '../../../machines/sessions.js';
 import type { RemoveOutcome, WorktreeInput } from '../../../machines/worktree.js';
 import { worktreeMachine } from '../../../machines/worktree.js';
 import { worktreesMachine } from '../../../machines/worktrees.js';
@@ -58,6 +59,16 @@ interface HarnessOptions {
   pinsWatch?: ReturnType<typeof fromCallback>;
 }
 
+type Rooted = { actor: { system: { get(id: string): AnyActorRef | undefined } } };
+/** The sessions' supervisor's context (machines/sessions.ts). */
+const sessionsContext = (h: Rooted) =>
+  h.actor.system.get('sessions')?.getSnapshot().context as SessionsContext | undefined;
+/** A session's actor, a child of the sessions' supervisor. */
+const sessionActor = (h: Rooted, id: string) =>
+  (h.actor.system.get('sessions')?.getSnapshot() as { children: Record<string, AnyActorRef> } | undefined)?.children[
+    id
+  ];
+
 function harness(opts: HarnessOptions = {}) {
   const clock = new SimulatedClock();
   const state = {
@@ -86,6 +97,8 @@ function harness(opts: HarnessOptions = {}) {
     failures: [] as { id: string; what: string }[],
     /** How many times every waiting ask was ended failed (the asks' supervisor failed). */
     abandoned: 0,
+    /** The sessions' supervisor throws at its next log line (a bug in it, not in a session's actor). */
+    breakSessions: false,
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -158,24 +171,40 @@ function harness(opts: HarnessOptions = {}) {
         },
         actions: { log },
       }),
-      session: sessionMachine.provide({
-        actors: opts.injectUnwired
-          ? {}
-          : {
-              inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
-                if (opts.injectFails) throw new Error('tmux said no');
-                if (state.typing) await state.typing;
-                state.typed.push(input);
-                return { submitted: true };
-              }),
+      sessions: sessionsMachine.provide({
+        actors: {
+          session: sessionMachine.provide({
+            actors: opts.injectUnwired
+              ? {}
+              : {
+                  inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+                    if (opts.injectFails) throw new Error('tmux said no');
+                    if (state.typing) await state.typing;
+                    state.typed.push(input);
+                    return { submitted: true };
+                  }),
+                },
+            actions: {
+              log,
+              writeMarker: (_, params) => {
+                state.markers.push(params.text);
+              },
+              auditShellInput: (_, params) => {
+                state.audits.push(params);
+              },
             },
+          }),
+        },
         actions: {
-          log,
-          writeMarker: (_, params) => {
-            state.markers.push(params.text);
+          log: (_, params) => {
+            if (state.breakSessions) {
+              state.breakSessions = false;
+              throw new Error('a bug in the sessions supervisor');
+            }
+            log(_, params);
           },
-          auditShellInput: (_, params) => {
-            state.audits.push(params);
+          reportFailure: (_, params) => {
+            state.failures.push({ id: params.id, what: params.what });
           },
         },
       }),
@@ -501,14 +530,13 @@ describe('listener machine', () => {
   it('spawns and stops one session actor per tmux session', async () => {
     const h = harness({ sessions: [session('svc-a'), session('svc-b')] });
     await flush();
-    const children = () => Object.keys(h.actor.getSnapshot().children).filter((k) => k.startsWith('session.'));
+    const children = () =>
+      Object.keys(h.actor.system.get('sessions')?.getSnapshot().children ?? {}).filter((k) => k.startsWith('session.'));
     expect(children().sort()).toEqual(['session.svc-a', 'session.svc-b']);
     h.state.sessions = [session('svc-b'), session('svc-c')];
     h.clock.increment(5_000);
     await flush();
     expect(children().sort()).toEqual(['session.svc-b', 'session.svc-c']);
-    const system = h.actor.system as { get(id: string): AnyActorRef | undefined };
-    expect(system.get('session.svc-c')).toBeDefined();
   });
 
   it('reports on change and otherwise only as a heartbeat every 2 minutes', async () => {
@@ -666,7 +694,7 @@ describe('session actor', () => {
   const fixture = (name: string) =>
     readFileSync(new URL(`../../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
   const sessionState = (h: ReturnType<typeof harness>, name: string) =>
-    (h.actor.system as { get(id: string): AnyActorRef | undefined }).get(`session.${name}`)?.getSnapshot().value;
+    sessionActor(h, `session.${name}`)?.getSnapshot().value;
 
   it('reads the agent state from the screen, and refuses messages while an approval prompt is up', async () => {
     const claude = session('svc-proj', 'claude', { meta: { kind: 'agent', agent: 'A1', project: 'proj' } });
@@ -1000,7 +1028,7 @@ describe('supervision (core/supervision.ts)', () => {
     expect(result(h, 1)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
     expect(result(h, 2)).toMatchObject({ state: 'injected' });
     expect(h.state.persisted.at(-1)!.entries['1']).toEqual({ state: 'refused', code: 'inject_failed' });
-    expect(h.actor.getSnapshot().children['session.svc-a']).toBeUndefined();
+    expect(sessionActor(h, 'session.svc-a')).toBeUndefined();
     expect(h.state.failures).toEqual([
       {
         id: 'session.svc-a',
@@ -1008,7 +1036,7 @@ describe('supervision (core/supervision.ts)', () => {
       },
     ]);
     await tick(h);
-    expect(h.actor.getSnapshot().children['session.svc-a']).toBeDefined();
+    expect(sessionActor(h, 'session.svc-a')).toBeDefined();
     h.push({ id: 3, agentSessionName: 'svc-a', body: 'into a again' });
     await flush();
     expect(result(h, 3)).toMatchObject({ state: 'injected' });
@@ -1028,6 +1056,62 @@ describe('supervision (core/supervision.ts)', () => {
     expect(h.state.typed).toEqual([]);
   });
 
+  it("the sessions' supervisor that fails refuses what its sessions held, and comes back at the next reading", async () => {
+    const h = harness({ sessions: two() });
+    await flush();
+    await h.connect();
+    let release = () => {};
+    h.state.typing = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.push({ id: 1, agentSessionName: 'svc-a', body: 'being typed' });
+    await flush();
+    const before = sessionActor(h, 'session.svc-a');
+    // a new session's actor is made, and the supervisor throws as it logs that
+    h.state.sessions = [...two(), session('svc-c')];
+    h.state.breakSessions = true;
+    h.push({ id: 2, agentSessionName: 'svc-c', body: 'into the new one' });
+    await flush();
+    expect(h.actor.getSnapshot().status).toBe('active');
+    expect(h.state.failures).toEqual([{ id: 'sessions', what: 'restarted at once' }]);
+    // what was typing and what was handed over in the failing step: refused, never typed later
+    expect(result(h, 1)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
+    expect(result(h, 2)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_FAILED });
+    expect(before?.getSnapshot().status).toBe('stopped');
+    release();
+    await tick(h);
+    expect(sessionActor(h, 'session.svc-c')).toBeDefined();
+    h.push({ id: 3, agentSessionName: 'svc-c', body: 'after the restart' });
+    await flush();
+    expect(result(h, 3)).toMatchObject({ state: 'injected' });
+    expect(h.state.typed.map((t) => t.text).at(-1)).toBe('after the restart');
+    expect(h.state.typed.map((t) => t.text)).not.toContain('into the new one');
+  });
+
+  it('sessions whose supervisor keeps failing are left off: input is refused, the sessions are still reported', async () => {
+    const h = harness({ sessions: two(), faults: 'action:sessions!' });
+    await flush();
+    await h.connect();
+    // each restart fails at the next reading, as it makes the sessions' actors
+    for (let i = 0; i < 6; i++) await tick(h);
+    expect(h.actor.getSnapshot().context.supervision.sessions).toMatchObject({ givenUp: true });
+    expect(h.actor.system.get('sessions')).toBeUndefined();
+    h.push({ id: 1, agentSessionName: 'svc-a' });
+    await flush();
+    expect(result(h, 1)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_DOWN });
+    expect(h.state.typed).toEqual([]);
+    expect(h.actor.getSnapshot().status).toBe('active');
+    // a report after it was given up (a session ended) still lists the sessions tmux has
+    h.state.sessions = [session('svc-b')];
+    await tick(h);
+    const reports = h.sentFrames().filter((f) => f.type === 'listener.sessions');
+    expect(reports.at(-1)).toMatchObject({ sessions: [{ name: 'svc-b' }] });
+    expect(h.actor.getSnapshot().status).toBe('active');
+    // sticky REMOTE cannot be set: said in the log
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-b', on: true, why: 'hook' });
+    expect(h.state.logs.at(-1)?.message).toMatch(/svc-b not put in REMOTE mode: the sessions' supervisor failed/);
+  });
+
   it('a session that keeps failing is given up at its fifth failure in ten minutes, until its tmux session ends', async () => {
     const h = harness({ sessions: two(), faults: 'action:session.svc-a!' });
     await flush();
@@ -1037,14 +1121,14 @@ describe('supervision (core/supervision.ts)', () => {
       await flush();
       for (let i = 0; i < 4; i++) await tick(h);
     }
-    const record = () => h.actor.getSnapshot().context.supervision['session.svc-a'];
+    const record = () => sessionsContext(h)?.failures['session.svc-a'];
     expect(record()).toMatchObject({ givenUp: true, retryAt: null });
     expect(record()!.at).toHaveLength(5);
     expect(h.state.failures.at(-1)!.what).toBe(
       'failed 5 times in ten minutes: not restarted until the listener is; input for it is refused',
     );
     for (let i = 0; i < 4; i++) await tick(h);
-    expect(h.actor.getSnapshot().children['session.svc-a']).toBeUndefined();
+    expect(sessionActor(h, 'session.svc-a')).toBeUndefined();
     h.push({ id: 6, agentSessionName: 'svc-a' });
     h.push({ id: 7, agentSessionName: 'svc-b', body: 'b still works' });
     await flush();
@@ -1053,6 +1137,18 @@ describe('supervision (core/supervision.ts)', () => {
     // the session is still reported to the phones: tmux has it
     const reports = h.sentFrames().filter((f) => f.type === 'listener.sessions');
     expect(reports.at(-1)).toMatchObject({ sessions: [{ name: 'svc-a' }, { name: 'svc-b' }] });
+    // the sessions' supervisor failing does not bring it back: the new one starts from the old one's records
+    h.state.sessions = [...two(), session('svc-c')];
+    h.state.breakSessions = true;
+    await tick(h);
+    expect(h.state.failures.at(-1)).toEqual({ id: 'sessions', what: 'restarted at once' });
+    for (let i = 0; i < 2; i++) await tick(h);
+    expect(sessionActor(h, 'session.svc-c')).toBeDefined();
+    expect(sessionActor(h, 'session.svc-a')).toBeUndefined();
+    expect(record()).toMatchObject({ givenUp: true });
+    h.push({ id: 8, agentSessionName: 'svc-a' });
+    await flush();
+    expect(result(h, 8)).toMatchObject({ state: 'refused', code: 'inject_failed', message: ACTOR_DOWN });
     h.state.sessions = [session('svc-b')];
     await tick(h);
     expect(record()).toBeUndefined();
