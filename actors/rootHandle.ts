@@ -7,13 +7,7 @@
 import type { ActorRefFrom } from 'xstate';
 import type { ClientFrame } from '../core/protocol/index.js';
 import type { Failures } from '../core/supervision.js';
-import type { asksMachine } from '../machines/asks.js';
-import type { devicesMachine } from '../machines/devices.js';
-import type { ListenerContext, ListenerEvent, listenerMachine } from '../machines/listener.js';
-import type { schedulerMachine } from '../machines/scheduler.js';
-import type { sessionsMachine } from '../machines/sessions.js';
-import type { watchesMachine } from '../machines/watches.js';
-import type { worktreesMachine } from '../machines/worktrees.js';
+import { type ListenerContext, type ListenerEvent, type listenerMachine, SUPERVISORS } from '../machines/listener.js';
 
 export interface RootHandle {
   /** Tell the root something (an event of its own). */
@@ -40,21 +34,16 @@ export function createRootHandle(): RootHandle & { attach(root: ActorRefFrom<typ
     },
     failures() {
       if (!root) return {};
-      const asks = root.system.get('asks') as ActorRefFrom<typeof asksMachine> | undefined;
-      const devices = root.system.get('devices') as ActorRefFrom<typeof devicesMachine> | undefined;
-      const sessions = root.system.get('sessions') as ActorRefFrom<typeof sessionsMachine> | undefined;
-      const worktrees = root.system.get('worktrees') as ActorRefFrom<typeof worktreesMachine> | undefined;
-      const scheduler = root.system.get('scheduler') as ActorRefFrom<typeof schedulerMachine> | undefined;
-      const watches = root.system.get('watches') as ActorRefFrom<typeof watchesMachine> | undefined;
-      return {
-        ...root.getSnapshot().context.supervision,
-        ...asks?.getSnapshot().context.failures,
-        ...devices?.getSnapshot().context.failures,
-        ...sessions?.getSnapshot().context.failures,
-        ...worktrees?.getSnapshot().context.failures,
-        ...scheduler?.getSnapshot().context.failures,
-        ...watches?.getSnapshot().context.failures,
-      };
+      const { supervision, inherited } = root.getSnapshot().context;
+      const records: Record<string, Failures> = { ...supervision };
+      for (const id of SUPERVISORS) {
+        // a supervisor that is off (given up) shows the records it kept last
+        const running = root.system.get(id)?.getSnapshot().context as
+          | { failures: Record<string, Failures> }
+          | undefined;
+        Object.assign(records, running ? running.failures : inherited[id]);
+      }
+      return records;
     },
     toRelay(frame) {
       const relay = root?.system.get('relay');

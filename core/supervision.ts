@@ -127,8 +127,9 @@ export function failingChildren(
 }
 
 /**
- * The records worth keeping: not those whose failures all left the window with nothing pending, nor those whose
- * subject is gone (`gone`: the session ended, the device was forgotten), given up or not.
+ * The records worth keeping: not those whose failures all left the window with nothing pending (a restart still to
+ * come; one whose time passed long ago was the restart of a supervisor that is gone), nor those whose subject is gone
+ * (`gone`: the session ended, the device was forgotten), given up or not.
  */
 export function pruneFailures(
   records: Record<string, Failures>,
@@ -138,7 +139,7 @@ export function pruneFailures(
 ): Record<string, Failures> {
   const kept = Object.entries(records).filter(([id, r]) => {
     if (gone(id, r)) return false;
-    return r.givenUp || r.retryAt !== null || r.at.some((t) => now - t < policy.windowMs);
+    return r.givenUp || (r.retryAt !== null && r.retryAt > now) || r.at.some((t) => now - t < policy.windowMs);
   });
   return kept.length === Object.keys(records).length ? records : Object.fromEntries(kept);
 }

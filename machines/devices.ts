@@ -63,9 +63,11 @@ export const devicesMachine = setup({
 }).createMachine({
   id: 'devices',
   context: ({ input }) => ({ input, devices: [], failures: input.failures ?? {} }),
-  // Rebuilt from the pins, not from a snapshot: one device actor per pinned device.
+  // Rebuilt from the pins, not from a snapshot: one device actor per pinned device, but for one given up.
   entry: enqueueActions(({ context, enqueue }) => {
-    const ids = Object.keys(context.input.pins.devices).slice(0, MAX_DEVICE_ACTORS);
+    const ids = Object.keys(context.input.pins.devices)
+      .filter((id) => !context.failures[deviceActorId(id)]?.givenUp)
+      .slice(0, MAX_DEVICE_ACTORS);
     for (const deviceId of ids) enqueue.spawnChild('device', child(deviceId, context.input.pins.devices[deviceId]));
     enqueue.assign({ devices: ids });
   }),

@@ -234,17 +234,9 @@ function owedRefusal(o: Owed): (SessionResult | SessionKeysResult | ClientFrame)
 
 const ERROR_EVENT = 'xstate.error.actor.';
 /** The children the root invokes once and supervises in their own regions; the rest are their supervisors'. */
-const SINGLETONS = new Set([
-  'relay',
-  'inventory',
-  'pinsWatch',
-  'sessions',
-  'devices',
-  'scheduler',
-  'asks',
-  'worktrees',
-  'watches',
-]);
+/** The singletons that supervise a family of children (machines/log.ts SupervisorInput). */
+export const SUPERVISORS = new Set(['sessions', 'devices', 'scheduler', 'asks', 'worktrees', 'watches']);
+const SINGLETONS = new Set(['relay', 'inventory', 'pinsWatch', ...SUPERVISORS]);
 
 /** What a singleton's failure does (core/supervision.ts): restarted at once, or given up (relay, inventory: halt). */
 function singletonFailure(context: ListenerContext, event: { type: string; error?: unknown }) {
@@ -420,7 +412,9 @@ export const listenerMachine = setup({
       const { id, record, halts } = singletonFailure(context, event);
       // a supervisor's records of its children, from its last snapshot (the one before the step it failed in)
       const failed = self.getSnapshot().children[id]?.getSnapshot() as { context?: { failures?: unknown } } | undefined;
-      const failures = failed?.context?.failures as Record<string, Failures> | undefined;
+      const failures = SUPERVISORS.has(id)
+        ? (failed?.context?.failures as Record<string, Failures> | undefined)
+        : undefined;
       return {
         supervision: { ...context.supervision, [id]: record },
         ...(failures ? { inherited: { ...context.inherited, [id]: failures } } : {}),

@@ -345,5 +345,8 @@ describe('supervision policy (core/supervision.ts)', () => {
     expect(Object.keys(pruneFailures(records, 11 * MIN, (id) => id === 'session.c'))).toEqual(['watch.d/b']);
     const kept = { 'watch.d/b': fresh };
     expect(pruneFailures(kept, 9 * MIN, none)).toBe(kept);
+    // a restart still to come keeps its record; one due long ago (its supervisor was replaced) does not
+    const due = { 'watch.d/c': { ...old, retryAt: 12 * MIN }, 'watch.d/d': { ...old, retryAt: 1_000 } };
+    expect(Object.keys(pruneFailures(due, 11 * MIN, none))).toEqual(['watch.d/c']);
   });
 });

@@ -29,4 +29,23 @@ describe('root handle', () => {
     relayUp = false;
     expect(handle.toRelay(frame)).toBe(false);
   });
+
+  it("merges the root's records with each supervisor's; one that is off shows the records it kept last", () => {
+    const handle = createRootHandle();
+    const record = (givenUp: boolean) => ({ family: 'session', at: [1], error: 'Error: x', retryAt: null, givenUp });
+    const live: Record<string, { getSnapshot(): { context: unknown } }> = {
+      devices: { getSnapshot: () => ({ context: { failures: { 'device.d_1': record(false) } } }) },
+    };
+    const root = {
+      getSnapshot: () => ({
+        context: {
+          supervision: { sessions: record(true) },
+          inherited: { sessions: { 'session.a': record(true) }, devices: { 'device.old': record(false) } },
+        },
+      }),
+      system: { get: (id: string) => live[id] },
+    };
+    handle.attach(root as never);
+    expect(Object.keys(handle.failures()).sort()).toEqual(['device.d_1', 'session.a', 'sessions']);
+  });
 });

@@ -87,6 +87,8 @@ function harness(
     failures: [] as { id: string; what: string }[],
     /** The live panes' supervisor throws in its next log line (a bug in it, not in a live pane). */
     breakWatches: false,
+    /** The devices' supervisor throws in its next log line (a bug in it, not in a device's actor). */
+    breakDevices: false,
   };
   const noop = () => {};
   const faults = createFaults(opts.faults ? (parseFaults(opts.faults) as { rules: FaultRule[] }).rules : []);
@@ -168,7 +170,11 @@ function harness(
           }),
         },
         actions: {
-          log: noop,
+          log: () => {
+            if (!state.breakDevices) return;
+            state.breakDevices = false;
+            throw new Error('a bug in the devices supervisor');
+          },
           reportFailure: (_, p: { id: string; what: string }) => {
             state.failures.push({ id: p.id, what: p.what });
           },
@@ -716,6 +722,28 @@ describe('supervision of devices and live panes (core/supervision.ts)', () => {
     await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['second']);
     expect(h.result(2)).toMatchObject({ state: 'injected' });
+  });
+
+  it("a device given up stays given up when the devices' supervisor is restarted", async () => {
+    const pin = { deviceId: 'd_phone', publicKey: 'K', fingerprint: 'f', pinnedAt: 1, verified: true, lastSeq: {} };
+    const h = harness({ faults: 'action:device.d_phone!', pins: { version: 1, devices: { d_phone: pin } } });
+    await h.connect();
+    for (let seq = 1; seq <= 5; seq++) {
+      h.sealed(seq, 'd_phone', command(`try ${seq}`, seq));
+      await flush();
+    }
+    expect(deviceFailures(h, 'device.d_phone')).toMatchObject({ givenUp: true });
+    // a new device's actor is made, and the supervisor throws as it logs that
+    h.state.breakDevices = true;
+    h.sealed(6, 'd_other', command('from another phone', 1));
+    await flush();
+    expect(h.state.failures.at(-1)).toEqual({ id: 'devices', what: 'restarted at once' });
+    expect(deviceActor(h, 'device.d_phone')).toBeUndefined();
+    expect(deviceFailures(h, 'device.d_phone')).toMatchObject({ givenUp: true });
+    h.sealed(7, 'd_phone', command('try 7', 7));
+    await flush();
+    expect(h.result(7)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    expect(h.state.typed).toEqual([]);
   });
 
   it('devices whose supervisor keeps failing are left off: sealed contacts are refused, svc verify says so', async () => {
