@@ -282,6 +282,46 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect(up!.output()).not.toMatch(/\x1b|[▀▄█]/);
   });
 
+  it('svc up with a session actor that fails (SVC_FAULT): its push is refused, the other typed; svc verify says so; rebuilt', async () => {
+    // a test-only switch (actors/debug/faults.ts): the session actor of svc-proj throws once, as it starts typing
+    const { url, key } = await startUp({ SVC_FAULT: 'action:session.svc-proj' });
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    expect(await svc(['sh', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj-sh\n' });
+    await inFront('svc-proj', 'claude');
+    const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+    const push = async (session: string, body: string) => {
+      const body_ = { type: 'agent.command', agentSessionName: session, body, targetComputer: hookId };
+      const sent = await api(url, 'POST', '/pushes/send', { key, body: body_ });
+      expect(sent.status).toBe(200);
+      return waitFor(
+        async () => {
+          const { json } = await api(url, 'GET', `/pushes/${sent.json.id}`, { key });
+          return json.state === 'pending' || json.state === 'delivered' ? null : json;
+        },
+        { timeoutMs: 20_000, what: `push "${body}" to end` },
+      );
+    };
+
+    expect(await push('svc-proj', 'lost to a bug')).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    const log = () => readFileSync(join(home, '.svc', 'listener.log'), 'utf8');
+    await waitFor(() => /child session\.svc-proj failed handling PUSH: rebuilt from tmux/.test(log()), {
+      what: 'the failure in the listener log',
+    });
+    await typedInto(url, key, 'svc-proj-sh', 'echo beside-a-failure', 'beside-a-failure');
+
+    // rebuilt from tmux after its backoff: svc debug state lists its actor again; svc verify names the failure
+    await waitFor(async () => /session\.svc-proj\b(?!-)/.test((await svc(['debug', 'state'])).stdout), {
+      timeoutMs: 20_000,
+      what: 'session.svc-proj to be back',
+    });
+    const verify = await svc(['verify']);
+    expect(verify.stdout).toMatch(/ok {4}child {5}session\.svc-proj failed 1 time\(s\) in 10 min, restarted/);
+    await typedInto(url, key, 'svc-proj', 'after the restart', 'you said: after the restart');
+    expect(await capture('svc-proj')).not.toContain('lost to a bug');
+    expect(await serving(url)).toBe(true);
+    expect(up!.child.exitCode).toBeNull();
+  });
+
   it('svc up, then svc schedule add: the run starts on the default socket, svc schedule lists it, rm keeps it', async () => {
     // svc up's wall clock for schedules is 15 minutes and 10 seconds ahead (SVC_CLOCK_OFFSET_MS, docs/schedules.md):
     // the first tick after the schedule is made is its first run's time
