@@ -2,8 +2,8 @@
  * Delivery, the root's own work (machines/listener.ts): what comes from the relay goes where core/sessions/routing.ts
  * decides; input waits for a tmux reading newer than itself, then goes to its session's actor; what it acted on is
  * recorded in the ledger before anything is typed, so nothing is typed twice (DESIGN.md, "Delivery semantics"); what
- * a child was handed and has not answered is kept (machines/owed.ts). Each export is one step of the root for one
- * event, written against `RootEnqueue` (machines/listenerTypes.ts).
+ * a child was handed and has not answered is kept (machines/owed.ts). Each `Step` is the root's answer to one event,
+ * written against `RootEnqueue` (machines/listenerTypes.ts).
  */
 import type { AnyActorRef } from 'xstate';
 import type { ContactOutcome } from '../core/devices/devices.js';

@@ -1,8 +1,8 @@
 /**
  * How the root (machines/listener.ts) supervises its own children: each singleton (the relay link, the inventory, the
  * watch on devices.json and the six families' supervisors) lives in a region of its own that restarts it when it
- * fails, or leaves it off (or stops the listener) at the last failure core/supervision.ts allows. What is decided here
- * is pure; the root's setup names the actions.
+ * fails, or leaves it off (or stops the listener) at the last failure core/supervision.ts allows. The root's setup
+ * names the actions; `stopOrphans` is the one that acts (xstate's own stop of a failed child's children).
  */
 import type { AnyActorRef } from 'xstate';
 import { decideFailure, describeFailure, type Failures, familyOf, STRATEGY } from '../core/supervision.js';

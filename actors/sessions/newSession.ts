@@ -62,7 +62,7 @@ export interface NewSessionDeps {
     program?: string | undefined;
   }[];
   /**
-   * Keep `text` as session `name`'s first prompt, typed once its agent reads idle (machines/listener.ts
+   * Keep `text` as session `name`'s first prompt, typed once its agent reads idle (machines/firstPrompts.ts,
    * `LAUNCH.PROMPT`); `startedAt`: epoch seconds, just before the session was made.
    */
   firstPrompt: (name: string, agent: string, text: string, startedAt: number) => void;

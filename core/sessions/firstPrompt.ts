@@ -6,8 +6,8 @@ import type { RefusalCode, SessionRecord } from '../protocol/index.js';
 import { promptable } from '../schedules/book.js';
 
 /**
- * The first prompt of a session the phone started, as the listener keeps it until it is typed (machines/listener.ts
- * `firstPrompts`). `id`: negative, never a relay push id, so its result stays out of the ledger. `startedAt`: epoch
+ * The first prompt of a session the phone started, as the listener keeps it until it is typed (machines/firstPrompts.ts,
+ * the root's `firstPrompts`). `id`: negative, never a relay push id, so its result stays out of the ledger. `startedAt`: epoch
  * seconds when the listener made the session; an older session of that name is another one.
  */
 export interface FirstPrompt {

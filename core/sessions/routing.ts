@@ -4,8 +4,8 @@
  * sent to the `device.<id>` actor of its sender to be opened; a pane request is refused or sent to its device; an
  * opened body is refused, held, or starts or renews a live pane.
  *
- * Pure: machines/listener.ts hands in the frame and the facts it holds (its context fits `RouteFacts`) and acts on
- * the decision.
+ * Pure: the root's delivery steps (machines/delivery.ts) hand in the frame and the facts the root holds (its context
+ * fits `RouteFacts`) and act on the decision.
  */
 
 import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from '../devices/devices.js';
