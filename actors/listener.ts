@@ -75,6 +75,7 @@ import { writeMarker } from './sessions/marker.js';
 import { createNewSessions } from './sessions/newSession.js';
 import { createPastSessions } from './sessions/pastSessions.js';
 import { createPhoneRequests } from './sessions/phoneRequests.js';
+import { createRemoteBook } from './sessions/remoteBook.js';
 import { appendShellAudit } from './sessions/shellAudit.js';
 import { discoverTmuxSocket } from './tmux/socket.js';
 import { createTmux } from './tmux/tmux.js';
@@ -206,6 +207,8 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
 
   // Live panes a listener before this one was streaming: resumed within their leases (docs/protocol.md).
   const leases = createLeaseBook(join(paths.dir, 'watches.json'), { onError: (message) => log.error(message) });
+  // Sessions the person drives from the phone stay in sticky REMOTE across a restart (core/sessions/remoteMode.ts).
+  const remote = createRemoteBook(join(paths.dir, 'remote.json'), { onError: (message) => log.error(message) });
 
   // svc mcp: asks and notifications, sealed for the phones (actors/mcp/asks.ts). The root attaches once it runs.
   const root = createRootHandle();
@@ -492,7 +495,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
             },
           }),
         },
-        actions: { log: logAction, reportFailure },
+        actions: { log: logAction, reportFailure, saveRemote: (_, { remote: sessions }) => remote.save(sessions) },
       }),
     }),
     actions: {
@@ -528,6 +531,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       pins: pinsReading.pins,
       pinsUnreadable: pinsReading.unreadable,
       resumeWatches: leases.left(),
+      remote: remote.sessions,
     },
     inspect: inspector.inspect,
   });

@@ -206,7 +206,7 @@ export const listenerMachine = setup({
           description:
             "Supervises the tmux sessions' actors (machines/sessions.ts): restarted at once when it fails (an actor per session again at the next reading; what its sessions held is refused, never typed again); left off at the fifth failure in ten minutes (input for every session is then refused, svc verify says so).",
           after: 'refuseSessionInput',
-          input: ({ context }) => supervisorInput(context, 'sessions'),
+          input: ({ context }) => ({ ...supervisorInput(context, 'sessions'), remote: context.input.remote?.() ?? {} }),
         }),
         devices: region({
           id: 'devices',

@@ -10,6 +10,7 @@ import type { PhoneRequest } from '../core/protocol/bodies.js';
 import type { ClientFrame, RelayFrame, SessionRecord } from '../core/protocol/index.js';
 import type { FirstPrompt } from '../core/sessions/firstPrompt.js';
 import type { Ledger } from '../core/sessions/ledger.js';
+import type { RemoteSessions } from '../core/sessions/remoteMode.js';
 import type { ContactRef } from '../core/sessions/routing.js';
 import type { Failures } from '../core/supervision.js';
 import type { AsksEvent, AsksToListener } from './asks.js';
@@ -43,6 +44,11 @@ export interface ListenerInput {
   pinsUnreadable?: boolean;
   /** Live panes that were streaming when the listener last stopped, still inside their leases (~/.svc/watches.json). */
   resumeWatches?: LeaseLeft[];
+  /**
+   * The sessions in sticky REMOTE as last saved (actors/sessions/remoteBook.ts), asked when the sessions' supervisor
+   * starts and each time it is started again: they start in REMOTE.
+   */
+  remote?: () => RemoteSessions;
 }
 
 /** `ask`: the number of the REFRESH sent for it; a snapshot that answers it began after the input arrived. */

@@ -96,6 +96,8 @@ export interface SessionInput {
   approvalOnScreen?: boolean;
   approval?: ApprovalPrompt | null;
   screenUnreadable?: boolean;
+  /** It was in sticky REMOTE when the listener before this one stopped (core/sessions/remoteMode.ts). */
+  remote?: boolean;
 }
 
 export interface SessionContext {
@@ -123,6 +125,8 @@ export interface SessionContext {
    * (null until then). Reported with the session (machines/listener.ts); gone when the prompt is.
    */
   card: { fingerprint: string; envelope: Record<string, unknown> | null } | null;
+  /** It starts in sticky REMOTE: it was when the listener (or the sessions' supervisor) before this one stopped. */
+  startsRemote: boolean;
 }
 
 export type SessionEvent =
@@ -343,6 +347,7 @@ export const sessionMachine = setup({
     readsWorking: ({ event }) => event.type === 'UPDATE' && event.record.state === 'working',
     readsApproval: ({ event }) => event.type === 'UPDATE' && event.record.state === 'awaiting_approval',
     hasPrompt: ({ context }) => context.approval !== null,
+    startsRemote: ({ context }) => context.startsRemote,
     readsPrompt: ({ event }) => event.type === 'UPDATE' && event.approvalOnScreen === true && !!event.approval,
     readsAnotherPrompt: ({ context, event }) =>
       event.type === 'UPDATE' &&
@@ -368,6 +373,7 @@ export const sessionMachine = setup({
     currentKeys: null,
     bucket: null,
     card: null,
+    startsRemote: input.remote === true,
   }),
   entry: 'keepCard',
   on: {
@@ -420,9 +426,11 @@ export const sessionMachine = setup({
     remote: {
       description:
         'Sticky REMOTE (spec 4.13, docs/agents.md): the person drives the session from the phone, and the agent ends ' +
-        'every answer with svc_ask. It ends when a prompt is typed at the keyboard, and with the session.',
-      initial: 'local',
+        'every answer with svc_ask. It ends when a prompt is typed at the keyboard, and with the session; it outlives ' +
+        'a restart of the listener (core/sessions/remoteMode.ts).',
+      initial: 'sorting',
       states: {
+        sorting: { always: [{ guard: 'startsRemote', target: 'remote' }, { target: 'local' }] },
         local: {
           description: 'The keyboard drives the session (or nobody has said otherwise).',
           on: { 'REMOTE.ON': 'remote' },

@@ -13,6 +13,7 @@
 import { enqueueActions, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import type { SessionRecord } from '../core/protocol/index.js';
+import { isRemote, type RemoteSessions, remoteAfterReading, withRemote } from '../core/sessions/remoteMode.js';
 import { decideFailure, describeFailure, type Failures, isDown, pruneFailures } from '../core/supervision.js';
 import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
 import {
@@ -44,7 +45,10 @@ export interface Screens {
   unreadable?: string[];
 }
 
-export type SessionsInput = SupervisorInput;
+export interface SessionsInput extends SupervisorInput {
+  /** The sessions in sticky REMOTE as last saved (core/sessions/remoteMode.ts): they start in REMOTE again. */
+  remote?: RemoteSessions;
+}
 
 export interface SessionsContext {
   input: SessionsInput;
@@ -52,6 +56,8 @@ export interface SessionsContext {
   sessions: Record<string, SessionRecord>;
   /** Session actors that failed, by actor id (core/supervision.ts), for `svc verify` and `svc debug state`. */
   failures: Record<string, Failures>;
+  /** The sessions in sticky REMOTE, saved at each change (`saveRemote`) so a restart keeps them. */
+  remote: RemoteSessions;
 }
 
 export type SessionsEvent =
@@ -114,10 +120,12 @@ export const sessionsMachine = setup({
     log: (_, _params: LogParams) => {},
     /** Session actor `id` failed: logged with its stack and the last event it took (actors/listener.ts). */
     reportFailure: (_, _params: { id: string; error: unknown; what: string }) => {},
+    /** Save the sessions in sticky REMOTE (actors/sessions/remoteBook.ts: ~/.svc/remote.json). */
+    saveRemote: (_, _params: { remote: RemoteSessions }) => {},
   },
 }).createMachine({
   id: 'sessions',
-  context: ({ input }) => ({ input, sessions: {}, failures: input.failures ?? {} }),
+  context: ({ input }) => ({ input, sessions: {}, failures: input.failures ?? {}, remote: input.remote ?? {} }),
   initial: 'supervising',
   states: {
     supervising: {
@@ -130,6 +138,7 @@ export const sessionsMachine = setup({
             const now = clockOf(context);
             const failures = { ...context.failures };
             const children = self.getSnapshot().children as Children;
+            let restored = false;
             for (const name of Object.keys(context.sessions)) {
               if (next[name]) continue;
               delete failures[sessionId(name)];
@@ -152,12 +161,22 @@ export const sessionsMachine = setup({
                 enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen } satisfies SessionEvent);
               else {
                 enqueue(logLine('debug', `${name}: an actor made from the reading`));
-                enqueue.spawnChild('session', { id: sessionId(name), input: { name, record, ...screen } });
+                const remote = isRemote(context.remote, record);
+                enqueue.spawnChild('session', { id: sessionId(name), input: { name, record, ...screen, remote } });
+                // back in REMOTE (after a restart of the listener or of this supervisor): the phones hear it now
+                if (remote) restored = true;
               }
             }
             // records of failures that left the window, or of sessions that ended, are dropped
             const gone = (id: string) => !next[id.slice('session.'.length)];
             enqueue.assign({ sessions: next, failures: pruneFailures(failures, now, gone) });
+            // sticky REMOTE ends with its session (or when another is made under its name)
+            const remote = remoteAfterReading(context.remote, next);
+            if (remote !== context.remote) {
+              enqueue.assign({ remote });
+              enqueue({ type: 'saveRemote', params: { remote } });
+            }
+            if (restored) enqueue.sendParent({ type: 'REPORT.NOW' } satisfies SessionsToListener);
           }),
         },
         INPUT: {
@@ -170,7 +189,8 @@ export const sessionsMachine = setup({
           }),
         },
         REMOTE: {
-          description: 'Sticky REMOTE on or off, said in the log; the phones hear the new mode with a report sent now.',
+          description:
+            'Sticky REMOTE on or off, said in the log and saved (it outlives a restart); the phones hear the new mode with a report sent now.',
           actions: enqueueActions(({ context, event, enqueue, self }) => {
             const { session, on, why } = event;
             const shown = sessionShown(self.getSnapshot().children as Children, session);
@@ -181,6 +201,9 @@ export const sessionsMachine = setup({
             }
             if (shown.remote === on) return;
             enqueue.sendTo(sessionId(session), { type: on ? 'REMOTE.ON' : 'REMOTE.OFF' } satisfies SessionEvent);
+            const remote = withRemote(context.remote, context.sessions[session], on);
+            enqueue.assign({ remote });
+            enqueue({ type: 'saveRemote', params: { remote } });
             enqueue(logLine('info', `${session}: ${on ? 'REMOTE' : 'local'} (${REMOTE_WHY[why]})`));
             enqueue.sendParent({ type: 'REPORT.NOW' } satisfies SessionsToListener);
           }),

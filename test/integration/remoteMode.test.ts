@@ -7,7 +7,7 @@
  * the turn finished, sealed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { controlRequest } from '../../actors/daemon/controlSocket.js';
@@ -137,6 +137,28 @@ describe('sticky REMOTE through the listener', () => {
       timeoutMs: 15_000,
       what: 'local on the phone',
     });
+  }, 90_000);
+
+  it('REMOTE outlives a restart of the listener (~/.svc/remote.json, 0600); the keyboard still ends it', async () => {
+    await waitFor(async () => (await remoteRegion(SESSION)) === 'local', { timeoutMs: 15_000, what: 'the actor' });
+    await sendPush({ url: relay.url, apiKey: key }, SESSION, `from the phone ${randomBytes(4).toString('hex')}`);
+    await waitFor(async () => (await remoteRegion(SESSION)) === 'remote', { timeoutMs: 20_000, what: 'REMOTE' });
+    const file = join(home.home, '.svc', 'remote.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')).sessions)).toEqual([SESSION]);
+
+    await listener!.stop();
+    listener = spawnSvc(['listener'], env);
+    await listener.waitForLine(/control socket/);
+    await waitFor(async () => (await remoteRegion(SESSION)) === 'remote', {
+      timeoutMs: 15_000,
+      what: 'REMOTE after the restart',
+    });
+    await waitFor(async () => (await phoneSees())?.remote === true, { timeoutMs: 15_000, what: 'REMOTE on the phone' });
+
+    await typeAtKeyboard('at the keyboard again');
+    await waitFor(async () => (await remoteRegion(SESSION)) === 'local', { timeoutMs: 15_000, what: 'local again' });
+    expect(JSON.parse(readFileSync(file, 'utf8')).sessions).toEqual({});
   }, 90_000);
 
   it('the Stop hook tells the phone the turn finished, sealed', async () => {

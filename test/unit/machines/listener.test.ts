@@ -9,6 +9,7 @@ import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
 import { createFaults, type FaultRule, parseFaults } from '../../../actors/debug/faults.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
 import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/sessions/ledger.js';
+import type { RemoteSessions } from '../../../core/sessions/remoteMode.js';
 import { FREE_FACTS, type WorktreeFacts } from '../../../core/worktrees/worktree.js';
 import { askMachine, type SettledAsk } from '../../../machines/ask.js';
 import { asksMachine } from '../../../machines/asks.js';
@@ -57,6 +58,8 @@ interface HarnessOptions {
   askFails?: boolean;
   /** The root's `pinsWatch` (a callback actor): by default it does nothing. */
   pinsWatch?: ReturnType<typeof fromCallback>;
+  /** ~/.svc/remote.json as the listener before this one left it (core/sessions/remoteMode.ts). */
+  remote?: RemoteSessions;
 }
 
 type Rooted = { actor: { system: { get(id: string): AnyActorRef | undefined } } };
@@ -99,6 +102,9 @@ function harness(opts: HarnessOptions = {}) {
     abandoned: 0,
     /** The sessions' supervisor throws at its next log line (a bug in it, not in a session's actor). */
     breakSessions: false,
+    /** The sessions in sticky REMOTE as last saved (actors/sessions/remoteBook.ts), and how many saves. */
+    remote: opts.remote ?? ({} as RemoteSessions),
+    remoteSaves: 0,
   };
   const log = (_: unknown, params: LogParams) => {
     state.logs.push(params);
@@ -206,6 +212,10 @@ function harness(opts: HarnessOptions = {}) {
           reportFailure: (_, params) => {
             state.failures.push({ id: params.id, what: params.what });
           },
+          saveRemote: (_, params) => {
+            state.remote = params.remote;
+            state.remoteSaves++;
+          },
         },
       }),
       worktrees: worktreesMachine.provide({
@@ -254,6 +264,7 @@ function harness(opts: HarnessOptions = {}) {
       replayWindowMs: 120_000,
       random: () => 0.5,
       now: () => clock.now(),
+      remote: () => state.remote,
     },
   });
   const current = () => state.sockets[state.sockets.length - 1]!;
@@ -1324,5 +1335,79 @@ describe('supervision (core/supervision.ts)', () => {
     h.push({ id: 1, body: 'typed' });
     await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['typed']);
+  });
+});
+
+describe('sticky REMOTE across a restart (spec 4.13, core/sessions/remoteMode.ts)', () => {
+  /** Whether the last report shows `name` in REMOTE. */
+  const reportedRemote = (h: ReturnType<typeof harness>, name: string) => {
+    const report = h
+      .sentFrames()
+      .filter((f) => f.type === 'listener.sessions')
+      .at(-1) as { sessions: SessionRecord[] } | undefined;
+    return report?.sessions.find((r) => r.name === name)?.remote === true;
+  };
+  const tick = async (h: ReturnType<typeof harness>, ms = 5_000) => {
+    h.clock.increment(ms);
+    await flush();
+  };
+
+  it('a session in REMOTE when the listener stopped is in REMOTE again; the others start local', async () => {
+    const h = harness({ sessions: [session('svc-a'), session('svc-b')], remote: { 'svc-a': 1 } });
+    await flush();
+    await h.connect();
+    await tick(h);
+    expect(reportedRemote(h, 'svc-a')).toBe(true);
+    expect(reportedRemote(h, 'svc-b')).toBe(false);
+    // nothing changed: nothing written
+    expect(h.state.remoteSaves).toBe(0);
+  });
+
+  it('is saved when it starts and when the keyboard ends it, and forgotten when its session ends', async () => {
+    const h = harness({ sessions: [session('svc-a', 'claude', { createdAt: 7 }), session('svc-b')] });
+    await flush();
+    await h.connect();
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-a', on: true, why: 'hook' });
+    await flush();
+    expect(h.state.remote).toEqual({ 'svc-a': 7 });
+    expect(reportedRemote(h, 'svc-a')).toBe(true);
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-a', on: false, why: 'keyboard' });
+    await flush();
+    expect(h.state.remote).toEqual({});
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-b', on: true, why: 'ask' });
+    await flush();
+    expect(h.state.remote).toEqual({ 'svc-b': 1 });
+    h.state.sessions = [session('svc-a', 'claude', { createdAt: 7 })];
+    await tick(h);
+    expect(h.state.remote).toEqual({});
+  });
+
+  it('a session made again under its name since (another creation time) starts local, and the entry is dropped', async () => {
+    const h = harness({
+      sessions: [session('svc-a', 'claude', { createdAt: 9 })],
+      remote: { 'svc-a': 1, 'svc-gone': 1 },
+    });
+    await flush();
+    await h.connect();
+    await tick(h);
+    expect(reportedRemote(h, 'svc-a')).toBe(false);
+    expect(h.state.remote).toEqual({});
+  });
+
+  it("the sessions' supervisor started again after it failed puts the session back in REMOTE", async () => {
+    const h = harness({ sessions: [session('svc-a'), session('svc-b')] });
+    await flush();
+    await h.connect();
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-a', on: true, why: 'hook' });
+    await flush();
+    h.state.breakSessions = true;
+    h.state.sessions = [session('svc-a'), session('svc-b'), session('svc-c')];
+    await tick(h);
+    expect(h.state.failures).toEqual([{ id: 'sessions', what: 'restarted at once' }]);
+    await tick(h);
+    expect(sessionActor(h, 'session.svc-a')).toBeDefined();
+    // its actor is back in REMOTE, and the phones are told at once (the tmux reading itself did not change)
+    expect(reportedRemote(h, 'svc-a')).toBe(true);
+    expect(h.state.remote).toEqual({ 'svc-a': 1 });
   });
 });
