@@ -33,7 +33,7 @@ const TOKEN = {
   eof: 17 as SyntaxKind,
 };
 
-export type ConfigFormat = 'json' | 'toml' | 'yaml';
+export type ConfigFormat = 'json' | 'toml' | 'yaml' | 'markdown';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -95,6 +95,7 @@ export function readConfig(text: string, format: ConfigFormat): Reading {
       return { ok: true, value: getNodeValue(root) };
     }
     if (format === 'toml') return { ok: true, value: getStaticTOMLValue(parseTOML(text)) };
+    if (format === 'markdown') return readMarkdown(text);
     const doc = parseDocument(text);
     if (doc.errors.length > 0) return { ok: false, reason: `not valid YAML: ${firstLine(doc.errors[0])}` };
     const value = doc.toJS() ?? {};
@@ -140,7 +141,9 @@ export function addEntry(text: string, spec: EntrySpec): AddResult {
         ? addJson(text, spec)
         : spec.format === 'toml'
           ? addToml(text, spec)
-          : addYaml(text, spec, created);
+          : spec.format === 'markdown'
+            ? addMarkdown(text, spec)
+            : addYaml(text, spec, created);
   } catch (err) {
     return { kind: 'invalid', reason: firstLine(err) };
   }
@@ -175,7 +178,9 @@ export function removeEntry(text: string, spec: EntrySpec, created: number): Rem
         ? removeJson(text, path)
         : spec.format === 'toml'
           ? removeToml(text, spec.path, path)
-          : removeYaml(text, path);
+          : spec.format === 'markdown'
+            ? removeMarkdown(text, spec.path)
+            : removeYaml(text, path);
   } catch (err) {
     return { kind: 'invalid', reason: firstLine(err) };
   }
@@ -252,6 +257,76 @@ export function removeElement(text: string, spec: EntrySpec, created: number): R
 /** True for a value that is a table with nothing in it (a file left holding only `{}`). */
 export function isEmptyTable(v: unknown): boolean {
   return !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
+}
+
+// --- Markdown ---------------------------------------------------------------------------------------------------
+//
+// A file of standing instructions (CLAUDE.md, AGENTS.md, GEMINI.md) is the person's prose: svc's entry is a marked
+// block, `<!-- <name>: begin … -->`, its lines, `<!-- <name>: end -->`, appended after a blank line. The file reads
+// as its blocks by name, and the person's own text under `#text` (so a file holding anything of theirs is never an
+// empty table, and is never deleted with svc's block). A begin without its end is refused, never guessed at.
+
+const BLOCK_NAME = /^[a-z][a-z0-9-]*$/;
+const blockBegin = (name: string) => `<!-- ${name}: begin. Written by svc install; svc uninstall removes it. -->`;
+const blockEnd = (name: string) => `<!-- ${name}: end -->`;
+const BEGIN_LINE = /^<!-- ([a-z][a-z0-9-]*): begin\b.*-->$/;
+
+/** The file's lines (without their ends) and where svc's blocks are: first and last line of each, by name. */
+function markdownBlocks(text: string): { lines: string[]; blocks: Map<string, [number, number]> } | string {
+  const lines = text.split('\n');
+  const blocks = new Map<string, [number, number]>();
+  for (let i = 0; i < lines.length; i++) {
+    const name = BEGIN_LINE.exec(lines[i]!.trimEnd())?.[1];
+    if (!name) continue;
+    const end = lines.findIndex((l, j) => j > i && l.trimEnd() === blockEnd(name));
+    if (end < 0) return `svc's block "${name}" begins on line ${i + 1} and never ends`;
+    if (blocks.has(name)) return `svc's block "${name}" is in the file twice`;
+    blocks.set(name, [i, end]);
+    i = end;
+  }
+  return { lines, blocks };
+}
+
+function readMarkdown(text: string): Reading {
+  const found = markdownBlocks(text);
+  if (typeof found === 'string') return { ok: false, reason: found };
+  const value: Record<string, string> = {};
+  const inBlock = new Set<number>();
+  for (const [name, [first, last]] of found.blocks) {
+    value[name] = found.lines.slice(first + 1, last).join('\n');
+    for (let i = first; i <= last; i++) inBlock.add(i);
+  }
+  const theirs = found.lines.filter((_, i) => !inBlock.has(i)).join('\n');
+  if (theirs.trim() !== '') value['#text'] = theirs;
+  return { ok: true, value };
+}
+
+function markdownBlockSpec(spec: Pick<EntrySpec, 'path' | 'value'>): { name: string; body: string } {
+  const [name, ...rest] = spec.path;
+  if (!name || rest.length > 0 || !BLOCK_NAME.test(name) || typeof spec.value !== 'string')
+    throw new Error('a Markdown entry is one block: a name of lower-case letters, digits and -, and its text');
+  return { name, body: spec.value };
+}
+
+/** The block appended after a blank line (after a line end first, when the file lacks its last one). */
+function addMarkdown(text: string, spec: EntrySpec): string {
+  const { name, body } = markdownBlockSpec(spec);
+  const block = `${blockBegin(name)}\n${body}\n${blockEnd(name)}\n`;
+  if (text === '') return block;
+  return `${text}${text.endsWith('\n') ? '' : '\n'}\n${block}`;
+}
+
+/** The block out, with the blank line before it that `addMarkdown` put there. */
+function removeMarkdown(text: string, path: readonly string[]): string {
+  const found = markdownBlocks(text);
+  if (typeof found === 'string') throw new Error(found);
+  const at = found.blocks.get(path[0] ?? '');
+  if (!at) throw new Error(`svc's block "${path[0]}" is not in the file`);
+  const [first, last] = at;
+  const from = first > 0 && found.lines[first - 1] === '' ? first - 1 : first;
+  const lines = [...found.lines.slice(0, from), ...found.lines.slice(last + 1)];
+  // the file was svc's block alone (and its line end): nothing of it is left
+  return lines.length === 1 && lines[0] === '' ? '' : lines.join('\n');
 }
 
 // --- JSON -------------------------------------------------------------------------------------------------------

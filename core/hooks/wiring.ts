@@ -24,8 +24,11 @@ export interface Wiring {
   agentId: string;
   /** The agent's command, looked up on PATH to decide whether it is there. */
   command: string;
-  /** What is wired: spec 4.13's MCP server (`svc install`), or a hook (`svc setup`). */
-  kind: 'mcp' | 'hook';
+  /**
+   * What is wired: spec 4.13's MCP server and the standing instruction to keep asking in REMOTE (`rules`), both by
+   * `svc install`; or a hook (`svc setup`).
+   */
+  kind: 'mcp' | 'rules' | 'hook';
   /** The entry is one element of the list at `path` (hooks), not the value at `path` (core/hooks/edit.ts addElement). */
   element?: true;
   file: string;
@@ -113,6 +116,51 @@ export function wirings(env: WiringEnv, mcp: McpCommand): Wiring[] {
     serversJson('A6', 'cursor-agent', join(home, '.cursor', 'mcp.json')),
     // Qwen Code is a fork of Gemini CLI: the same settings layout in its own folder
     serversJson('A9', 'qwen', join(home, '.qwen', 'settings.json')),
+    ...rulesWirings(env),
+  ];
+}
+
+/** The marked block's name in each file of standing instructions (core/hooks/edit.ts, Markdown). */
+export const RULES_BLOCK = 'svc';
+
+/**
+ * What an agent that can call `svc_ask` is told in its standing instructions (spec 4.13.4): the hook's context
+ * (core/hooks/remoteOrigin.ts) and an `svc_ask` answer's `svcState: REMOTE` say when the person drives the session
+ * from the phone; this says, for every session, what to do then.
+ */
+export const RULES_TEXT = [
+  '## svc: when the person drives this session from their phone',
+  '',
+  'This computer runs svc, which lets the person answer you from their phone through the `svc_ask` tool. When svc',
+  'says the person is driving this session from their phone (a note with their prompt, or an `svc_ask` answer with',
+  '`svcState: REMOTE`), end every response with a call to `svc_ask`: a short question they can answer from the phone,',
+  'with options when there are obvious choices. Keep doing so until they type at the keyboard again. When svc has',
+  'said nothing of the kind, work as usual.',
+].join('\n');
+
+/**
+ * Where each agent with `svc_ask` reads the person's standing instructions for every project: Claude Code's user
+ * CLAUDE.md, Codex's AGENTS.md in its home, Gemini CLI's GEMINI.md, opencode's global AGENTS.md, Qwen Code's
+ * QWEN.md (docs/agents.md says which were seen in the real program's requests). pi has no MCP, so no `svc_ask`.
+ */
+function rulesWirings(env: WiringEnv): Wiring[] {
+  const { home } = env;
+  const xdg = env.XDG_CONFIG_HOME || join(home, '.config');
+  const rules = (agentId: string, command: string, file: string): Wiring => ({
+    agentId,
+    command,
+    kind: 'rules',
+    file,
+    format: 'markdown',
+    path: [RULES_BLOCK],
+    value: RULES_TEXT,
+  });
+  return [
+    rules('A1', 'claude', join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'CLAUDE.md')),
+    rules('A2', 'codex', join(env.CODEX_HOME || join(home, '.codex'), 'AGENTS.md')),
+    rules('A3', 'gemini', join(home, '.gemini', 'GEMINI.md')),
+    rules('A5', 'opencode', join(xdg, 'opencode', 'AGENTS.md')),
+    rules('A9', 'qwen', join(home, '.qwen', 'QWEN.md')),
   ];
 }
 

@@ -15,7 +15,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import { AGENTS_BIN, agentInstalled, CLAUDE_CODE, CODEX, GEMINI_CLI } from '../helpers/realAgents.js';
@@ -105,8 +105,9 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
       const snapshot = Object.keys(USER_FILES).map((rel) => read(home, rel));
       const again = JSON.parse((await runSvc(['install', '--json'], env)).stdout);
       const second = again.agents.filter((a: { agentId: string }) => ['A1', 'A2', 'A3'].includes(a.agentId));
-      // Claude Code's server entry, and svc_ask and svc_notify allowed in its settings; Codex; Gemini CLI
-      expect(second.map((a: { result: string }) => a.result)).toEqual(Array(5).fill('already'));
+      // Claude Code's server entry, and svc_ask and svc_notify allowed in its settings; Codex; Gemini CLI; then the
+      // standing instruction of each of the three
+      expect(second.map((a: { result: string }) => a.result)).toEqual(Array(8).fill('already'));
       expect(Object.keys(USER_FILES).map((rel) => read(home, rel))).toEqual(snapshot);
 
       // dry run of uninstall changes nothing
@@ -155,15 +156,24 @@ describe('svc install with files it must handle with care', () => {
       writeFileSync(join(home, '.codex/config.toml'), broken);
       // a dry run says what would change and writes nothing: no file, no backup, no record
       const dry = JSON.parse((await runSvc(['install', '--dry-run', '--json'], env)).stdout);
-      expect(dry.agents.map((a: { agentId: string; result: string }) => [a.agentId, a.result])).toEqual([
-        ['A2', 'refused'],
-        ['A3', 'would add'],
+      // the MCP server of each, then the standing instruction of each (the Markdown files are not broken)
+      expect(
+        dry.agents.map((a: { agentId: string; file: string; result: string }) => [
+          a.agentId,
+          basename(a.file),
+          a.result,
+        ]),
+      ).toEqual([
+        ['A2', 'config.toml', 'refused'],
+        ['A3', 'settings.json', 'would add'],
+        ['A2', 'AGENTS.md', 'would add'],
+        ['A3', 'GEMINI.md', 'would add'],
       ]);
       expect(existsSync(join(home, '.gemini'))).toBe(false);
       expect(existsSync(join(home, '.svc'))).toBe(false);
       const res = await runSvc(['install'], env);
       expect(res.code).toBe(1);
-      const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:'));
+      const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:') && !l.includes('AGENTS.md'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^Codex: refused: .*config\.toml: not valid TOML/);
       expect(read(home, '.codex/config.toml')).toBe(broken);

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectText, realSleep } from '../../actors/agents/inject.js';
 import { createTmux } from '../../actors/tmux/tmux.js';
 import { agentById } from '../../core/agents/registry.js';
-import { type FakeModel, startFakeModel, userTexts } from '../fakes/fakeModel.js';
+import { userTexts } from '../fakes/fakeModel.js';
+import { modelAndTmux } from '../helpers/agentRig.js';
 import {
   agentInstalled,
   CLAUDE_CODE,
@@ -23,21 +24,11 @@ import {
   type RealAgent,
   waitSettled,
 } from '../helpers/realAgents.js';
-import { startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
+import { waitFor } from '../helpers/tmux.js';
 
 const MESSAGES = 4;
 
-let model: FakeModel;
-let server: TmuxServer;
-
-beforeAll(async () => {
-  model = await startFakeModel();
-  server = await startTmuxServer();
-});
-afterAll(async () => {
-  await server?.cleanup();
-  await model?.close();
-});
+const files = modelAndTmux();
 
 const cases: { agent: RealAgent; check: true | 'unverified' }[] = [
   { agent: CLAUDE_CODE, check: true },
@@ -49,14 +40,14 @@ const cases: { agent: RealAgent; check: true | 'unverified' }[] = [
 for (const { agent, check } of cases) {
   describe.skipIf(!agentInstalled(agent)).sequential(`${agent.id} ${agent.program} at its shipped submit wait`, () => {
     let place: PreparedAgent;
-    const tmux = () => createTmux({ socketPath: server.socketPath, persistent: true });
+    const tmux = () => createTmux({ socketPath: files.server().socketPath, persistent: true });
     let client: ReturnType<typeof tmux>;
     let pane: string;
     const screen = () => client.capture({ pane }, 50);
 
     beforeAll(async () => {
       client = tmux();
-      place = prepareAgent(agent, model.url);
+      place = prepareAgent(agent, files.model().url);
       // Once, in a full CI run on Node 24, Codex never became ready and the file's tmux server was gone ("no server
       // running"; the server runs with exit-empty off, so not simply the last pane closing). An agent whose pane dies,
       // or whose server goes, while it starts keeps its last screen where it can (remain-on-exit), which is printed,
@@ -68,9 +59,17 @@ for (const { agent, check } of cases) {
           command: place.argv,
           env: place.env,
         }));
-        await server.run(['set-option', '-p', '-t', pane, 'remain-on-exit', 'on']).catch(() => {});
+        await files
+          .server()
+          .run(['set-option', '-p', '-t', pane, 'remain-on-exit', 'on'])
+          .catch(() => {});
         const dead = async () =>
-          (await server.run(['display-message', '-p', '-t', pane, '#{pane_dead}']).catch(() => '1')).trim() === '1';
+          (
+            await files
+              .server()
+              .run(['display-message', '-p', '-t', pane, '#{pane_dead}'])
+              .catch(() => '1')
+          ).trim() === '1';
         try {
           await waitSettled(
             agent,
@@ -115,7 +114,7 @@ for (const { agent, check } of cases) {
         expect(result.enters, text).toBeLessThanOrEqual(maxEnters);
         if (result.enters > 1) console.warn(`${agent.id}: "${text}" took the retry Enter (${result.enters} Enters)`);
         // how many user turns of a request carry the text (side requests, e.g. a title, repeat the conversation)
-        const turns = () => model.requests.map((r) => userTexts(r.body).filter((t) => t.includes(text)).length);
+        const turns = () => files.model().requests.map((r) => userTexts(r.body).filter((t) => t.includes(text)).length);
         await waitFor(() => Math.max(0, ...turns()) > 0, { timeoutMs: 20_000, what: `the model to get "${text}"` });
         await waitSettled(agent, screen, { quietMs: 1_000, timeoutMs: 60_000, what: `ready after ${i}` });
         expect(Math.max(...turns()), `"${text}" in one user turn, never two`).toBe(1);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { addEntry, type EntrySpec, readConfig, removeEntry, valueAt } from '../../../core/hooks/edit.js';
-import { wirings } from '../../../core/hooks/wiring.js';
+import { RULES_TEXT, wirings } from '../../../core/hooks/wiring.js';
 
 const MCP = { node: '/opt/node/bin/node', svcBin: '/opt/svc/bin/svc.js' };
 const byAgent = Object.fromEntries(
   wirings({ home: '/h' }, MCP)
-    .filter((w) => !w.element)
+    .filter((w) => w.kind === 'mcp' && !w.element)
     .map((w) => [w.agentId, w]),
 );
 const spec = (id: string): EntrySpec => {
@@ -185,5 +185,65 @@ describe('addEntry / removeEntry over the users’ own files', () => {
     expect(added.text).toContain('# hermes\nmodel: x # mine\n');
     expect(addEntry(added.text, s)).toEqual({ kind: 'present', same: true });
     expect(removeEntry(added.text, s, added.created)).toEqual({ kind: 'removed', text });
+  });
+});
+
+describe('the standing instruction: a marked block in a Markdown file (CLAUDE.md, AGENTS.md, GEMINI.md)', () => {
+  const rules = wirings({ home: '/h' }, MCP).filter((w) => w.kind === 'rules');
+  const s: EntrySpec = { format: 'markdown', path: ['svc'], value: RULES_TEXT };
+
+  it('is written for each agent that can call svc_ask, where it reads standing instructions', () => {
+    expect(rules.map((w) => [w.agentId, w.file])).toEqual([
+      ['A1', '/h/.claude/CLAUDE.md'],
+      ['A2', '/h/.codex/AGENTS.md'],
+      ['A3', '/h/.gemini/GEMINI.md'],
+      ['A5', '/h/.config/opencode/AGENTS.md'],
+      ['A9', '/h/.qwen/QWEN.md'],
+    ]);
+  });
+
+  it.each([
+    ["a file of the person's own", '# My rules\n\n- Use pnpm.\n- Keep it short.\n'],
+    ['no final line end', '# My rules\n\n- Use pnpm.'],
+    ['an empty file', ''],
+    ['their own HTML comments', '<!-- mine -->\nText\n<!-- mine: end -->\n'],
+  ])('%s: appended after a blank line, read back, taken out again leaving their text', (_n, text) => {
+    const added = addEntry(text, s);
+    if (added.kind !== 'added') throw new Error(added.kind);
+    expect(added.text.startsWith(text)).toBe(true);
+    expect(added.text).toContain(`\n${RULES_TEXT}\n`);
+    expect(addEntry(added.text, s)).toEqual({ kind: 'present', same: true });
+    const removed = removeEntry(added.text, s, added.created);
+    if (removed.kind !== 'removed') throw new Error(removed.kind);
+    // byte for byte, except that a file without a final line end gets one
+    expect(removed.text).toBe(text === '' || text.endsWith('\n') ? text : `${text}\n`);
+  });
+
+  it('text the person wrote after the block stays, and a file they added to is never an empty table', () => {
+    const added = addEntry('', s);
+    if (added.kind !== 'added') throw new Error(added.kind);
+    const theirs = `${added.text}\n# Added later\n`;
+    const removed = removeEntry(theirs, s, added.created);
+    expect(removed).toEqual({ kind: 'removed', text: '\n# Added later\n' });
+    const left = readConfig('\n# Added later\n', 'markdown');
+    expect(left.ok && Object.keys(left.value as object)).toEqual(['#text']);
+  });
+
+  it('a block the person edited is theirs: present, not equal, never removed', () => {
+    const added = addEntry('# Mine\n', s);
+    if (added.kind !== 'added') throw new Error(added.kind);
+    const edited = added.text.replace('work as usual.', 'work as usual. Also: be brief.');
+    expect(addEntry(edited, s)).toEqual({ kind: 'present', same: false });
+    expect(removeEntry(edited, s, 1)).toEqual({ kind: 'changed' });
+    expect(removeEntry('# Mine\n', s, 1)).toEqual({ kind: 'absent' });
+  });
+
+  it.each([
+    ['a begin without its end', '<!-- svc: begin. Written by svc install -->\nhalf\n'],
+    ['the block twice', `${'<!-- svc: begin -->\nx\n<!-- svc: end -->\n'.repeat(2)}`],
+  ])('%s is refused with a reason, never guessed at', (_n, text) => {
+    const r = addEntry(text, s);
+    expect(r.kind).toBe('invalid');
+    expect(removeEntry(text, s, 1).kind).toBe('invalid');
   });
 });
