@@ -22,6 +22,7 @@ import {
   scheduledSessionName,
 } from '../core/schedules/book.js';
 import { endDue } from '../core/schedules/schedule.js';
+import { EXIT_COMMANDS } from '../core/sessions/control.js';
 import type { LogParams } from './log.js';
 
 /** How long an exit command may take before it is typed again (the agent was busy, a prompt came up). */
@@ -59,7 +60,8 @@ export interface ScheduleKeys {
   session: string;
   text: string;
   keys: string[];
-  control?: 'end';
+  /** `end`: the agent's exit command; `term`: SIGTERM to the pane's process (machines/session.ts). */
+  control?: 'end' | 'term';
   /** Wall-clock time of the tick that asked (epoch ms): the session's rate limit counts it. */
   at: number;
 }
@@ -89,7 +91,14 @@ export const scheduleMachine = setup({
     /** The run is over: its result is the last one, and the actor looks after no session any more. */
     finish: enqueueActions(({ context, enqueue }, params: { result: Extract<RunResult, 'ended' | 'exited'> }) => {
       if (!context.run) return;
-      const last = { at: context.run.at, result: params.result };
+      // how max-runtime ended it, for `svc schedule` and the app
+      const note =
+        params.result !== 'ended'
+          ? undefined
+          : context.run.endWith === 'term'
+            ? 'SIGTERM to its process (its exit command had not ended it)'
+            : `its exit command ${EXIT_COMMANDS[context.entry.agent] ?? ''}`.trimEnd();
+      const last = { at: context.run.at, result: params.result, ...(note ? { note } : {}) };
       enqueue.assign({ run: null, last });
       // (named actions of this setup are not typed inside it)
       enqueue({ type: 'persist', params: { id: context.entry.id, patch: { run: null, last } } } as never);
@@ -252,27 +261,32 @@ export const scheduleMachine = setup({
     },
     ending: {
       description:
-        "Max-runtime: the agent's own exit command, typed again each minute it is still there; never a kill.",
+        "Max-runtime, the gentlest way first: the agent's own exit command, typed again each minute it is still there; after a minute (or at once for an agent with none) SIGTERM to the pane's process, sent again each minute; never a kill of tmux.",
       entry: enqueueActions(({ context, event, enqueue }) => {
-        // rebuilt from the file: the first exit command's time stands
-        const since = event.type === 'TICK' ? event.now : (context.run!.endingSince ?? context.now);
-        const run = { ...context.run!, endingSince: since };
+        // rebuilt from the file (a restarted listener): the last attempt's time stands, and the next tick a minute
+        // after it tries again, SIGTERM by then; nothing is sent at once, so an exit command is not typed twice
+        if ((event as { type: string }).type === 'xstate.init') return;
+        const now = event.type === 'TICK' ? event.now : context.now;
+        const first = context.run!.endingSince;
+        const escalate = first !== undefined && context.run!.endWith !== 'term' && now - first >= ENDING_RETRY_MS;
+        const endWith: 'exit' | 'term' = escalate || context.run!.endWith === 'term' ? 'term' : 'exit';
+        const run = { ...context.run!, endingSince: event.type === 'TICK' ? now : (first ?? now), endWith };
         enqueue.assign({ run });
         enqueue({ type: 'persist', params: { id: context.entry.id, patch: { run, last: context.last ?? undefined } } });
-        const end = {
-          id: context.entry.id,
-          session: run.session,
-          text: '',
-          keys: [],
-          control: 'end' as const,
-          at: since,
-        };
+        const control = endWith === 'term' ? ('term' as const) : ('end' as const);
+        const end = { id: context.entry.id, session: run.session, text: '', keys: [], control, at: run.endingSince };
         enqueue.sendParent({ type: 'SCHEDULE.KEYS', ...end } satisfies ScheduleKeys);
+        const how =
+          endWith === 'exit'
+            ? 'with its exit command'
+            : escalate
+              ? 'with SIGTERM to its process (its exit command did not end it within a minute)'
+              : 'with SIGTERM to its process';
         enqueue({
           type: 'log',
           params: {
             level: 'info',
-            message: `schedule ${context.entry.id}: max-runtime reached, ending ${run.session}`,
+            message: `schedule ${context.entry.id}: max-runtime reached, ending ${run.session} ${how}`,
           },
         });
       }),
@@ -281,19 +295,27 @@ export const scheduleMachine = setup({
           { guard: 'sessionGone', target: 'done', actions: { type: 'finish', params: { result: 'ended' } } },
           { guard: 'endAgain', target: 'ending', reenter: true },
         ],
-        'KEYS.RESULT': {
-          guard: ({ event }) => !event.ok,
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const note =
-              event.code === 'not_supported'
-                ? 'svc knows no exit command for this agent: end it from the phone (Force end)'
-                : `exit command refused (${event.code ?? 'refused'}); typed again in a minute`;
-            const last = { at: context.run!.at, result: 'end_blocked' as const, note };
-            enqueue.assign({ last });
-            enqueue({ type: 'persist', params: { id: context.entry.id, patch: { run: context.run, last } } });
-            enqueue({ type: 'log', params: { level: 'warn', message: `schedule ${context.entry.id}: ${note}` } });
-          }),
-        },
+        'KEYS.RESULT': [
+          {
+            description: 'An agent with no exit command: SIGTERM to its process at once.',
+            guard: ({ context, event }) =>
+              !event.ok && event.code === 'not_supported' && context.run?.endWith !== 'term',
+            target: 'ending',
+            reenter: true,
+            actions: assign({ run: ({ context }) => ({ ...context.run!, endWith: 'term' as const }) }),
+          },
+          {
+            guard: ({ event }) => !event.ok,
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              const what = context.run?.endWith === 'term' ? 'SIGTERM' : 'exit command';
+              const note = `${what} refused (${event.code ?? 'refused'}); tried again in a minute`;
+              const last = { at: context.run!.at, result: 'end_blocked' as const, note };
+              enqueue.assign({ last });
+              enqueue({ type: 'persist', params: { id: context.entry.id, patch: { run: context.run, last } } });
+              enqueue({ type: 'log', params: { level: 'warn', message: `schedule ${context.entry.id}: ${note}` } });
+            }),
+          },
+        ],
       },
     },
     done: {

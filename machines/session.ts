@@ -49,8 +49,11 @@ export interface SessionKeys {
   fingerprint?: string;
   /** An approval card's answer: the listener types the keys of that choice, for that very prompt only. */
   answer?: { fingerprint: string; choice: number };
-  /** End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts). */
-  control?: Extract<ControlAction, 'end' | 'kill'>;
+  /**
+   * End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts); `term`, a
+   * scheduled run's max-runtime only (machines/schedule.ts): SIGTERM to the pane's process.
+   */
+  control?: Extract<ControlAction, 'end' | 'kill'> | 'term';
   /**
    * What a phone asks of the listener's IO instead of typing (core/protocol/bodies.ts): answered there, it never
    * reaches a session actor.
@@ -74,6 +77,14 @@ export interface TypeKeysInput {
   confirm?: { agent: string; fingerprint: string };
   /** End the session with tmux kill-session instead of typing (the person chose "force" and confirmed). */
   kill?: boolean;
+  /** Send SIGTERM to the pane's process instead of typing (a scheduled run past its max-runtime). */
+  term?: boolean;
+  /**
+   * `text` is the agent's exit command (End): typed, then Enter once it is drawn (actors/agents/inject.ts
+   * typeExitCommand), not as keys: a text and its Enter in one tmux call are a newline to Codex and Gemini CLI (seen
+   * with the real programs, test/integration/exit.realAgents.test.ts).
+   */
+  exit?: boolean;
 }
 
 export interface InjectInput {
@@ -276,11 +287,13 @@ export function decideHead(context: SessionContext): {
  */
 function controlHead(
   context: SessionContext,
-  action: ControlAction,
+  action: ControlAction | 'term',
   facts: Omit<Parameters<typeof refusalFor>[0], 'body' | 'addressedToThisComputer'>,
 ): { code: RefusalCode } | { keys: string[] } {
   const base = keysRefusal({ ...facts, addressedToThisComputer: true, keys: ['Enter'], text: '' });
   if (base) return { code: base };
+  // a signal, not keys: nothing on the screen can take it
+  if (action === 'term') return { keys: [] };
   const d = decideControl(action, context.name, context.record, undefined);
   if (d.kind === 'refuse') return { code: d.code };
   if (d.kind !== 'live') return { code: 'session_not_found' };
@@ -567,6 +580,8 @@ export const sessionMachine = setup({
                   ? { confirm: { agent: context.approval.agent, fingerprint: context.approval.fingerprint } }
                   : {}),
                 ...(context.currentKeys!.control === 'kill' ? { kill: true } : {}),
+                ...(context.currentKeys!.control === 'term' ? { term: true } : {}),
+                ...(context.currentKeys!.control === 'end' ? { exit: true } : {}),
               };
             },
             onDone: {

@@ -96,3 +96,33 @@ export async function injectText({ tmux, target, text, strategy, pane, sleep }: 
   }
   return done('unverified');
 }
+
+/** How long an exit command stands drawn before its Enter: the agents' own completion menus settle first. */
+export const EXIT_SETTLE_MS = 400;
+
+/**
+ * End (core/sessions/control.ts): the agent's exit command, typed, then Enter once it is drawn and a moment has
+ * passed, as a person types it. Sent together in one tmux call, Codex 0.169 and Gemini CLI 0.61 take that Enter as a
+ * newline (their paste guards) and stay; Gemini also stayed when it came as a message's paste and Enter
+ * (test/integration/exit.realAgents.test.ts). The agent may be gone before anything is looked at again: a pane that no
+ * longer exists is the exit command having worked.
+ */
+export async function typeExitCommand(
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'capture' | 'panePid'>,
+  input: { paneId: string; text: string; inMode?: boolean },
+  sleep: (ms: number) => Promise<void> = realSleep,
+): Promise<void> {
+  const target = { pane: input.paneId };
+  try {
+    await tmux.sendLiteral(target, input.text, { leaveMode: input.inMode === true });
+    for (let waited = 0; waited < 2_000; waited += LOOK_MS) {
+      if ((await tmux.capture(target, CHECK_LINES)).includes(input.text)) break;
+      await sleep(LOOK_MS);
+    }
+    await sleep(EXIT_SETTLE_MS);
+    await tmux.sendKeys(target, ['Enter']);
+  } catch (err) {
+    if ((await tmux.panePid(input.paneId).catch(() => null)) === null) return;
+    throw err;
+  }
+}

@@ -181,22 +181,33 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
  * phone shows the program's screen (capture-pane reads under the mode), so the keys are meant for the program.
  */
 export function typeKeysLogic(
-  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession'>,
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession' | 'panePid'>,
   wait: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   /** Runs the typing when the pane is free (actors/agents/paneTurns.ts); at once by default. */
   inTurn: <T>(pane: string, run: () => Promise<T>) => Promise<T> = (_, run) => run(),
+  /** Types an agent's exit command as a message (actors/agents/inject.ts typeExitCommand). */
+  exit?: (input: TypeKeysInput) => Promise<void>,
 ) {
-  return fromPromise<void, TypeKeysInput>(({ input }) => inTurn(input.paneId, () => typeKeys(tmux, wait, input)));
+  return fromPromise<void, TypeKeysInput>(({ input }) =>
+    inTurn(input.paneId, () => (input.exit && exit ? exit(input) : typeKeys(tmux, wait, input))),
+  );
 }
 
 async function typeKeys(
-  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession'>,
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession' | 'panePid'>,
   wait: (ms: number) => Promise<void>,
   input: TypeKeysInput,
 ): Promise<void> {
   const pane = { pane: input.paneId };
   // "force end", chosen and confirmed on the phone (core/sessions/control.ts)
   if (input.kill) return tmux.killSession(input.session);
+  // a scheduled run past its max-runtime whose agent did not end on its exit command: its process is asked to end
+  if (input.term) {
+    const pid = await tmux.panePid(input.paneId);
+    if (pid === null) throw new Error(`pane ${input.paneId} is gone`);
+    process.kill(pid, 'SIGTERM');
+    return;
+  }
   // Input into an approval prompt: one more look, a moment later, right before typing (core/agents/approvals.ts).
   if (input.confirm) {
     await wait(APPROVAL_CONFIRM_MS);

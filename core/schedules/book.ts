@@ -65,6 +65,12 @@ export const ScheduleEntry = z.object({
       /** A tick has seen its session (before that, a reading older than the start does not count as "gone"). */
       seen: z.boolean().optional(),
       endingSince: z.number().optional(),
+      /**
+       * How max-runtime ends it (docs/schedules.md): `exit`, the agent's own exit command, typed again each minute;
+       * `term`, SIGTERM to the pane's process, once the exit command did not end it within a minute (or the agent
+       * has none).
+       */
+      endWith: z.enum(['exit', 'term']).optional(),
     })
     .nullable()
     .optional(),

@@ -51,6 +51,7 @@ export const EXIT_COMMANDS: Readonly<Record<string, string>> = {
   A1: '/exit', // Claude Code
   A2: '/quit', // Codex
   A3: '/quit', // Gemini CLI
+  A4: '/quit', // pi (its slash command; Ctrl+D on an empty editor does the same)
   A5: '/exit', // opencode
 };
 

@@ -23,7 +23,8 @@
  * - `FAKE_AGENT_NAME`: the name in the banner (default: the process name).
  * - `FAKE_AGENT_STATUS=<text>`: a status line printed after the banner and after each answer (e.g. Claude Code's
  *   `? for shortcuts`, so the screen rules read the fake as idle).
- * - A submitted `/exit` or `/quit` ends the fake, as the real agents' exit commands do.
+ * - A submitted `/exit` or `/quit` ends the fake, as the real agents' exit commands do (unless
+ *   `FAKE_AGENT_IGNORE_EXIT=1`: an agent that does not end on it, e.g. busy or hung); SIGTERM ends it too.
  * - `FAKE_AGENT_PROCESS_NAME`: the process name (default: the name this file was run as, e.g. `codex` for a
  *   symlink called `codex`).
  * - `FAKE_AGENT_TITLE`: set the terminal title (tmux `#{pane_title}`), as Claude Code names its session.
@@ -201,7 +202,7 @@ function enter() {
     return;
   }
   log('submit', { text, sinceTextMs });
-  if (text === '/exit' || text === '/quit') quit(0);
+  if ((text === '/exit' || text === '/quit') && process.env.FAKE_AGENT_IGNORE_EXIT !== '1') quit(0);
   const context = hook('UserPromptSubmit', { prompt: text });
   if (context) say(`context: ${context.slice(0, 60)}`);
   say(`you said: ${visible(text)}`);

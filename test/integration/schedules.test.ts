@@ -123,6 +123,47 @@ describe('svc schedule with the listener', () => {
     expect(list.stdout).toMatch(/ended at its max-runtime/);
   }, 120_000);
 
+  it('an agent that does not end on its exit command gets SIGTERM a minute later; svc schedule says so', async () => {
+    // the fake does not end on /exit (a hung or busy agent); SIGTERM ends it
+    fakeAgentScript(computer.home.home, 'claude', {
+      FAKE_AGENT_PROMPT: '❯',
+      FAKE_AGENT_STATUS: '? for shortcuts',
+      FAKE_AGENT_LOG: agentLog,
+      FAKE_AGENT_IGNORE_EXIT: '1',
+    });
+    const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
+    const add = await runSvc(
+      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--max-runtime', '5m', '--json'],
+      env,
+      {
+        cwd: project,
+      },
+    );
+    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    await startListenerAt(due.toMillis() + 5_000);
+    await waitFor(() => sessionExists(session), { timeoutMs: 20_000, what: 'the scheduled session' });
+    // the run is in the schedules file
+    await waitFor(async () => (await schedules())[0]?.running === true, { timeoutMs: 20_000, what: 'the run kept' });
+    await listener!.stop();
+    // past its max-runtime: the exit command, which the agent ignores
+    await startListenerAt(due.toMillis() + 5 * 60_000 + 10_000);
+    await waitFor(() => submitted().includes('/exit'), { timeoutMs: 30_000, what: '/exit typed' }).catch((err) => {
+      throw new Error(`${err.message}\n${listener!.output()}`);
+    });
+    expect(await sessionExists(session)).toBe(true);
+    await listener!.stop();
+    // a minute on (the listener restarted, its wall clock ahead): SIGTERM to the pane's process, never a kill of tmux
+    await startListenerAt(due.toMillis() + 6 * 60_000 + 20_000);
+    await waitFor(async () => !(await sessionExists(session)), { timeoutMs: 30_000, what: 'the session to end' });
+    await waitFor(async () => (await schedules())[0]?.last?.result === 'ended', { timeoutMs: 20_000, what: 'ended' });
+    expect(submitted().filter((t) => t === '/exit')).toHaveLength(1);
+    expect(listener!.output()).toMatch(
+      new RegExp(`schedule ${id}: max-runtime reached, ending ${session} with SIGTERM`),
+    );
+    const list = await runSvc(['schedule'], env);
+    expect(list.stdout).toMatch(/ended at its max-runtime \(SIGTERM to its process/);
+  }, 120_000);
+
   it('a run the listener sees too late is missed, never started, and the phone is told, sealed', async () => {
     const app: TestDevice = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
     const me = await computerDevice({ url: relay.url, apiKey: key }, computer.hookId);

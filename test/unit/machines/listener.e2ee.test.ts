@@ -598,7 +598,8 @@ describe('session control from the phone (core/sessions/control.ts)', () => {
     await flush();
     const pane = claude.panes[0]!.id;
     expect(h.state.keyed).toEqual([
-      { session: 'svc-cc', paneId: pane, keys: ['Enter'], text: '/exit' },
+      // typed as an exit command: the text, then Enter once it is drawn (actors/agents/inject.ts typeExitCommand)
+      { session: 'svc-cc', paneId: pane, keys: ['Enter'], text: '/exit', exit: true },
       { session: 'svc-cc', paneId: pane, keys: [], text: '', kill: true },
     ]);
     expect(results()).toMatchObject([

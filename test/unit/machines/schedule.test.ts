@@ -329,7 +329,7 @@ describe('schedules (spec 4.8)', () => {
     });
   });
 
-  it('4.8.7 max-runtime asks the agent to end (its exit command, never a kill), again each minute, then done', async () => {
+  it('4.8.7 max-runtime asks the agent to end (its exit command), a minute on SIGTERM to its process, then done', async () => {
     const created = at('2026-11-24T07:00');
     const e = entry({ agent: 'A1', at: '07:30', maxRuntime: '1h' }, created);
     const name = scheduledSessionName(e);
@@ -351,19 +351,70 @@ describe('schedules (spec 4.8)', () => {
       },
     ]);
     expect(h.state(e.id)).toBe('ending');
-    // busy with a prompt: the end is refused; it is asked again a minute later, still gently
+    expect(h.file().schedules[0]!.run).toMatchObject({ endWith: 'exit' });
+    // busy with a prompt: the exit command is refused; a minute later its process is sent SIGTERM, never a kill
     await h.result(e.id, false, 'approval_pending');
     expect(h.last(e.id)).toMatchObject({ result: 'end_blocked' });
     await h.tickAt(at('2026-11-24T08:30:05') + ENDING_RETRY_MS / 2);
     expect(h.keys).toHaveLength(1);
     await h.tickAt(at('2026-11-24T08:30:05') + ENDING_RETRY_MS);
-    expect(h.keys).toHaveLength(2);
-    expect(h.keys.every((k) => k.control === 'end')).toBe(true);
+    expect(h.keys.map((k) => k.control)).toEqual(['end', 'term']);
+    expect(h.file().schedules[0]!.run).toMatchObject({ endWith: 'term' });
+    // still there a minute on: SIGTERM again
+    await h.tickAt(at('2026-11-24T08:30:05') + 2 * ENDING_RETRY_MS);
+    expect(h.keys.map((k) => k.control)).toEqual(['end', 'term', 'term']);
     h.show();
-    await h.tickAt(at('2026-11-24T08:31:30'));
+    await h.tickAt(at('2026-11-24T08:32:30'));
     expect(h.state(e.id)).toBe('done');
-    expect(h.last(e.id)).toMatchObject({ result: 'ended' });
+    // svc schedule and the app say how it ended
+    expect(h.last(e.id)).toMatchObject({ result: 'ended', note: expect.stringMatching(/^SIGTERM to its process/) });
     expect(h.file().schedules[0]!.run).toBeNull();
+  });
+
+  it('a listener restarted while a run was ending sends nothing at once; the tick a minute on sends SIGTERM', async () => {
+    const e: ScheduleEntry = {
+      ...entry({ agent: 'A1', at: '07:30', maxRuntime: '1h' }, at('2026-11-24T07:00')),
+      seenUntil: at('2026-11-24T07:30:05'),
+      run: {
+        session: 'x',
+        at: at('2026-11-24T07:30'),
+        startedAt: at('2026-11-24T07:30:05'),
+        prompted: true,
+        endingSince: at('2026-11-24T08:30:05'),
+        endWith: 'exit',
+      },
+    };
+    e.run!.session = scheduledSessionName(e);
+    const h = harness([e], at('2026-11-24T08:30:30'));
+    h.show(session(e.run!.session, 'idle'));
+    await h.tickAt(at('2026-11-24T08:30:30'));
+    expect(h.state(e.id)).toBe('ending');
+    expect(h.keys).toEqual([]); // the exit command was typed before the restart: not again at once
+    await h.tickAt(at('2026-11-24T08:31:10'));
+    expect(h.keys.map((k) => k.control)).toEqual(['term']);
+  });
+
+  it('max-runtime ended by the exit command says so; an agent with none gets SIGTERM at once', async () => {
+    const created = at('2026-11-24T07:00');
+    const pi = entry({ agent: 'A4', at: '07:30', maxRuntime: '1h' }, created);
+    const other = entry({ agent: 'A8', at: '07:40', maxRuntime: '1h' }, created);
+    const h = harness([pi, other], created);
+    await h.tickAt(at('2026-11-24T07:30:05'));
+    h.show(session(scheduledSessionName(pi), 'idle'));
+    await h.tickAt(at('2026-11-24T07:40:05'));
+    h.show(session(scheduledSessionName(pi), 'idle'), session(scheduledSessionName(other), 'idle'));
+    await h.tickAt(at('2026-11-24T08:40:05'));
+    expect(h.keys.map((k) => [k.id, k.control])).toEqual([
+      [pi.id, 'end'],
+      [other.id, 'end'],
+    ]);
+    // the listener has no exit command for A8: SIGTERM at once, not a minute later
+    await h.result(other.id, false, 'not_supported');
+    expect(h.keys.map((k) => [k.id, k.control]).at(-1)).toEqual([other.id, 'term']);
+    h.show();
+    await h.tickAt(at('2026-11-24T08:40:30'));
+    expect(h.last(pi.id)).toMatchObject({ result: 'ended', note: 'its exit command /quit' });
+    expect(h.last(other.id)).toMatchObject({ result: 'ended', note: expect.stringMatching(/^SIGTERM/) });
   });
 
   it('a listener restart rebuilds each schedule from the file: a run keeps its start time and max-runtime', async () => {

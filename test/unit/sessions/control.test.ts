@@ -50,6 +50,14 @@ describe('decideControl', () => {
       { kind: 'live', action: 'end', text: '/quit' },
     ],
     [
+      'end a running pi: its /quit (seen ending the real pi 0.73.1)',
+      'end',
+      'svc-x',
+      record('svc-x', { meta: { kind: 'agent', agent: 'A4' } }),
+      undefined,
+      { kind: 'live', action: 'end', text: '/quit' },
+    ],
+    [
       'end an agent with no known exit command',
       'end',
       'svc-x',

@@ -90,7 +90,7 @@ export function schedulesList(app: App, hookId: string, computerName: string): H
               h(
                 'span',
                 { class: 'muted' },
-                ` next ${time(s.next)} · last ${s.last ? `${time(s.last.at)}: ${s.last.text}` : 'never ran'}`,
+                ` next ${time(s.next)} · last ${s.last ? `${time(s.last.at)}: ${s.last.text}${s.last.note ? ` (${s.last.note})` : ''}` : 'never ran'}`,
                 s.running ? ' · running now' : '',
               ),
               askingButton({
