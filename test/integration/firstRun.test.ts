@@ -309,8 +309,13 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     });
     await typedInto(url, key, 'svc-proj-sh', 'echo beside-a-failure', 'beside-a-failure');
 
-    // rebuilt from tmux after its backoff: svc debug state lists its actor again; svc verify names the failure
-    await waitFor(async () => /session\.svc-proj\b(?!-)/.test((await svc(['debug', 'state'])).stdout), {
+    // rebuilt from tmux after its backoff: svc debug state lists its actor again (its actors, not the failure record,
+    // which names it too); svc verify names the failure
+    const actors = async () => {
+      const state = await svc(['debug', 'state', '--json']);
+      return state.code === 0 ? (JSON.parse(state.stdout).actors as { id: string }[]).map((a) => a.id) : [];
+    };
+    await waitFor(async () => (await actors()).includes('session.svc-proj'), {
       timeoutMs: 20_000,
       what: 'session.svc-proj to be back',
     });
