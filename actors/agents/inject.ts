@@ -115,10 +115,13 @@ export async function typeExitCommand(
   const target = { pane: input.paneId };
   try {
     await tmux.sendLiteral(target, input.text, { leaveMode: input.inMode === true });
-    for (let waited = 0; waited < 2_000; waited += LOOK_MS) {
-      if ((await tmux.capture(target, CHECK_LINES)).includes(input.text)) break;
-      await sleep(LOOK_MS);
+    let drawn = false;
+    for (let waited = 0; !drawn && waited < 2_000; waited += LOOK_MS) {
+      drawn = (await tmux.capture(target, CHECK_LINES)).includes(input.text);
+      if (!drawn) await sleep(LOOK_MS);
     }
+    // never drawn: no Enter into whatever is there instead; the phone hears it failed
+    if (!drawn) throw new Error(`the exit command ${input.text} did not show in the pane`);
     await sleep(EXIT_SETTLE_MS);
     await tmux.sendKeys(target, ['Enter']);
   } catch (err) {

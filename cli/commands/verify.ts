@@ -99,11 +99,13 @@ export default defineCommand({
       }
     };
     const agents: AgentWiringRow[] = [
-      // one row per agent: its server entry, and wired only when everything install writes for it is there
+      // one row per agent: its server entry, and wired only when everything install writes for the MCP server is
+      // there (the standing instruction is not the server: an edited block of it is the person's)
       ...found.wired
         .filter((w, i) => found.wired.findIndex((x) => x.agentId === w.agentId) === i)
         .map((w) => {
-          const states = found.wired.filter((x) => x.agentId === w.agentId).map((x) => wiredState(x));
+          const mcpWirings = found.wired.filter((x) => x.agentId === w.agentId && x.kind === 'mcp');
+          const states = mcpWirings.map((x) => wiredState(x));
           const mcp = states[0] === 'wired' && states.some((x) => x !== 'wired') ? 'not wired' : states[0]!;
           return {
             agentId: w.agentId,

@@ -269,7 +269,8 @@ export function isEmptyTable(v: unknown): boolean {
 const BLOCK_NAME = /^[a-z][a-z0-9-]*$/;
 const blockBegin = (name: string) => `<!-- ${name}: begin. Written by svc install; svc uninstall removes it. -->`;
 const blockEnd = (name: string) => `<!-- ${name}: end -->`;
-const BEGIN_LINE = /^<!-- ([a-z][a-z0-9-]*): begin\b.*-->$/;
+/** Only svc's own begin line opens a block: a comment of the person's that merely says `begin` is their text. */
+const BEGIN_LINE = /^<!-- ([a-z][a-z0-9-]*): begin\. Written by svc install\b.*-->$/;
 
 /** The file's lines (without their ends) and where svc's blocks are: first and last line of each, by name. */
 function markdownBlocks(text: string): { lines: string[]; blocks: Map<string, [number, number]> } | string {
@@ -293,7 +294,11 @@ function readMarkdown(text: string): Reading {
   const value: Record<string, string> = {};
   const inBlock = new Set<number>();
   for (const [name, [first, last]] of found.blocks) {
-    value[name] = found.lines.slice(first + 1, last).join('\n');
+    // a file that has been given CRLF line ends still holds svc's block
+    value[name] = found.lines
+      .slice(first + 1, last)
+      .map((l) => l.replace(/\r$/, ''))
+      .join('\n');
     for (let i = first; i <= last; i++) inBlock.add(i);
   }
   const theirs = found.lines.filter((_, i) => !inBlock.has(i)).join('\n');

@@ -238,9 +238,17 @@ describe('the standing instruction: a marked block in a Markdown file (CLAUDE.md
     expect(removeEntry('# Mine\n', s, 1)).toEqual({ kind: 'absent' });
   });
 
+  it('a comment of the person’s that says begin is their text, not a block; a CRLF file still holds svc’s', () => {
+    const theirs = '<!-- note: begin here -->\nMy notes\n';
+    const added = addEntry(theirs, s);
+    if (added.kind !== 'added') throw new Error(added.kind);
+    expect(removeEntry(added.text, s, 1)).toEqual({ kind: 'removed', text: theirs });
+    expect(addEntry(added.text.replace(/\n/g, '\r\n'), s)).toEqual({ kind: 'present', same: true });
+  });
+
   it.each([
     ['a begin without its end', '<!-- svc: begin. Written by svc install -->\nhalf\n'],
-    ['the block twice', `${'<!-- svc: begin -->\nx\n<!-- svc: end -->\n'.repeat(2)}`],
+    ['the block twice', `${'<!-- svc: begin. Written by svc install -->\nx\n<!-- svc: end -->\n'.repeat(2)}`],
   ])('%s is refused with a reason, never guessed at', (_n, text) => {
     const r = addEntry(text, s);
     expect(r.kind).toBe('invalid');
