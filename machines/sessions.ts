@@ -157,13 +157,19 @@ export const sessionsMachine = setup({
               const failed = failures[sessionId(name)];
               if (isDown(failed, now)) continue;
               if (failed?.retryAt) failures[sessionId(name)] = { ...failed, retryAt: null };
-              if (children[sessionId(name)] && !failed?.retryAt)
+              if (children[sessionId(name)] && !failed?.retryAt) {
+                // another session made under the name between two readings is not the one the person drove remotely
+                const was = context.sessions[name];
+                if (was && was.createdAt !== record.createdAt && sessionShown(children, name).remote) {
+                  enqueue.sendTo(sessionId(name), { type: 'REMOTE.OFF' } satisfies SessionEvent);
+                  restored = true;
+                }
                 enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen } satisfies SessionEvent);
-              else {
+              } else {
                 enqueue(logLine('debug', `${name}: an actor made from the reading`));
                 const remote = isRemote(context.remote, record);
                 enqueue.spawnChild('session', { id: sessionId(name), input: { name, record, ...screen, remote } });
-                // back in REMOTE (after a restart of the listener or of this supervisor): the phones hear it now
+                // back in REMOTE (after a restart of the listener or of this supervisor)
                 if (remote) restored = true;
               }
             }
@@ -176,6 +182,7 @@ export const sessionsMachine = setup({
               enqueue.assign({ remote });
               enqueue({ type: 'saveRemote', params: { remote } });
             }
+            // a session back in REMOTE, or one that left it with its name: the phones hear it now
             if (restored) enqueue.sendParent({ type: 'REPORT.NOW' } satisfies SessionsToListener);
           }),
         },

@@ -1394,6 +1394,19 @@ describe('sticky REMOTE across a restart (spec 4.13, core/sessions/remoteMode.ts
     expect(h.state.remote).toEqual({});
   });
 
+  it('another session made under its name between two readings is local, in the file and on the phone', async () => {
+    const h = harness({ sessions: [session('svc-a', 'claude', { createdAt: 7 })] });
+    await flush();
+    await h.connect();
+    h.actor.send({ type: 'SESSION.REMOTE', session: 'svc-a', on: true, why: 'hook' });
+    await flush();
+    expect(reportedRemote(h, 'svc-a')).toBe(true);
+    h.state.sessions = [session('svc-a', 'claude', { createdAt: 9 })];
+    await tick(h);
+    expect(h.state.remote).toEqual({});
+    expect(reportedRemote(h, 'svc-a')).toBe(false);
+  });
+
   it("the sessions' supervisor started again after it failed puts the session back in REMOTE", async () => {
     const h = harness({ sessions: [session('svc-a'), session('svc-b')] });
     await flush();
