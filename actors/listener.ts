@@ -40,7 +40,7 @@ import { sessionsMachine } from '../machines/sessions.js';
 import { watchesMachine } from '../machines/watches.js';
 import { type WorktreeInput, worktreeMachine } from '../machines/worktree.js';
 import { worktreesMachine } from '../machines/worktrees.js';
-import { injectText, realSleep, typeExitCommand } from './agents/inject.js';
+import { injectText, realSleep } from './agents/inject.js';
 import { createPaneTurns } from './agents/paneTurns.js';
 import { readConfigFile } from './daemon/configFile.js';
 import { runningListener, startListenerControl } from './daemon/controlSocket.js';
@@ -447,7 +447,7 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
                   }),
                 ),
               ),
-              typeKeys: faults.promise(typeKeysLogic(tmux, undefined, inTurn, (input) => typeExitCommand(tmux, input))),
+              typeKeys: faults.promise(typeKeysLogic(tmux, undefined, inTurn)),
             },
             actions: {
               log: logAction,

@@ -13,6 +13,7 @@ import { fingerprint, importPublicKey } from '../../core/seal/keys.js';
 import { openText } from '../../core/seal/seal.js';
 import type { OpenSealedInput, OpenSealedOutput } from '../../machines/device.js';
 import type { TypeKeysInput } from '../../machines/session.js';
+import { typeExitCommand } from '../agents/inject.js';
 import type { DeviceIdentity } from '../devices/deviceKey.js';
 import { readPins } from '../devices/pins.js';
 import { relayJson } from '../relay/http.js';
@@ -181,26 +182,24 @@ export function capturePaneLogic(tmux: Pick<Tmux, 'captureScreen'>) {
  * phone shows the program's screen (capture-pane reads under the mode), so the keys are meant for the program.
  */
 export function typeKeysLogic(
-  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession' | 'panePid'>,
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'capture' | 'captureScreen' | 'killSession' | 'panePid'>,
   wait: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   /** Runs the typing when the pane is free (actors/agents/paneTurns.ts); at once by default. */
   inTurn: <T>(pane: string, run: () => Promise<T>) => Promise<T> = (_, run) => run(),
-  /** Types an agent's exit command as a message (actors/agents/inject.ts typeExitCommand). */
-  exit?: (input: TypeKeysInput) => Promise<void>,
 ) {
-  return fromPromise<void, TypeKeysInput>(({ input }) =>
-    inTurn(input.paneId, () => (input.exit && exit ? exit(input) : typeKeys(tmux, wait, input))),
-  );
+  return fromPromise<void, TypeKeysInput>(({ input }) => inTurn(input.paneId, () => typeKeys(tmux, wait, input)));
 }
 
 async function typeKeys(
-  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'captureScreen' | 'killSession' | 'panePid'>,
+  tmux: Pick<Tmux, 'sendLiteral' | 'sendKeys' | 'capture' | 'captureScreen' | 'killSession' | 'panePid'>,
   wait: (ms: number) => Promise<void>,
   input: TypeKeysInput,
 ): Promise<void> {
   const pane = { pane: input.paneId };
   // "force end", chosen and confirmed on the phone (core/sessions/control.ts)
   if (input.kill) return tmux.killSession(input.session);
+  // End: the agent's exit command, then Enter once it is drawn (never both in one call)
+  if (input.exit) return typeExitCommand(tmux, input, wait);
   // a scheduled run past its max-runtime whose agent did not end on its exit command: its process is asked to end
   if (input.term) {
     const pid = await tmux.panePid(input.paneId);

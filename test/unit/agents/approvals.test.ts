@@ -275,6 +275,7 @@ describe('approval dialogs of the real programs', () => {
         captureScreen: async () => ({ text: now, width: 200, height: 50 }),
         killSession: async () => {},
         panePid: async () => null,
+        capture: async () => '',
       };
       const actor = createActor(
         typeKeysLogic(tmux, async () => {}),

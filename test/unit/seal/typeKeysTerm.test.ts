@@ -15,6 +15,7 @@ const run = (panePid: () => Promise<number | null>) => {
     captureScreen: async () => ({ text: '', width: 80, height: 24 }),
     killSession: async () => void typed.push('kill-session'),
     panePid,
+    capture: async () => '',
   };
   const actor = createActor(
     typeKeysLogic(tmux, async () => {}),
