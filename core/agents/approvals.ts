@@ -5,9 +5,9 @@
  * reading taken after it arrived has the same fingerprint (spec 4.11.2, 7 `prompt_changed`).
  *
  * Rules per agent, each backed by fixtures of the real program (`test/fixtures/screens/<id>/awaiting_approval-*.txt`,
- * `test/unit/agents/approvals.test.ts`). A2 Codex's dialog is not read (spec 4.11.2): `readApproval` returns a
- * reading with `readable: false` and a fingerprint of the dialog's lines, so raw keys still need the prompt the
- * phone showed. Pure: the web app computes the same fingerprint from the pane it draws.
+ * `test/unit/agents/approvals.test.ts`). A dialog the rules do not know gets a reading with `readable: false` and a
+ * fingerprint of the screen's last lines, so raw keys still need the prompt the phone showed. Pure: the web app
+ * computes the same fingerprint from the pane it draws.
  */
 import { lastLines, SCREEN_RULES } from './screens.js';
 
@@ -21,7 +21,7 @@ export interface ApprovalChoice {
 export interface ApprovalPrompt {
   /** The agent's registry id: the keys of an answer are its own. */
   agent: string;
-  /** The dialog could be read into tool, detail and choices (false: A2, whose dialog is not read). */
+  /** The dialog could be read into tool, detail and choices (false: a layout the rules do not know). */
   readable: boolean;
   /** What the agent wants to use, as the dialog titles it: `Bash command`, `Shell`, `Edit notes.txt`, … */
   tool: string;
@@ -35,6 +35,9 @@ export interface ApprovalPrompt {
   /** Of the agent, tool, detail, question, choices and highlight: any change to the dialog changes it. */
   fingerprint: string;
 }
+
+/** A prompt as read from the screen, before its agent and fingerprint are put to it. */
+type Reading = Omit<ApprovalPrompt, 'fingerprint' | 'agent'>;
 
 interface DialogRules {
   source: string;
@@ -63,10 +66,23 @@ interface DialogRules {
   keys(i: number, n: number, highlighted: number | null): string[];
 }
 
+/** A dialog with a reader of its own, for a layout the generic rules do not fit (A2). */
+interface DialogReader {
+  source: string;
+  read(text: string): Reading | null;
+  keys: DialogRules['keys'];
+}
+
 /** Choices that stop the agent asking again. */
 const ALWAYS = /\balways\b|don['’]t ask again|for this session|during this session|allow all\b/i;
 
 const digit = (i: number) => [String(i + 1)];
+
+/** From the highlighted choice, up or down to choice `i`, then Enter. */
+const moveAndEnter = (i: number, _n: number, highlighted: number | null): string[] => {
+  const from = highlighted ?? 0;
+  return [...Array.from({ length: Math.abs(i - from) }, () => (i > from ? 'Down' : 'Up')), 'Enter'];
+};
 
 /** A1 Claude Code 2.1.197: a rule, the tool's title, the command or diff, `Do you want to …?`, numbered choices. */
 const CLAUDE_CODE: DialogRules = {
@@ -118,16 +134,21 @@ const PI_SELECT: DialogRules = {
   listChoice: /^\s*(→)?\s+(\S.*?)\s*$/,
   question: /^\s*(\S.*\?)\s*$/,
   tool: /^\s*(\S.*?):?\s*$/,
-  // from the highlighted choice, up or down to the chosen one, then Enter
-  keys: (i, _n, highlighted) => {
-    const from = highlighted ?? 0;
-    const move = Array.from({ length: Math.abs(i - from) }, () => (i > from ? 'Down' : 'Up'));
-    return [...move, 'Enter'];
-  },
+  keys: moveAndEnter,
 };
 
-export const DIALOG_RULES: Readonly<Record<string, DialogRules>> = {
+/**
+ * A2 Codex 0.169.0: the question first (`Would you like to run the following command?`, `… make the following
+ * edits?`, `… grant these permissions?`, `Do you want to approve network access to "<host>"?`, `<server> needs your
+ * approval.`), then `Key: value` lines and the command (`$ …`), then numbered choices with `›` at the highlighted
+ * one, each ending in its shortcut (`(y)`, `(esc)`), over `Press enter to confirm or esc to cancel`. An edit's diff
+ * is not in the dialog: it is the `• Edited <file> (+n -m)` cell right above it, which the card shows too.
+ */
+const CODEX: DialogReader = { source: 'codex-cli 0.169.0', read: (text) => readCodex(text), keys: moveAndEnter };
+
+export const DIALOG_RULES: Readonly<Record<string, DialogRules | DialogReader>> = {
   A1: CLAUDE_CODE,
+  A2: CODEX,
   A3: GEMINI_CLI,
   A4: PI_SELECT,
   A5: OPENCODE,
@@ -143,7 +164,7 @@ function fnv(text: string, seed: number): string {
   return (h >>> 0).toString(16).padStart(8, '0');
 }
 
-export function fingerprintOf(agent: string, prompt: Omit<ApprovalPrompt, 'fingerprint' | 'agent'>): string {
+export function fingerprintOf(agent: string, prompt: Reading): string {
   const text = JSON.stringify([agent, prompt.tool, prompt.detail, prompt.question, prompt.choices, prompt.highlighted]);
   return `${fnv(text, 0x811c9dc5)}${fnv(text, 0x050c5d1f)}`;
 }
@@ -168,7 +189,8 @@ function tidy(lines: readonly string[]): string[] {
 }
 
 /** The dialog of a screen read by `rules`, or null when its parts are not all there. */
-function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fingerprint' | 'agent'> | null {
+function readDialog(rules: DialogRules | DialogReader, text: string): Reading | null {
+  if ('read' in rules) return rules.read(text);
   const all = text.split('\n');
   if (rules.end) return readList(rules, all);
   const startAt = all.findLastIndex((l) => rules.start.test(l));
@@ -215,7 +237,7 @@ function readDialog(rules: DialogRules, text: string): Omit<ApprovalPrompt, 'fin
 }
 
 /** A dialog whose choices are a list above its hints (A4): see PI_SELECT. */
-function readList(rules: DialogRules, all: readonly string[]): Omit<ApprovalPrompt, 'fingerprint' | 'agent'> | null {
+function readList(rules: DialogRules, all: readonly string[]): Reading | null {
   const endAt = all.findLastIndex((l) => rules.end!.test(l));
   if (endAt < 0) return null;
   const startAt = all.slice(0, endAt).findLastIndex((l) => rules.start.test(l));
@@ -246,17 +268,86 @@ function readList(rules: DialogRules, all: readonly string[]): Omit<ApprovalProm
   return tool ? { readable: true, tool, detail, question, choices, highlighted } : null;
 }
 
+const CODEX_END = /^\s*Press enter to confirm or esc to cancel\s*$/;
+const CODEX_QUESTION = /^\s*((?:Would you like to|Do you want to) .+\?|\S.* needs your approval\.)\s*$/;
+const CODEX_CHOICE = /^\s*(›)?\s*(\d+)\.\s+(.+?)\s*$/;
+/** The shortcut after a choice's words: `(y)`, `(esc)`, `(shift+tab)`. */
+const CODEX_SHORTCUT = /\s+\((?:[a-z]|esc|[a-z]+\+[a-z]+)\)$/;
+/** The history cell of a proposed edit, right above its dialog. */
+const CODEX_EDIT_CELL = /^•\s+(?:Edited|Added|Deleted|Moved)\s+\S/;
+
+/** What Codex asks about, named from its question (the dialog has no title). */
+function codexTool(question: string, detail: readonly string[]): string {
+  if (/run the following command/.test(question)) return 'Shell command';
+  if (/make the following edits/.test(question)) {
+    const file = detail.map((l) => /^Destination:\s*(.+)$/.exec(l)?.[1]).find(Boolean);
+    return file ? `Edit ${file.split('/').pop()}` : 'Edit files';
+  }
+  if (/network access/.test(question)) return 'Network access';
+  if (/grant these permissions/.test(question)) return 'Permissions';
+  if (/send input/.test(question)) return 'Terminal input';
+  const server = /^(\S.*) needs your approval\.$/.exec(question)?.[1];
+  return server ? `MCP · ${server}` : 'Codex';
+}
+
+/** A2 Codex's dialog: see CODEX. */
+function readCodex(text: string): Reading | null {
+  const all = text.split('\n').map((l) => l.replace(/\s+$/, ''));
+  const endAt = all.findLastIndex((l) => CODEX_END.test(l));
+  const questionAt = all.slice(0, Math.max(0, endAt)).findLastIndex((l) => CODEX_QUESTION.test(l));
+  if (endAt < 0 || questionAt < 0) return null;
+  const question = CODEX_QUESTION.exec(all[questionAt]!)![1]!;
+  // a line as wide as the pane was cut mid-word by the wrap: its continuation joins it without a space
+  const width = Math.max(...all.map((l) => l.length));
+  const choices: ApprovalChoice[] = [];
+  const labels: string[] = [];
+  let highlighted: number | null = null;
+  let firstChoiceAt = -1;
+  for (let i = questionAt + 1; i < endAt; i++) {
+    const line = all[i]!;
+    const m = CODEX_CHOICE.exec(line);
+    if (m && Number(m[2]) === labels.length + 1) {
+      if (firstChoiceAt < 0) firstChoiceAt = i;
+      if (m[1]) highlighted = labels.length;
+      labels.push(m[3]!);
+    } else if (labels.length > 0 && line.trim() !== '') {
+      const before = all[i - 1]!;
+      const joiner = before.length >= width || before.endsWith('-') ? '' : ' ';
+      labels[labels.length - 1] += joiner + line.trim();
+    }
+  }
+  for (const raw of labels) {
+    const label = raw.replace(CODEX_SHORTCUT, '');
+    choices.push({ label, always: ALWAYS.test(label) });
+  }
+  if (choices.length < 2) return null;
+  const dialog = all.slice(questionAt + 1, firstChoiceAt).filter((l) => l.trim() !== '');
+  // an edit: its diff is the cell above the dialog (the last block of text before the question)
+  let cell: string[] = [];
+  if (/make the following edits/.test(question)) {
+    let at = questionAt - 1;
+    while (at >= 0 && all[at]!.trim() === '') at--;
+    const endCell = at;
+    while (at >= 0 && all[at]!.trim() !== '') at--;
+    const block = all.slice(at + 1, endCell + 1);
+    if (block.length > 0 && CODEX_EDIT_CELL.test(block[0]!))
+      cell = block.filter((l) => !/^\s*\+ Show details$/.test(l));
+  }
+  const detail = [...tidy(cell.map((l) => l.replace(/^•\s/, '  '))), ...tidy(dialog)];
+  return { readable: true, tool: codexTool(question, tidy(dialog)), detail, question, choices, highlighted };
+}
+
 /**
  * The approval dialog on a screen of agent `agent` (a registry id). Call it for a screen whose state reads
- * `awaiting_approval`. An agent with trusted screen rules whose dialog is not read (A2), or not readable this time,
- * gets an unread prompt (`readable: false`): its fingerprint is of the last lines of the screen, where the dialog
+ * `awaiting_approval`. An agent with trusted screen rules whose dialog is not readable this time gets an unread
+ * prompt (`readable: false`): its fingerprint is of the last lines of the screen, where the dialog
  * is, so keys still need the prompt the phone showed. Null for an agent with no trusted screen rules.
  */
 export function readApproval(agent: string, screen: { text: string }): ApprovalPrompt | null {
   const rules = DIALOG_RULES[agent];
   const read = rules ? readDialog(rules, screen.text) : null;
   if (read) return { agent, ...read, fingerprint: fingerprintOf(agent, read) };
-  // not read (A2), or not readable this time (a layout the rules do not know): the last lines stand for it
+  // not readable this time (a layout the rules do not know): the last lines stand for it
   const screenRules = SCREEN_RULES[agent];
   if (!screenRules?.trusted) return null;
   const unread = {

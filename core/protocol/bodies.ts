@@ -303,8 +303,8 @@ export type FrameBody = z.infer<typeof FrameBody>;
 
 /**
  * `approval` (listener → its own device and the phones, in the session's inventory record): what an approval
- * prompt on the session's screen asks (core/agents/approvals.ts). `readable: false` (A2 Codex): the dialog is not
- * read, the app says so and offers the live pane.
+ * prompt on the session's screen asks (core/agents/approvals.ts). `readable: false`: a dialog whose layout the
+ * rules do not know (a new version of the agent), the app says so and offers the live pane.
  */
 export const ApprovalCardBody = z.strictObject({
   session: SessionName,

@@ -1,5 +1,5 @@
 /**
- * Approvals from the phone with the REAL Claude Code and Gemini CLI (test/agents/package.json) against the fake
+ * Approvals from the phone with the REAL Claude Code, Codex and Gemini CLI (test/agents/package.json) against the fake
  * model, whose `svc-approve` script calls the agent's shell tool with `touch svc-approval-probe.txt` (the file
  * appears only if it ran): the card in the app in headless Chromium shows the real command and choices; tapping the
  * first choice runs the tool (the model gets its result); Esc at the keyboard before the tap, or the highlight moved
@@ -18,6 +18,7 @@ import { databaseHolds } from '../helpers/devices.js';
 import {
   agentInstalled,
   CLAUDE_CODE,
+  CODEX,
   GEMINI_CLI,
   type PreparedAgent,
   prepareAgent,
@@ -48,6 +49,17 @@ const CASES: {
     question: 'Do you want to proceed?',
     choices: ['Yes', 'Yes, and always allow access to proj/ from this projectdon’t ask again', 'No'],
     moved: /❯ 2\. Yes, and always/,
+  },
+  {
+    agent: CODEX,
+    tool: 'Shell command',
+    question: 'Would you like to run the following command?',
+    choices: [
+      'Yes, proceed',
+      `Yes, and don't ask again for commands that start with \`${APPROVAL_COMMAND}\`don’t ask again`,
+      'No, and tell Codex what to do differently',
+    ],
+    moved: /› 2\. Yes, and don't ask again/,
   },
   {
     agent: GEMINI_CLI,

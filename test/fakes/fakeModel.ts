@@ -24,7 +24,8 @@
  *   gate asks about);
  * - a prompt containing `svc-long` → the same shell tool running LONG_COMMAND, which wraps on a 200-column pane;
  * - a prompt containing `svc-edit <absolute path>` → the agent's file-reading tool on that file, then (once its result
- *   is back) its edit tool replacing EDIT_OLD with EDIT_NEW there: the agents ask to approve the edit with a diff;
+ *   is back) its edit tool replacing EDIT_OLD with EDIT_NEW there: the agents ask to approve the edit with a diff
+ *   (Codex, over Responses: its shell tool running `apply_patch`, which it takes as an edit and asks about as one);
  * - a prompt containing `svc-ask` → a call of svc's MCP tool `svc_ask` (`mcp__svc__svc_ask` in Claude Code) with
  *   ASK_INPUT, when the agent offers it (docs/mcp.md); its result then gets `Done.` like any tool result;
  * - anything else → a one-line text reply (idle).
@@ -216,6 +217,20 @@ export function editCall(prompt: string, called: readonly string[], tools: reado
 /** The command a shell-tool script runs. */
 const commandFor = (script: ScriptKind) =>
   script === 'long' ? LONG_COMMAND : script === 'danger' ? DANGER_COMMAND : APPROVAL_COMMAND;
+
+/** The `svc-edit` script as Codex's `apply_patch` command: EDIT_OLD becomes EDIT_NEW in the file at `path`. */
+export const applyPatchCommand = (path: string): string =>
+  [
+    "apply_patch <<'PATCH'",
+    '*** Begin Patch',
+    `*** Update File: ${path}`,
+    '@@',
+    ` alpha line`,
+    `-${EDIT_OLD}`,
+    `+${EDIT_NEW}`,
+    '*** End Patch',
+    'PATCH',
+  ].join('\n');
 
 /** Arguments for a shell tool, shaped by its JSON schema (command as string or argv, `cmd`, a description). */
 export function shellArguments(schema: Json, command = APPROVAL_COMMAND): Json {
@@ -451,9 +466,15 @@ async function responses(
   const lastUser = [...input].reverse().find((i) => isObj(i) && i.role === 'user');
   const format = isObj(body.text) && isObj(body.text.format) ? body.text.format : {};
   const schema = format.type === 'json_schema' ? format.schema : undefined;
-  const script: ScriptKind = schema ? 'json' : pickScript(lastIsTool ? '' : textOf(lastUser?.content), lastIsTool);
+  const prompt = lastIsTool ? '' : textOf(lastUser?.content);
+  // Codex edits with `apply_patch`, which it also takes as a shell command (and asks about as an edit)
+  const patchPath = schema ? undefined : /svc-edit\s+(\S+)/.exec(prompt)?.[1];
+  const script: ScriptKind = schema ? 'json' : patchPath ? 'edit' : pickScript(prompt, lastIsTool);
   const tool =
-    script === 'tool' || script === 'long' || script === 'danger' ? pickShellTool(responsesTools(body)) : undefined;
+    script === 'tool' || script === 'long' || script === 'danger' || script === 'edit'
+      ? pickShellTool(responsesTools(body))
+      : undefined;
+  const command = patchPath ? applyPatchCommand(patchPath) : commandFor(script);
   if (tool) await delayTool(opts);
   log.script = script;
   if (tool) log.tool = tool.name;
@@ -490,14 +511,14 @@ async function responses(
             id: nextId('lsh'),
             call_id: callId,
             status: 'completed',
-            action: { type: 'exec', command: ['bash', '-lc', commandFor(script)], env: {} },
+            action: { type: 'exec', command: ['bash', '-lc', command], env: {} },
           }
         : {
             type: 'function_call',
             id: nextId('fc'),
             call_id: callId,
             name: tool.name,
-            arguments: JSON.stringify(shellArguments(tool.schema, commandFor(script))),
+            arguments: JSON.stringify(shellArguments(tool.schema, command)),
             status: 'completed',
           };
     ev('response.output_item.added', { output_index: 0, item });

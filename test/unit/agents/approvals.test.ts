@@ -65,6 +65,29 @@ const ROWS: Row[] = [
     always: [false, true, false],
     highlighted: 1,
   },
+  ...[1, 2, 4].map((n) => ({
+    agent: 'A2',
+    n,
+    tool: /^Shell command$/,
+    detail: ['Environment: local', 'Reason: Create a probe file', `$ ${n === 2 ? LONG_COMMAND : SHORT}`],
+    choices: [
+      'Yes, proceed',
+      `Yes, and don't ask again for commands that start with \`${n === 2 ? LONG_COMMAND : SHORT}\``,
+      'No, and tell Codex what to do differently',
+    ],
+    always: [false, true, false],
+    highlighted: n === 4 ? 1 : 0,
+  })),
+  {
+    agent: 'A2',
+    n: 3,
+    tool: /^Edit notes\.txt$/,
+    // the diff is the cell Codex draws right above its dialog
+    detail: ['Edited notes.txt (+1 -1)', `2 -${EDIT_OLD}`, `2 +${EDIT_NEW}`, 'Destination: /tmp/'],
+    choices: ['Yes, proceed', "Yes, and don't ask again for these files", 'No, and tell Codex what to do differently'],
+    always: [false, true, false],
+    highlighted: 0,
+  },
   {
     agent: 'A3',
     n: 1,
@@ -168,7 +191,7 @@ describe('approval dialogs of the real programs', () => {
   });
 
   it('a moved highlight changes the fingerprint; the rest of the screen does not', () => {
-    for (const agent of ['A1', 'A3', 'A4']) {
+    for (const agent of ['A1', 'A2', 'A3', 'A4']) {
       const first = read(agent, 1)!;
       const moved = read(agent, 4)!;
       expect(moved.tool).toBe(first.tool);
@@ -185,11 +208,24 @@ describe('approval dialogs of the real programs', () => {
     expect(new Set(prints).size).toBe(prints.length);
   });
 
-  it('Codex (A2): its dialog is not read, but it has a fingerprint', () => {
-    const prompt = readApproval('A2', { text: fixture('A2', 1) })!;
+  it('a dialog whose layout the rules do not know is not read, but it has a fingerprint', () => {
+    // Codex's dialog without its choices (a version that draws them otherwise)
+    const cut = fixture('A2', 1).replace(/^.*\d\. .*$/gm, '');
+    const prompt = readApproval('A2', { text: cut })!;
+    expect(readScreen(SCREEN_RULES.A2, { text: cut })).toBe('awaiting_approval');
     expect(prompt).toMatchObject({ readable: false, choices: [], highlighted: null });
     expect(prompt.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(prompt.fingerprint).not.toBe(read('A2', 1)!.fingerprint);
     expect(approvalKeys(prompt, 0)).toEqual([]);
+  });
+
+  it('an edit dialog of Codex shows the diff above it only when that cell is right above it', () => {
+    // the declined edit's cell stays in the conversation above a later command's dialog (A2 -4)
+    expect(read('A2', 4)!.detail.join('\n')).not.toContain(EDIT_NEW);
+    const apart = fixture('A2', 3).replace('  Would you like to make', 'a line between\n\n  Would you like to make');
+    const prompt = readApproval('A2', { text: apart })!;
+    expect(prompt.readable).toBe(true);
+    expect(prompt.detail.join('\n')).not.toContain(EDIT_NEW);
   });
 
   it('a screen with no dialog reads as none (agents with rules), or an unread prompt', () => {
@@ -198,7 +234,10 @@ describe('approval dialogs of the real programs', () => {
     expect(readApproval('A99', { text: fixture('A1', 1) })).toBeNull();
   });
 
-  it('the keys for a choice: a digit (A1, A3), from the highlight to it and Enter (A4), or to the first and along (A5)', () => {
+  it('the keys for a choice: a digit (A1, A3), from the highlight to it and Enter (A2, A4), or to the first and along (A5)', () => {
+    expect(approvalKeys(read('A2', 1)!, 0)).toEqual(['Enter']);
+    expect(approvalKeys(read('A2', 1)!, 2)).toEqual(['Down', 'Down', 'Enter']);
+    expect(approvalKeys(read('A2', 4)!, 0)).toEqual(['Up', 'Enter']);
     expect(approvalKeys(read('A4', 1)!, 0)).toEqual(['Enter']);
     expect(approvalKeys(read('A4', 1)!, 1)).toEqual(['Down', 'Enter']);
     expect(approvalKeys(read('A4', 4)!, 0)).toEqual(['Up', 'Enter']);
@@ -216,6 +255,7 @@ describe('approval dialogs of the real programs', () => {
     const shown = read('A1', 1)!;
     const moved = read('A1', 4)!;
     const codex = readApproval('A2', { text: fixture('A2', 1) })!;
+    const unread = readApproval('A2', { text: fixture('A2', 1).replace(/^.*\d\. .*$/gm, '') })!;
     const answer = (fingerprint: string, choice = 0) => ({ answer: { fingerprint, choice } });
     it.each([
       [
@@ -232,9 +272,15 @@ describe('approval dialogs of the real programs', () => {
       ],
       ['the answer after the highlight moved', answer(shown.fingerprint), moved, { ok: false, code: 'prompt_changed' }],
       [
-        'an answer for a dialog svc does not read (A2)',
-        answer(codex.fingerprint),
+        'the answer to a Codex dialog on screen (A2)',
+        answer(codex.fingerprint, 1),
         codex,
+        { ok: true, keys: ['Down', 'Enter'] },
+      ],
+      [
+        'an answer for a dialog svc could not read',
+        answer(unread.fingerprint),
+        unread,
         { ok: false, code: 'prompt_changed' },
       ],
       ['an answer naming no choice of it', answer(shown.fingerprint, 9), shown, { ok: false, code: 'bad_key_name' }],
