@@ -410,4 +410,27 @@ describe('the phone app', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('textbox', { name: 'Message' }).waitFor();
   }, 60_000);
+
+  it('a dialog svc cannot read (a layout new to it): the card says so and opens Watch on that dialog', async () => {
+    // Codex's dialog as a newer version might draw it: its question and hints, but choices svc does not know
+    const dialog = [
+      '  Would you like to run the following command?',
+      '',
+      '  $ touch svc-unread-probe',
+      '',
+      '  [ Allow ]   [ Deny ]',
+      '',
+      '  Press enter to confirm or esc to cancel',
+    ].join('\\n');
+    await tmux.newSession('svc-newdialog', ['sh', '-c', `printf '${dialog}\\n'; exec sleep 600`], {
+      cwd: proj,
+      options: { '@svc-kind': 'agent', '@svc-agent': 'A2', '@svc-project': 'proj' },
+    });
+    await page.goto(`${relay.url}/#/s/${hookId}/svc-newdialog`);
+    const card = page.getByRole('region', { name: 'Approval' });
+    await card.getByText(/svc could not read this dialog/).waitFor({ timeout: INVENTORY_TICK_MS + 25_000 });
+    await card.getByRole('link', { name: 'Watch' }).click();
+    await page.locator('.xterm-rows').getByText('[ Allow ]').waitFor({ timeout: 15_000 });
+    await tmux.run(['kill-session', '-t', '=svc-newdialog']);
+  }, 60_000);
 });

@@ -118,7 +118,7 @@ export function approvalCard(app: App, hookId: string, name: string) {
         h(
           'p',
           { class: 'note' },
-          'svc does not read this agent’s approval dialog (spec 4.11.2). Open Watch to see it and answer with the keys.',
+          'svc could not read this dialog (a layout it does not know yet). Open Watch to see it and answer with the keys.',
         ),
         h('a', { class: 'button', href: `#/w/${encodeURIComponent(hookId)}/${encodeURIComponent(name)}` }, 'Watch'),
       ];
