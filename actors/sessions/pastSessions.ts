@@ -1,8 +1,8 @@
 /**
  * The past sessions book (`~/.svc/past-sessions.json`, 0600) and the IO of resuming one (core/sessions/control.ts):
  * the agent's own session store is read for the newest session it filed for the directory the session ran in
- * (Claude Code: `~/.claude/projects/<dir>/<id>.jsonl`; Codex: `~/.codex/sessions/…/rollout-*.jsonl`, whose first
- * line names its `cwd` and `id`), and the agent's resume runs in a new named tmux session with svc's metadata.
+ * (actors/transcripts/locate.ts: Claude Code, Codex, Gemini CLI and pi files; opencode's database), and the agent's
+ * resume runs in a new named tmux session with svc's metadata.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -19,7 +19,16 @@ import { metaOptions } from '../../core/sessions/launch.js';
 import { writeFileAtomic } from '../files.js';
 import type { Tmux } from '../tmux/tmux.js';
 import { TmuxError } from '../tmux/tmux.js';
-import { CLAUDE_SESSION_FILE, claudeSessionsDir, codexSession, newestFile } from '../transcripts/locate.js';
+import {
+  CLAUDE_SESSION_FILE,
+  claudeSessionsDir,
+  codexSession,
+  type FiledSession,
+  geminiSession,
+  newestFile,
+  piSession,
+} from '../transcripts/locate.js';
+import { opencodeSession } from '../transcripts/opencodeDb.js';
 
 const PastFile = z.object({
   version: z.literal(1),
@@ -50,16 +59,27 @@ export function findResumeId(
   held: ReadonlySet<string> = new Set(),
 ): { id: string; transcript?: string } | null {
   if (past.agentSession) return { id: past.agentSession, ...(past.transcript ? { transcript: past.transcript } : {}) };
-  if (past.agent === 'A1') {
-    const file = newestFile(claudeSessionsDir(past.cwd, env), CLAUDE_SESSION_FILE, 0, held);
-    const id = file ? /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1] : undefined;
-    return file && id ? { id, transcript: file } : null;
+  const filed = (found: FiledSession | null) => (found ? { id: found.id, transcript: found.path } : null);
+  switch (past.agent) {
+    case 'A1': {
+      const file = newestFile(claudeSessionsDir(past.cwd, env), CLAUDE_SESSION_FILE, 0, held);
+      const id = file ? /([0-9a-f-]{36})\.jsonl$/.exec(file)?.[1] : undefined;
+      return file && id ? { id, transcript: file } : null;
+    }
+    case 'A2':
+      return filed(codexSession(past.cwd, env, 0, held));
+    case 'A3':
+      return filed(geminiSession(past.cwd, env, 0, held));
+    case 'A4':
+      return filed(piSession(past.cwd, env, 0, held));
+    case 'A5': {
+      // a row of its database, not a transcript file: the id alone (a pin names a .jsonl file, core/transcripts/pins.ts)
+      const found = opencodeSession(past.cwd, env, held);
+      return found ? { id: found.id } : null;
+    }
+    default:
+      return null;
   }
-  if (past.agent === 'A2') {
-    const found = codexSession(past.cwd, env, 0, held);
-    return found ? { id: found.id, transcript: found.path } : null;
-  }
-  return null;
 }
 
 export type ResumeOutcome =

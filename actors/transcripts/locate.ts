@@ -6,11 +6,15 @@
  * - Claude Code: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `projects/<cwd, every non-alphanumeric as ->/<uuid>.jsonl`.
  * - Codex: `$CODEX_HOME` or `~/.codex`, `sessions/YYYY/MM/DD/rollout-*.jsonl`, whose first line (`session_meta`)
  *   names its `cwd` and `id`.
- * - Gemini CLI 0.61: `~/.gemini/tmp/<the project folder's name>/chats/session-*.jsonl`.
- * - pi: `~/.pi/agent/sessions/--<cwd without its first /, every / as ->--/*.jsonl`.
+ * - Gemini CLI 0.61: `~/.gemini/tmp/<the project folder's name>/chats/session-*.jsonl`, whose first line names the
+ *   `sessionId` and the `projectHash` (sha256 of the project's path: a folder of the same name elsewhere is not it).
+ * - pi: `~/.pi/agent/sessions/--<cwd without its first /, every / as ->--/*.jsonl`, whose first line (`session`)
+ *   names its `id` and `cwd`.
+ * - opencode: rows of its SQLite database (actors/transcripts/opencodeDb.ts).
  *
  * (test/fixtures/transcripts/<id>/meta.json records where the real programs put them.)
  */
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, normalize, sep } from 'node:path';
@@ -103,6 +107,69 @@ export function codexSession(
   return null;
 }
 
+/** A session in an agent's store: its file and the agent's own id of it (what its resume takes). */
+export interface FiledSession {
+  path: string;
+  id: string;
+}
+
+/**
+ * The most recently changed file of `dir` matching `re` (changed at or after `since`, not in `skip`) whose first
+ * line `idOf` takes as a session of the folder wanted, with its id.
+ */
+function newestSession(
+  dir: string,
+  re: RegExp,
+  since: number,
+  skip: ReadonlySet<string> | undefined,
+  idOf: (first: Record<string, unknown>) => unknown,
+): FiledSession | null {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => re.test(n));
+  } catch {
+    return null;
+  }
+  const files = names
+    .map((n) => join(dir, n))
+    .filter((path) => !skip?.has(path))
+    .flatMap((path) => {
+      try {
+        const at = statSync(path).mtimeMs;
+        return at >= since ? [{ path, at }] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    })
+    .sort((a, b) => b.at - a.at);
+  for (const { path } of files) {
+    try {
+      const id = idOf(JSON.parse(firstLine(path)) as Record<string, unknown>);
+      if (typeof id === 'string' && id !== '') return { path, id };
+    } catch {
+      // not a session file we can read
+    }
+  }
+  return null;
+}
+
+/** Gemini CLI's newest session for `cwd`. */
+export function geminiSession(cwd: string, env: Env, since = 0, skip?: ReadonlySet<string>): FiledSession | null {
+  const hash = createHash('sha256').update(cwd).digest('hex');
+  const dir = join(home(env), '.gemini', 'tmp', basename(cwd), 'chats');
+  return newestSession(dir, /^session-.*\.jsonl$/, since, skip, (first) =>
+    first.projectHash === hash ? first.sessionId : undefined,
+  );
+}
+
+/** pi's newest session for `cwd`. */
+export function piSession(cwd: string, env: Env, since = 0, skip?: ReadonlySet<string>): FiledSession | null {
+  const dir = join(home(env), '.pi', 'agent', 'sessions', `--${cwd.replace(/^\//, '').replace(/[/\\:]/g, '-')}--`);
+  return newestSession(dir, /\.jsonl$/, since, skip, (first) =>
+    first.type === 'session' && first.cwd === cwd ? first.id : undefined,
+  );
+}
+
 /** The folder under which each agent files its sessions (its transcripts lie somewhere below it). */
 export function storeRoot(agent: string, env: Env = process.env): string | null {
   switch (agent) {
@@ -150,14 +217,9 @@ export function findTranscript(
     case 'A2':
       return codexSession(cwd, env, since, skip)?.path ?? null;
     case 'A3':
-      return newestFile(join(home(env), '.gemini', 'tmp', basename(cwd), 'chats'), /^session-.*\.jsonl$/, since, skip);
+      return geminiSession(cwd, env, since, skip)?.path ?? null;
     case 'A4':
-      return newestFile(
-        join(home(env), '.pi', 'agent', 'sessions', `--${cwd.replace(/^\//, '').replace(/[/\\:]/g, '-')}--`),
-        /\.jsonl$/,
-        since,
-        skip,
-      );
+      return piSession(cwd, env, since, skip)?.path ?? null;
     default:
       return null;
   }

@@ -10,12 +10,41 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { opencodeEvents, opencodeTodos } from '../../core/transcripts/opencode.js';
 import type { FollowPosition, FollowResult } from './follow.js';
+import type { FiledSession } from './locate.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`. */
 export const opencodeDbPath = (env: Env) =>
   join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'opencode', 'opencode.db');
+
+/**
+ * opencode's most recently updated top-level session for `cwd` whose place (`<db>#<id>`, as the follower names it)
+ * is not in `skip`: what a resume of a past session in that folder takes. Null when there is none or no database.
+ */
+export function opencodeSession(
+  cwd: string,
+  env: Env = process.env,
+  skip?: ReadonlySet<string>,
+  dbPath = opencodeDbPath(env),
+): FiledSession | null {
+  if (!existsSync(dbPath)) return null;
+  try {
+    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma('busy_timeout = 200');
+      const rows = db
+        .prepare('SELECT id FROM session WHERE directory = ? AND parent_id IS NULL ORDER BY time_updated DESC LIMIT 20')
+        .all(cwd) as { id: string }[];
+      const row = rows.find((r) => !skip?.has(`${dbPath}#${r.id}`));
+      return row ? { path: `${dbPath}#${row.id}`, id: row.id } : null;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return null; // a database of another shape, or locked: nothing to resume from
+  }
+}
 
 /** `start`: where an earlier follower stopped (its session and watermark), so a restart does not send it all again. */
 export function followOpencode(

@@ -57,11 +57,20 @@ export const EXIT_COMMANDS: Readonly<Record<string, string>> = {
 
 /** How an agent resumes one of its own sessions by id: the argv of a new session; null: svc cannot resume it. */
 export function resumeArgv(past: Pick<PastSession, 'agent' | 'program'>, id: string): string[] | null {
-  if (!AGENT_SESSION_ID.test(id)) return null;
-  if (past.agent === 'A1') return [past.program ?? 'claude', '--resume', id];
-  if (past.agent === 'A2') return [past.program ?? 'codex', 'resume', id];
-  return null;
+  // an id that could be read as an option (`--yolo`) or a path is never passed on
+  if (!AGENT_SESSION_ID.test(id) || id.startsWith('-')) return null;
+  const resume = RESUME[past.agent];
+  return resume ? [past.program ?? resume.program, ...resume.args(id)] : null;
 }
+
+/** Each agent's own resume of a session by its id (checked on the real programs: test/e2e/*-resume tests). */
+const RESUME: Readonly<Record<string, { program: string; args(id: string): string[] }>> = {
+  A1: { program: 'claude', args: (id) => ['--resume', id] },
+  A2: { program: 'codex', args: (id) => ['resume', id] },
+  A3: { program: 'gemini', args: (id) => ['--resume', id] }, // a session's UUID, as `--list-sessions` names them
+  A4: { program: 'pi', args: (id) => ['--session', id] }, // a file or a (partial) UUID
+  A5: { program: 'opencode', args: (id) => ['--session', id] }, // `ses_…`
+};
 
 /** The absolute program a pane was started with (`exec '/x/bin/claude' …`), if it was started with one. */
 export function startedProgram(startCommand: string | undefined): string | undefined {
@@ -70,7 +79,7 @@ export function startedProgram(startCommand: string | undefined): string | undef
 }
 
 /** The agents whose past sessions svc can resume (their session stores are read: actors/sessions/pastSessions.ts). */
-export const RESUMABLE_AGENTS: ReadonlySet<string> = new Set(['A1', 'A2']);
+export const RESUMABLE_AGENTS: ReadonlySet<string> = new Set(Object.keys(RESUME));
 
 /**
  * The past-sessions book after a reading of the live sessions at `now` (epoch s): every agent session svc made

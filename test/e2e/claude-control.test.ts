@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { type FakeModel, PLAIN_REPLY, startFakeModel } from '../fakes/fakeModel.js';
-import { fromSessionMenu, pairedPhone, type TestBrowser } from '../helpers/browser.js';
+import { fromSessionMenu, pairedPhone, sessionControl, type TestBrowser } from '../helpers/browser.js';
 import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { agentInstalled, agentProgram, CLAUDE_CODE, waitSettled } from '../helpers/realAgents.js';
@@ -47,20 +47,8 @@ async function until(fn: () => boolean | Promise<boolean>, what: string): Promis
 }
 
 /** Taps `label`, then the confirmation `confirm`, and waits for the outcome `done` in the status line. */
-async function control(label: string, confirm: string, done: RegExp): Promise<void> {
-  // End and Force end are in the session's menu; Resume and Forget, all a past session offers, are in view
-  if (label === 'End session' || label === 'Force end') await fromSessionMenu(page, label);
-  else await page.getByRole('button', { name: label, exact: true }).click();
-  await page.getByRole('button', { name: confirm, exact: true }).click();
-  await page
-    .getByRole('status')
-    .filter({ hasText: done })
-    .waitFor({ timeout: STEP_MS })
-    .catch(async (e) => {
-      const status = await page.locator('.control-status').textContent();
-      throw new Error(`${(e as Error).message}\n--- status ---\n${status}\n--- listener ---\n${listener.output()}`);
-    });
-}
+const control = (label: string, confirm: string, done: RegExp) =>
+  sessionControl(page, { label, confirm, done, timeoutMs: STEP_MS }, () => listener.output());
 
 beforeAll(async () => {
   relay = await startTestRelay();

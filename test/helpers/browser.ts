@@ -170,6 +170,29 @@ export async function fromSessionMenu(page: Page, item: string): Promise<void> {
 }
 
 /**
+ * Session control as a person does it in the app: taps `label` (End session and Force end are in the session's
+ * menu; Resume and Forget, all a past session offers, are in view), then the confirmation `confirm`, and waits for
+ * the outcome `done` in the status line. On a timeout the error shows the status and `context()` (a log).
+ */
+export async function sessionControl(
+  page: Page,
+  step: { label: string; confirm: string; done: RegExp; timeoutMs: number },
+  context: () => string,
+): Promise<void> {
+  if (step.label === 'End session' || step.label === 'Force end') await fromSessionMenu(page, step.label);
+  else await page.getByRole('button', { name: step.label, exact: true }).click();
+  await page.getByRole('button', { name: step.confirm, exact: true }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: step.done })
+    .waitFor({ timeout: step.timeoutMs })
+    .catch(async (e) => {
+      const status = await page.locator('.control-status').textContent();
+      throw new Error(`${(e as Error).message}\n--- status ---\n${status}\n--- listener ---\n${context()}`);
+    });
+}
+
+/**
  * Where a test's screenshots go: test-results/screenshots/, or docs/screenshots/ with SVC_SCREENSHOTS=docs (how the
  * README's pictures are made), so a test run leaves the repository as it was.
  */

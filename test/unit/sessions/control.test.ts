@@ -95,6 +95,14 @@ describe('decideControl', () => {
       'svc-g',
       undefined,
       past('svc-g', 'A3'),
+      { kind: 'resume', past: past('svc-g', 'A3') },
+    ],
+    [
+      'resume a past session of an agent with no known resume',
+      'resume',
+      'svc-q',
+      undefined,
+      past('svc-q', 'A9'),
       { kind: 'refuse', code: 'not_supported' },
     ],
     [
@@ -200,9 +208,13 @@ describe('resuming', () => {
     ]);
     expect(resumeArgv({ agent: 'A1' }, 'b0c1-22')).toEqual(['claude', '--resume', 'b0c1-22']);
     expect(resumeArgv({ agent: 'A2' }, '019a-77')).toEqual(['codex', 'resume', '019a-77']);
-    expect(resumeArgv({ agent: 'A3' }, 'x')).toBeNull();
+    expect(resumeArgv({ agent: 'A3' }, '21dda112-f2c6')).toEqual(['gemini', '--resume', '21dda112-f2c6']);
+    expect(resumeArgv({ agent: 'A4' }, '01a20f47-5477')).toEqual(['pi', '--session', '01a20f47-5477']);
+    expect(resumeArgv({ agent: 'A5', program: '/o/opencode' }, 'ses_1')).toEqual(['/o/opencode', '--session', 'ses_1']);
+    expect(resumeArgv({ agent: 'A9' }, 'x')).toBeNull();
     // an id that could be an option or a path is never passed on
     expect(resumeArgv({ agent: 'A1' }, '--dangerously-skip-permissions x')).toBeNull();
+    expect(resumeArgv({ agent: 'A3' }, '--yolo')).toBeNull();
     expect(resumeArgv({ agent: 'A1' }, '../x')).toBeNull();
   });
 

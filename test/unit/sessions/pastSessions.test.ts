@@ -2,9 +2,11 @@
  * The past-sessions book on disk and the agents' session stores (actors/sessions/pastSessions.ts): what survives a
  * restart, and which id each agent's resume gets.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPastSessions, findResumeId } from '../../../actors/sessions/pastSessions.js';
 import { TmuxError } from '../../../actors/tmux/tmux.js';
@@ -109,5 +111,62 @@ describe('finding the id an agent resumes', () => {
     writeFileSync(join(day, 'rollout-2026-11-24T13-00-00-ddd.jsonl'), 'not json');
     const past = { name: 'x', agent: 'A2', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
     expect(findResumeId(past, { HOME: home })?.id).toBe('id-new');
+  });
+
+  it('Gemini CLI: the newest session of the folder whose project hash is that path (not a namesake folder)', () => {
+    const home = temp();
+    const chats = join(home, '.gemini', 'tmp', 'proj', 'chats');
+    mkdirSync(chats, { recursive: true });
+    const head = (sessionId: string, path: string) =>
+      `${JSON.stringify({ sessionId, projectHash: createHash('sha256').update(path).digest('hex'), kind: 'main' })}\n`;
+    writeFileSync(join(chats, 'session-2026-11-24T10-00-aaaa.jsonl'), head('g-old', '/w/proj'));
+    writeFileSync(join(chats, 'session-2026-11-24T11-00-bbbb.jsonl'), head('g-new', '/w/proj'));
+    writeFileSync(join(chats, 'session-2026-11-24T12-00-cccc.jsonl'), head('g-namesake', '/elsewhere/proj'));
+    utimesSync(join(chats, 'session-2026-11-24T10-00-aaaa.jsonl'), 1000, 1000);
+    utimesSync(join(chats, 'session-2026-11-24T12-00-cccc.jsonl'), 1000, 1000);
+    const past = { name: 'x', agent: 'A3', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
+    expect(findResumeId(past, { HOME: home })).toEqual({
+      id: 'g-new',
+      transcript: join(chats, 'session-2026-11-24T11-00-bbbb.jsonl'),
+    });
+    // the newest is held by a live session: the one before it
+    expect(findResumeId(past, { HOME: home }, new Set([join(chats, 'session-2026-11-24T11-00-bbbb.jsonl')]))?.id).toBe(
+      'g-old',
+    );
+    expect(findResumeId({ ...past, cwd: '/elsewhere/proj' }, { HOME: home })?.id).toBe('g-namesake');
+  });
+
+  it('pi: the newest session file of the folder whose header names that folder', () => {
+    const home = temp();
+    const dir = join(home, '.pi', 'agent', 'sessions', '--w-proj--');
+    mkdirSync(dir, { recursive: true });
+    const head = (id: string, cwd: string) => `${JSON.stringify({ type: 'session', version: 3, id, cwd })}\n`;
+    writeFileSync(join(dir, '2026-11-24T10-00-00-000Z_a.jsonl'), head('p-old', '/w/proj'));
+    writeFileSync(join(dir, '2026-11-24T11-00-00-000Z_b.jsonl'), head('p-new', '/w/proj'));
+    utimesSync(join(dir, '2026-11-24T10-00-00-000Z_a.jsonl'), 1000, 1000);
+    const past = { name: 'x', agent: 'A4', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
+    expect(findResumeId(past, { HOME: home })?.id).toBe('p-new');
+    // `/w-proj` files in the same folder (pi's name for it): its header tells them apart
+    expect(findResumeId({ ...past, cwd: '/w-proj' }, { HOME: home })).toBeNull();
+  });
+
+  it('opencode: the newest top-level session of the folder in its database', () => {
+    const home = temp();
+    const dbDir = join(home, '.local', 'share', 'opencode');
+    mkdirSync(dbDir, { recursive: true });
+    const db = new Database(join(dbDir, 'opencode.db'));
+    db.exec('CREATE TABLE session (id TEXT, directory TEXT, parent_id TEXT, time_updated INTEGER)');
+    const add = db.prepare('INSERT INTO session VALUES (?, ?, ?, ?)');
+    add.run('ses_old', '/w/proj', null, 1);
+    add.run('ses_new', '/w/proj', null, 2);
+    add.run('ses_child', '/w/proj', 'ses_new', 3);
+    add.run('ses_other', '/w/other', null, 4);
+    db.close();
+    const past = { name: 'x', agent: 'A5', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
+    expect(findResumeId(past, { HOME: home })).toEqual({ id: 'ses_new' });
+    expect(findResumeId(past, { HOME: home }, new Set([`${join(dbDir, 'opencode.db')}#ses_new`]))).toEqual({
+      id: 'ses_old',
+    });
+    expect(findResumeId({ ...past, cwd: '/w/none' }, { HOME: home })).toBeNull();
   });
 });
