@@ -35,6 +35,7 @@ export function agentsFound(home: string, env: NodeJS.ProcessEnv = process.env):
       CODEX_HOME: env.CODEX_HOME,
       XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
       opencodeJsonc: existsSync(join(xdg, 'opencode', 'opencode.jsonc')),
+      codexOverride: existsSync(join(env.CODEX_HOME || join(home, '.codex'), 'AGENTS.override.md')),
     },
     svcMcpCommand(),
   );

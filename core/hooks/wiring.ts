@@ -47,6 +47,8 @@ export interface WiringEnv {
   XDG_CONFIG_HOME?: string | undefined;
   /** opencode reads `opencode.jsonc` when it exists, else `opencode.json`: which one is there. */
   opencodeJsonc?: boolean;
+  /** Codex reads `AGENTS.override.md` in its home instead of `AGENTS.md` when the person has one. */
+  codexOverride?: boolean;
 }
 
 /** The MCP server's key in every agent's table of servers. */
@@ -140,7 +142,7 @@ export const RULES_TEXT = [
 
 /**
  * Where each agent with `svc_ask` reads the person's standing instructions for every project: Claude Code's user
- * CLAUDE.md, Codex's AGENTS.md in its home, Gemini CLI's GEMINI.md, opencode's global AGENTS.md, Qwen Code's
+ * CLAUDE.md, Codex's AGENTS.md in its home (its AGENTS.override.md when there is one), Gemini CLI's GEMINI.md, opencode's global AGENTS.md, Qwen Code's
  * QWEN.md (docs/agents.md says which were seen in the real program's requests). pi has no MCP, so no `svc_ask`.
  */
 function rulesWirings(env: WiringEnv): Wiring[] {
@@ -157,7 +159,12 @@ function rulesWirings(env: WiringEnv): Wiring[] {
   });
   return [
     rules('A1', 'claude', join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'CLAUDE.md')),
-    rules('A2', 'codex', join(env.CODEX_HOME || join(home, '.codex'), 'AGENTS.md')),
+    // 0.169 reads AGENTS.override.md first and then not AGENTS.md: svc's block goes where Codex will read it
+    rules(
+      'A2',
+      'codex',
+      join(env.CODEX_HOME || join(home, '.codex'), env.codexOverride ? 'AGENTS.override.md' : 'AGENTS.md'),
+    ),
     rules('A3', 'gemini', join(home, '.gemini', 'GEMINI.md')),
     rules('A5', 'opencode', join(xdg, 'opencode', 'AGENTS.md')),
     rules('A9', 'qwen', join(home, '.qwen', 'QWEN.md')),

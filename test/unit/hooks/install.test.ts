@@ -38,6 +38,11 @@ describe('wirings', () => {
     ]);
     const d = wirings({ home: '/h' }, mcp);
     expect(d.find((x) => x.agentId === 'A1')?.file).toBe('/h/.claude.json');
+    // Codex's standing instructions: its AGENTS.override.md when the person has one (Codex then skips AGENTS.md)
+    const rules = (e: Parameters<typeof wirings>[0]) =>
+      wirings(e, mcp).find((x) => x.agentId === 'A2' && x.kind === 'rules')?.file;
+    expect(rules({ home: '/h' })).toBe('/h/.codex/AGENTS.md');
+    expect(rules({ home: '/h', CODEX_HOME: '/x', codexOverride: true })).toBe('/x/AGENTS.override.md');
     expect(d.find((x) => x.agentId === 'A5')?.file).toBe('/h/.config/opencode/opencode.json');
   });
 
