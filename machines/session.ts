@@ -7,9 +7,10 @@ import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xst
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { PhoneRequest } from '../core/protocol/bodies.js';
-import type { RefusalCode, SessionRecord } from '../core/protocol/index.js';
+import type { PaneInfo, RefusalCode, SessionRecord } from '../core/protocol/index.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
+import { mainPane } from '../core/sessions/view.js';
 import { refusalFor } from '../core/sessions/refusals.js';
 import type { BucketState } from '../core/tokenBucket.js';
 import { fullBucket, SESSION_INPUT_BUCKET, takeToken } from '../core/tokenBucket.js';
@@ -214,6 +215,14 @@ export function unanswered(context: SessionContext): (SessionResult | SessionKey
 }
 
 /**
+ * The pane keys go to: the active one, where the person looks; End and SIGTERM go to the agent's own pane (the
+ * session's first), so an exit command is never typed into a shell the person split beside the agent.
+ */
+function keysPane(record: SessionRecord, control: SessionKeys['control']): PaneInfo | undefined {
+  return control === 'end' || control === 'term' ? (mainPane(record) ?? activePane(record)) : activePane(record);
+}
+
+/**
  * A line for the log when the pane is in a tmux mode that typing will end (the phone is told only `injected`:
  * where the person had scrolled to at the computer is worth a line, not a message).
  */
@@ -245,7 +254,7 @@ export function decideHead(context: SessionContext): {
   if (!head) return { code: null, bucket: context.bucket };
   const facts = {
     target: context.name,
-    pane: activePane(context.record),
+    pane: head.kind === 'keys' ? keysPane(context.record, head.control) : activePane(context.record),
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
     approvalPending: context.approvalOnScreen,
@@ -569,7 +578,7 @@ export const sessionMachine = setup({
           invoke: {
             src: 'typeKeys',
             input: ({ context }) => {
-              const pane = activePane(context.record)!;
+              const pane = keysPane(context.record, context.currentKeys!.control)!;
               return {
                 session: context.name,
                 paneId: pane.id,

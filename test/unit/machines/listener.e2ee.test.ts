@@ -608,6 +608,26 @@ describe('session control from the phone (core/sessions/control.ts)', () => {
     ]);
   });
 
+  it('ends the agent in its own pane when the person split the window and a shell pane is active', async () => {
+    const split = session('svc-split', {
+      meta: { kind: 'agent', agent: 'A1', project: 'proj' },
+      panes: [
+        { id: '%7', index: '0.0', command: 'claude', path: '/w/p', active: false },
+        { id: '%8', index: '0.1', command: 'bash', path: '/w/p', active: true },
+      ],
+    });
+    const h = harness({ sessions: [split] });
+    await h.connect();
+    h.frame({
+      type: 'pane.keys',
+      session: 'svc-split',
+      ...req,
+      envelope: envelope('d_phone', { session: 'svc-split', seq: 1, control: 'end' }),
+    });
+    await flush();
+    expect(h.state.keyed).toEqual([{ session: 'svc-split', paneId: '%7', keys: ['Enter'], text: '/exit', exit: true }]);
+  });
+
   it('refuses to end while an approval prompt is up (the exit command would answer it)', async () => {
     const text = readFileSync('test/fixtures/screens/A1/awaiting_approval-1.txt', 'utf8');
     const { h, control, results } = await setup({ [claude.panes[0]!.id]: text });
