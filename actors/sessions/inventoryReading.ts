@@ -3,12 +3,13 @@
  * sessions and their panes (one `list-panes -a`), then the screens of the agent panes worth reading (one call for
  * all of them). Two tmux calls whatever the number of sessions.
  */
+
+import { SCREEN_LINES } from '../../core/agents/screens.js';
 import { describeInventory, panesToRead } from '../../core/sessions/view.js';
 import type { InventoryReading } from '../../machines/inventory.js';
 import type { Tmux } from '../tmux/tmux.js';
 
-/** Lines of each agent pane read: the screen rules (`core/agents/screens.ts`) look at the last dozen non-blank ones. */
-export const SCREEN_LINES = 40;
+export { SCREEN_LINES };
 
 export async function readInventory(
   tmux: Pick<Tmux, 'listSessions' | 'captureMany'>,

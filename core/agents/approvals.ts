@@ -9,7 +9,8 @@
  * fingerprint of the screen's last lines, so raw keys still need the prompt the phone showed. Pure: the web app
  * computes the same fingerprint from the pane it draws.
  */
-import { lastLines, SCREEN_RULES } from './screens.js';
+import { lastScreenLines } from '../tmux/tmux.js';
+import { lastLines, SCREEN_LINES, SCREEN_RULES } from './screens.js';
 
 export interface ApprovalChoice {
   /** As the dialog words it, without its number. */
@@ -274,7 +275,7 @@ const CODEX_CHOICE = /^\s*(›)?\s*(\d+)\.\s+(.+?)\s*$/;
 /** The shortcut after a choice's words: `(y)`, `(esc)`, `(shift+tab)`. */
 const CODEX_SHORTCUT = /\s+\((?:[a-z]|esc|[a-z]+\+[a-z]+)\)$/;
 /** The history cell of a proposed edit, right above its dialog. */
-const CODEX_EDIT_CELL = /^•\s+(?:Edited|Added|Deleted|Moved)\s+\S/;
+const CODEX_EDIT_CELL = /^•\s+(?:Edited|Added|Deleted)\s+(\S+)\s+\(\+\d+\s+-\d+\)$/;
 
 /** What Codex asks about, named from its question (the dialog has no title). */
 function codexTool(question: string, detail: readonly string[]): string {
@@ -290,51 +291,67 @@ function codexTool(question: string, detail: readonly string[]): string {
   return server ? `MCP · ${server}` : 'Codex';
 }
 
-/** A2 Codex's dialog: see CODEX. */
+/** Whether a choice's line (its words after the number) is one word: a wrap that cut a word too long for it. */
+const oneWord = (line: string) => !/\s/.test(line.trim().replace(/^(›\s*)?\d+\.\s+/, ''));
+
+/**
+ * A2 Codex's dialog: see CODEX. Read from the bottom, so that nothing the model wrote can pose as part of it: the
+ * choices are the numbered block right above the hints (1..n, exactly one `›`); the question is the one line that
+ * asks, between the last line of the conversation (text at column 0: `•`, `›`, `■`) and the choices, or the
+ * dialog is not read. A choice wrapped over lines is joined back: without a space after a hyphen or a line that is
+ * one word (the wrap cut a word too long for the line), else with one.
+ */
 function readCodex(text: string): Reading | null {
   const all = text.split('\n').map((l) => l.replace(/\s+$/, ''));
   const endAt = all.findLastIndex((l) => CODEX_END.test(l));
-  const questionAt = all.slice(0, Math.max(0, endAt)).findLastIndex((l) => CODEX_QUESTION.test(l));
-  if (endAt < 0 || questionAt < 0) return null;
-  const question = CODEX_QUESTION.exec(all[questionAt]!)![1]!;
-  // a line as wide as the pane was cut mid-word by the wrap: its continuation joins it without a space
-  const width = Math.max(...all.map((l) => l.length));
-  const choices: ApprovalChoice[] = [];
+  if (endAt < 0) return null;
+  const firstChoiceAt = all.slice(0, endAt).findLastIndex((l) => /^\s*(›\s*)?1\.\s+\S/.test(l));
+  if (firstChoiceAt < 0) return null;
   const labels: string[] = [];
   let highlighted: number | null = null;
-  let firstChoiceAt = -1;
-  for (let i = questionAt + 1; i < endAt; i++) {
+  let marks = 0;
+  for (let i = firstChoiceAt; i < endAt; i++) {
     const line = all[i]!;
     const m = CODEX_CHOICE.exec(line);
     if (m && Number(m[2]) === labels.length + 1) {
-      if (firstChoiceAt < 0) firstChoiceAt = i;
-      if (m[1]) highlighted = labels.length;
+      if (m[1]) [highlighted, marks] = [labels.length, marks + 1];
       labels.push(m[3]!);
-    } else if (labels.length > 0 && line.trim() !== '') {
+    } else if (m && /^\s*›/.test(line))
+      return null; // a marked line out of order: not a dialog svc knows
+    else if (line.trim() !== '') {
       const before = all[i - 1]!;
-      const joiner = before.length >= width || before.endsWith('-') ? '' : ' ';
+      const joiner = /\w-$/.test(before) || oneWord(before) ? '' : ' ';
       labels[labels.length - 1] += joiner + line.trim();
     }
   }
-  for (const raw of labels) {
+  if (labels.length < 2 || marks !== 1) return null;
+  const choices = labels.map((raw) => {
     const label = raw.replace(CODEX_SHORTCUT, '');
-    choices.push({ label, always: ALWAYS.test(label) });
-  }
-  if (choices.length < 2) return null;
-  const dialog = all.slice(questionAt + 1, firstChoiceAt).filter((l) => l.trim() !== '');
-  // an edit: its diff is the cell above the dialog (the last block of text before the question)
+    return { label, always: ALWAYS.test(label) };
+  });
+  const historyAt = all.slice(0, firstChoiceAt).findLastIndex((l) => /^\S/.test(l));
+  const asks = all
+    .map((l, i) => ({ l, i }))
+    .filter(({ l, i }) => i > historyAt && i < firstChoiceAt && CODEX_QUESTION.test(l));
+  if (asks.length !== 1) return null;
+  const questionAt = asks[0]!.i;
+  const question = CODEX_QUESTION.exec(all[questionAt]!)![1]!;
+  const dialog = tidy(all.slice(questionAt + 1, firstChoiceAt).filter((l) => l.trim() !== ''));
+  // an edit: its diff is the conversation's last cell (`• Edited <file> (+n -m)`), when it names the destination
   let cell: string[] = [];
-  if (/make the following edits/.test(question)) {
-    let at = questionAt - 1;
-    while (at >= 0 && all[at]!.trim() === '') at--;
-    const endCell = at;
-    while (at >= 0 && all[at]!.trim() !== '') at--;
-    const block = all.slice(at + 1, endCell + 1);
-    if (block.length > 0 && CODEX_EDIT_CELL.test(block[0]!))
-      cell = block.filter((l) => !/^\s*\+ Show details$/.test(l));
+  const destination = dialog.map((l) => /^Destination:\s*(.+)$/.exec(l)?.[1]).find(Boolean);
+  const header = historyAt >= 0 ? CODEX_EDIT_CELL.exec(all[historyAt]!) : null;
+  if (/make the following edits/.test(question) && destination && header) {
+    const file = header[1]!;
+    if (destination === file || destination.endsWith(`/${file}`)) {
+      const blank = all.findIndex((l, i) => i > historyAt && l.trim() === '');
+      cell = all
+        .slice(historyAt, blank < 0 ? questionAt : Math.min(blank, questionAt))
+        .filter((l) => !/^\s*\+ Show details$/.test(l));
+    }
   }
-  const detail = [...tidy(cell.map((l) => l.replace(/^•\s/, '  '))), ...tidy(dialog)];
-  return { readable: true, tool: codexTool(question, tidy(dialog)), detail, question, choices, highlighted };
+  const detail = [...tidy(cell.map((l) => l.replace(/^•\s/, '  '))), ...dialog];
+  return { readable: true, tool: codexTool(question, dialog), detail, question, choices, highlighted };
 }
 
 /**
@@ -344,8 +361,11 @@ function readCodex(text: string): Reading | null {
  * is, so keys still need the prompt the phone showed. Null for an agent with no trusted screen rules.
  */
 export function readApproval(agent: string, screen: { text: string }): ApprovalPrompt | null {
+  // the lines the listener's inventory reads: the card, the last look before typing and the app's Watch (which
+  // have the whole pane) all read one dialog the same way, so one prompt has one fingerprint
+  const text = lastScreenLines(screen.text, SCREEN_LINES);
   const rules = DIALOG_RULES[agent];
-  const read = rules ? readDialog(rules, screen.text) : null;
+  const read = rules ? readDialog(rules, text) : null;
   if (read) return { agent, ...read, fingerprint: fingerprintOf(agent, read) };
   // not readable this time (a layout the rules do not know): the last lines stand for it
   const screenRules = SCREEN_RULES[agent];
@@ -353,7 +373,7 @@ export function readApproval(agent: string, screen: { text: string }): ApprovalP
   const unread = {
     readable: false,
     tool: '',
-    detail: lastLines(screen.text, screenRules.lines),
+    detail: lastLines(text, screenRules.lines),
     question: '',
     choices: [],
     highlighted: null,

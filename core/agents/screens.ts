@@ -211,6 +211,13 @@ export const SCREEN_RULES: Readonly<Record<string, ScreenRules>> = {
 // ---------------------------------------------------------------------------------------------------------------
 // Reading
 
+/**
+ * Lines of each agent pane the listener reads (the last ones, trailing blank lines dropped: `lastScreenLines`): the
+ * screen rules look at the last dozen non-blank ones, an approval dialog is read within them
+ * (core/agents/approvals.ts), whatever more of the pane another reader has.
+ */
+export const SCREEN_LINES = 40;
+
 /** The last `n` non-blank lines of a capture, trailing spaces dropped. */
 export function lastLines(text: string, n: number): string[] {
   const lines = text
