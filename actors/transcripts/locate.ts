@@ -6,8 +6,10 @@
  * - Claude Code: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `projects/<cwd, every non-alphanumeric as ->/<uuid>.jsonl`.
  * - Codex: `$CODEX_HOME` or `~/.codex`, `sessions/YYYY/MM/DD/rollout-*.jsonl`, whose first line (`session_meta`)
  *   names its `cwd` and `id`.
- * - Gemini CLI 0.61: `~/.gemini/tmp/<the project folder's name>/chats/session-*.jsonl`, whose first line names the
- *   `sessionId` and the `projectHash` (sha256 of the project's path: a folder of the same name elsewhere is not it).
+ * - Gemini CLI 0.61: `~/.gemini/tmp/<slug>/chats/session-*.jsonl` (`$GEMINI_CLI_HOME` for `~`), the slug being the
+ *   project's in `~/.gemini/projects.json` (its folder's name in lower case, other characters as `-`, `-1`… on a
+ *   clash), each slug folder's `.project_root` naming its project; the first line names the `sessionId` and the
+ *   `projectHash` (sha256 of the project's path), both checked.
  * - pi: `~/.pi/agent/sessions/--<cwd without its first /, every / as ->--/*.jsonl`, whose first line (`session`)
  *   names its `id` and `cwd`.
  * - opencode: rows of its SQLite database (actors/transcripts/opencodeDb.ts).
@@ -15,9 +17,9 @@
  * (test/fixtures/transcripts/<id>/meta.json records where the real programs put them.)
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join, normalize, sep } from 'node:path';
+import { join, normalize, sep } from 'node:path';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -153,10 +155,44 @@ function newestSession(
   return null;
 }
 
+const geminiDir = (env: Env) => join(env.GEMINI_CLI_HOME || home(env), '.gemini');
+
+/**
+ * Gemini CLI's folder for the project at `cwd`: the slug its registry (`projects.json`) gives it, unless that
+ * folder's `.project_root` names another project; else the folder whose `.project_root` names it; null when none.
+ */
+export function geminiProjectDir(cwd: string, env: Env): string | null {
+  const tmp = join(geminiDir(env), 'tmp');
+  const owner = (slug: string) => {
+    try {
+      return readFileSync(join(tmp, slug, '.project_root'), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const safe = (slug: unknown): slug is string => typeof slug === 'string' && /^[a-z0-9][a-z0-9-]{0,127}$/.test(slug);
+  try {
+    const slug = (JSON.parse(readFileSync(join(geminiDir(env), 'projects.json'), 'utf8')) as { projects?: unknown })
+      .projects as Record<string, unknown> | undefined;
+    const mine = slug?.[cwd];
+    if (safe(mine) && (owner(mine) ?? cwd) === cwd) return join(tmp, mine);
+  } catch {
+    // no registry (an older version, or none yet): the markers tell
+  }
+  try {
+    for (const slug of readdirSync(tmp)) if (safe(slug) && owner(slug) === cwd) return join(tmp, slug);
+  } catch {
+    // no folder yet
+  }
+  return null;
+}
+
 /** Gemini CLI's newest session for `cwd`. */
 export function geminiSession(cwd: string, env: Env, since = 0, skip?: ReadonlySet<string>): FiledSession | null {
   const hash = createHash('sha256').update(cwd).digest('hex');
-  const dir = join(home(env), '.gemini', 'tmp', basename(cwd), 'chats');
+  const project = geminiProjectDir(cwd, env);
+  if (!project) return null;
+  const dir = join(project, 'chats');
   return newestSession(dir, /^session-.*\.jsonl$/, since, skip, (first) =>
     first.projectHash === hash ? first.sessionId : undefined,
   );
@@ -178,7 +214,7 @@ export function storeRoot(agent: string, env: Env = process.env): string | null 
     case 'A2':
       return join(env.CODEX_HOME || join(home(env), '.codex'), 'sessions');
     case 'A3':
-      return join(home(env), '.gemini', 'tmp');
+      return join(geminiDir(env), 'tmp');
     case 'A4':
       return join(home(env), '.pi', 'agent', 'sessions');
     default:

@@ -57,19 +57,25 @@ export const EXIT_COMMANDS: Readonly<Record<string, string>> = {
 
 /** How an agent resumes one of its own sessions by id: the argv of a new session; null: svc cannot resume it. */
 export function resumeArgv(past: Pick<PastSession, 'agent' | 'program'>, id: string): string[] | null {
-  // an id that could be read as an option (`--yolo`) or a path is never passed on
-  if (!AGENT_SESSION_ID.test(id) || id.startsWith('-')) return null;
   const resume = RESUME[past.agent];
-  return resume ? [past.program ?? resume.program, ...resume.args(id)] : null;
+  // only an id of the agent's own shape: never one its resume would read as an option (`--yolo`), a path (pi takes
+  // `x.jsonl` as a file), `latest` or a list number (Gemini CLI)
+  if (!resume || !AGENT_SESSION_ID.test(id) || !resume.id.test(id)) return null;
+  return [past.program ?? resume.program, ...resume.args(id)];
 }
 
-/** Each agent's own resume of a session by its id (checked on the real programs: test/e2e/*-resume tests). */
-const RESUME: Readonly<Record<string, { program: string; args(id: string): string[] }>> = {
-  A1: { program: 'claude', args: (id) => ['--resume', id] },
-  A2: { program: 'codex', args: (id) => ['resume', id] },
-  A3: { program: 'gemini', args: (id) => ['--resume', id] }, // a session's UUID, as `--list-sessions` names them
-  A4: { program: 'pi', args: (id) => ['--session', id] }, // a file or a (partial) UUID
-  A5: { program: 'opencode', args: (id) => ['--session', id] }, // `ses_…`
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Each agent's own resume of a session by its id, and the shape of its ids (checked on the real programs:
+ * test/e2e/claude-control.test.ts, test/e2e/resume.realAgents.test.ts).
+ */
+const RESUME: Readonly<Record<string, { program: string; id: RegExp; args(id: string): string[] }>> = {
+  A1: { program: 'claude', id: UUID, args: (id) => ['--resume', id] },
+  A2: { program: 'codex', id: UUID, args: (id) => ['resume', id] },
+  A3: { program: 'gemini', id: UUID, args: (id) => ['--resume', id] }, // as `--list-sessions` names them
+  A4: { program: 'pi', id: UUID, args: (id) => ['--session', id] }, // the session header's id
+  A5: { program: 'opencode', id: /^ses_[A-Za-z0-9]{1,64}$/, args: (id) => ['--session', id] },
 };
 
 /** The absolute program a pane was started with (`exec '/x/bin/claude' …`), if it was started with one. */

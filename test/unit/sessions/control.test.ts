@@ -201,21 +201,29 @@ describe('the past-sessions book', () => {
 
 describe('resuming', () => {
   it('runs the agent’s own resume with the session id, the same program when it was absolute', () => {
-    expect(resumeArgv({ agent: 'A1', program: '/opt/bin/claude' }, 'b0c1-22')).toEqual([
-      '/opt/bin/claude',
-      '--resume',
-      'b0c1-22',
+    const id = '9f7cad6b-8561-4da3-baa0-ecdb6906eb73';
+    expect(resumeArgv({ agent: 'A1', program: '/opt/bin/claude' }, id)).toEqual(['/opt/bin/claude', '--resume', id]);
+    expect(resumeArgv({ agent: 'A1' }, id)).toEqual(['claude', '--resume', id]);
+    expect(resumeArgv({ agent: 'A2' }, id)).toEqual(['codex', 'resume', id]);
+    expect(resumeArgv({ agent: 'A3' }, id)).toEqual(['gemini', '--resume', id]);
+    expect(resumeArgv({ agent: 'A4' }, id)).toEqual(['pi', '--session', id]);
+    expect(resumeArgv({ agent: 'A5', program: '/o/opencode' }, 'ses_1aB')).toEqual([
+      '/o/opencode',
+      '--session',
+      'ses_1aB',
     ]);
-    expect(resumeArgv({ agent: 'A1' }, 'b0c1-22')).toEqual(['claude', '--resume', 'b0c1-22']);
-    expect(resumeArgv({ agent: 'A2' }, '019a-77')).toEqual(['codex', 'resume', '019a-77']);
-    expect(resumeArgv({ agent: 'A3' }, '21dda112-f2c6')).toEqual(['gemini', '--resume', '21dda112-f2c6']);
-    expect(resumeArgv({ agent: 'A4' }, '01a20f47-5477')).toEqual(['pi', '--session', '01a20f47-5477']);
-    expect(resumeArgv({ agent: 'A5', program: '/o/opencode' }, 'ses_1')).toEqual(['/o/opencode', '--session', 'ses_1']);
-    expect(resumeArgv({ agent: 'A9' }, 'x')).toBeNull();
-    // an id that could be an option or a path is never passed on
-    expect(resumeArgv({ agent: 'A1' }, '--dangerously-skip-permissions x')).toBeNull();
-    expect(resumeArgv({ agent: 'A3' }, '--yolo')).toBeNull();
-    expect(resumeArgv({ agent: 'A1' }, '../x')).toBeNull();
+    expect(resumeArgv({ agent: 'A9' }, id)).toBeNull();
+  });
+
+  it('passes on only an id of the agent’s own shape', () => {
+    const id = '9f7cad6b-8561-4da3-baa0-ecdb6906eb73';
+    // an option, a path, words the resume reads otherwise (Gemini's `latest` or a list number, pi's file name)
+    for (const bad of ['--dangerously-skip-permissions x', '--yolo', '../x', 'latest', '5', `${id}.jsonl`, 'b0c1-22'])
+      for (const agent of ['A1', 'A2', 'A3', 'A4', 'A5'])
+        expect(resumeArgv({ agent }, bad), `${agent} ${bad}`).toBeNull();
+    // each agent's ids are its own
+    expect(resumeArgv({ agent: 'A5' }, id)).toBeNull();
+    expect(resumeArgv({ agent: 'A3' }, 'ses_1aB')).toBeNull();
   });
 
   it('reads the program from the pane’s start command', () => {

@@ -113,27 +113,39 @@ describe('finding the id an agent resumes', () => {
     expect(findResumeId(past, { HOME: home })?.id).toBe('id-new');
   });
 
-  it('Gemini CLI: the newest session of the folder whose project hash is that path (not a namesake folder)', () => {
+  it('Gemini CLI: the newest session in the folder its registry gives the project, whose hash is that path', () => {
     const home = temp();
-    const chats = join(home, '.gemini', 'tmp', 'proj', 'chats');
-    mkdirSync(chats, { recursive: true });
+    const tmp = join(home, '.gemini', 'tmp');
+    // as Gemini CLI 0.61 files them: a slug per project in projects.json, `.project_root` in each slug's folder
+    const projects = { '/w/proj': 'proj', '/elsewhere/proj': 'proj-1', '/w/My_App': 'my-app' };
+    mkdirSync(join(home, '.gemini'));
+    writeFileSync(join(home, '.gemini', 'projects.json'), JSON.stringify({ projects }));
     const head = (sessionId: string, path: string) =>
       `${JSON.stringify({ sessionId, projectHash: createHash('sha256').update(path).digest('hex'), kind: 'main' })}\n`;
-    writeFileSync(join(chats, 'session-2026-11-24T10-00-aaaa.jsonl'), head('g-old', '/w/proj'));
-    writeFileSync(join(chats, 'session-2026-11-24T11-00-bbbb.jsonl'), head('g-new', '/w/proj'));
-    writeFileSync(join(chats, 'session-2026-11-24T12-00-cccc.jsonl'), head('g-namesake', '/elsewhere/proj'));
-    utimesSync(join(chats, 'session-2026-11-24T10-00-aaaa.jsonl'), 1000, 1000);
-    utimesSync(join(chats, 'session-2026-11-24T12-00-cccc.jsonl'), 1000, 1000);
+    const file = (slug: string, name: string, sessionId: string, path: string, at?: number) => {
+      mkdirSync(join(tmp, slug, 'chats'), { recursive: true });
+      writeFileSync(join(tmp, slug, '.project_root'), path);
+      writeFileSync(join(tmp, slug, 'chats', name), head(sessionId, path));
+      if (at) utimesSync(join(tmp, slug, 'chats', name), at, at);
+      return join(tmp, slug, 'chats', name);
+    };
+    file('proj', 'session-2026-11-24T10-00-aaaa.jsonl', 'g-old', '/w/proj', 1000);
+    const newer = file('proj', 'session-2026-11-24T11-00-bbbb.jsonl', 'g-new', '/w/proj');
+    // another project's file in this folder (a hash that is not this path) is not taken
+    writeFileSync(join(tmp, 'proj', 'chats', 'session-2026-11-24T12-00-cccc.jsonl'), head('g-stray', '/x/proj'));
+    utimesSync(join(tmp, 'proj', 'chats', 'session-2026-11-24T12-00-cccc.jsonl'), 500, 500);
+    file('proj-1', 'session-2026-11-24T12-00-dddd.jsonl', 'g-namesake', '/elsewhere/proj');
+    file('my-app', 'session-2026-11-24T12-00-eeee.jsonl', 'g-app', '/w/My_App');
     const past = { name: 'x', agent: 'A3', cwd: '/w/proj', createdAt: 1, lastSeenAt: 2 };
-    expect(findResumeId(past, { HOME: home })).toEqual({
-      id: 'g-new',
-      transcript: join(chats, 'session-2026-11-24T11-00-bbbb.jsonl'),
-    });
+    expect(findResumeId(past, { HOME: home })).toEqual({ id: 'g-new', transcript: newer });
     // the newest is held by a live session: the one before it
-    expect(findResumeId(past, { HOME: home }, new Set([join(chats, 'session-2026-11-24T11-00-bbbb.jsonl')]))?.id).toBe(
-      'g-old',
-    );
+    expect(findResumeId(past, { HOME: home }, new Set([newer]))?.id).toBe('g-old');
     expect(findResumeId({ ...past, cwd: '/elsewhere/proj' }, { HOME: home })?.id).toBe('g-namesake');
+    expect(findResumeId({ ...past, cwd: '/w/My_App' }, { HOME: home })?.id).toBe('g-app');
+    // no registry: the folder whose .project_root names the project
+    rmSync(join(home, '.gemini', 'projects.json'));
+    expect(findResumeId({ ...past, cwd: '/w/My_App' }, { HOME: home })?.id).toBe('g-app');
+    expect(findResumeId({ ...past, cwd: '/w/none' }, { HOME: home })).toBeNull();
   });
 
   it('pi: the newest session file of the folder whose header names that folder', () => {
