@@ -94,15 +94,21 @@ export const ROOT: CommandTable = {
       'MCP server on stdio for agents: svc_ask and svc_notify reach your phone',
       () => import('./commands/mcp.js'),
     ),
-    // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4); run below, not through the table
+    // `svc cc`, `svc codex`, …: one per registry entry (spec 4.4); run below, not through the table. Each is also
+    // there under its program's own name when that differs (`svc claude` is `svc cc`), not listed in --help.
     ...Object.fromEntries(
-      AGENTS.map((a) => [
-        a.subcommand,
-        {
+      AGENTS.flatMap((a) => {
+        const command = {
           description: `${a.name} in a named tmux session: [--detach] [--label x] [--wt branch] [${a.command} args…]`,
           load: async () => (await import('./commands/agent.js')).agentCommand(a),
-        },
-      ]),
+        };
+        return a.command === a.subcommand
+          ? [[a.subcommand, command]]
+          : [
+              [a.subcommand, command],
+              [a.command, { ...command, hidden: true }],
+            ];
+      }),
     ),
   },
 };

@@ -11,7 +11,7 @@ const wrapped = process.argv[2] ? agentForSubcommand(process.argv[2]) : undefine
 if (wrapped) {
   // Not through the table: a `--help` meant for the agent (`svc cc -- --help`) must reach it.
   const { runAgentWrapper } = await import('./commands/agent.js');
-  process.exitCode = await runAgentWrapper(wrapped, process.argv.slice(3));
+  process.exitCode = await runAgentWrapper(wrapped, process.argv.slice(3), process.argv[2]);
 } else {
   process.exitCode = await runCli(ROOT, process.argv.slice(2));
 }

@@ -12,6 +12,7 @@ import {
   type FlagSpec,
   FREE_TEXT,
   firstPositional,
+  flagNames,
   NOT_YET,
   USAGE_EXIT,
   unknownCommandLine,
@@ -90,7 +91,7 @@ export async function runCli(root: CommandTable, argv: readonly string[]): Promi
     const mine = at < 0 ? rest : rest.slice(0, at);
     const check = checkFlags(mine, specs, NOT_YET[path], FREE_TEXT.has(path));
     if (!check.ok) {
-      err(check.kind === 'unknown' ? unknownFlagLine(check.flag, path) : check.message);
+      err(check.kind === 'unknown' ? unknownFlagLine(check.flag, path, flagNames(specs)) : check.message);
       return USAGE_EXIT;
     }
     if (check.help) {
@@ -107,7 +108,10 @@ export async function runCli(root: CommandTable, argv: readonly string[]): Promi
     if (!next) {
       // a command with its own `run` and positional arguments takes the word itself
       if (level.command?.run && Object.values(specs).some((s) => s.type === 'positional')) break;
-      err(unknownCommandLine(word, path));
+      const names = Object.entries(level.table ? root.commands : (subs as Record<string, unknown>))
+        .filter(([, c]) => !(c as { hidden?: boolean }).hidden)
+        .map(([name]) => name);
+      err(unknownCommandLine(word, path, names));
       return USAGE_EXIT;
     }
     const command = (await resolve(next as Lazy<AnyCommand>))!;

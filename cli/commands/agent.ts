@@ -10,8 +10,9 @@ import type { AgentSpec } from '../../core/agents/registry.js';
 import { parseWrapperArgs } from '../../core/sessions/launch.js';
 import { fail } from '../output.js';
 
-export function agentUsage(agent: AgentSpec): string {
-  const cmd = `svc ${agent.subcommand}`;
+/** `name`: the command as typed (`cc`, or the program's own name: `claude`). */
+export function agentUsage(agent: AgentSpec, name = agent.subcommand): string {
+  const cmd = `svc ${name}`;
   return [
     `Run ${agent.name} (${agent.command}) in a tmux session named for this project, reachable from your phone.`,
     '',
@@ -29,14 +30,18 @@ export function agentUsage(agent: AgentSpec): string {
 }
 
 /** The whole command; resolves with the exit code. */
-export async function runAgentWrapper(agent: AgentSpec, rawArgs: readonly string[]): Promise<number> {
+export async function runAgentWrapper(
+  agent: AgentSpec,
+  rawArgs: readonly string[],
+  name = agent.subcommand,
+): Promise<number> {
   const parsed = parseWrapperArgs(rawArgs);
   if ('error' in parsed) {
-    fail(new Error(`${parsed.error} (see \`svc ${agent.subcommand} --help\`)`));
+    fail(new Error(`${parsed.error} (see \`svc ${name} --help\`)`));
     return 1;
   }
   if (parsed.help) {
-    process.stdout.write(agentUsage(agent));
+    process.stdout.write(agentUsage(agent, name));
     return 0;
   }
   return runWrapper({

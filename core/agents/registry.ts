@@ -326,7 +326,8 @@ export function agentById(id: string): AgentSpec | undefined {
 }
 
 export function agentForSubcommand(subcommand: string): AgentSpec | undefined {
-  return AGENTS.find((a) => a.subcommand === subcommand);
+  // the program's own name too: `svc claude` is `svc cc`
+  return AGENTS.find((a) => a.subcommand === subcommand) ?? AGENTS.find((a) => a.command === subcommand);
 }
 
 /** The agent whose process is in front, from `#{pane_current_command}` (a bare name or a path). */

@@ -95,11 +95,56 @@ export function firstPositional(args: readonly string[], specs: Readonly<Record<
   return -1;
 }
 
-export const unknownCommandLine = (word: string, command: string): string =>
-  `svc: unknown command "${word}"${command === 'svc' ? '' : ` for ${command}`}; see ${command} --help`;
+/**
+ * Edit distance of two words: letters added, dropped or changed, and two neighbours swapped, one step each (the
+ * optimal string alignment distance: `verfy` → `verify` 1, `shedule` → `schedule` 1, `detatch` → `detach` 1).
+ */
+export function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  return d[a.length]![b.length]!;
+}
 
-export const unknownFlagLine = (flag: string, command: string): string =>
-  `svc: unknown flag "${flag}" for ${command}; see ${command} --help`;
+/**
+ * The candidate a mistyped `word` most likely meant: the nearest by edit distance, when near enough to be a typo
+ * (1 for words of up to 4 letters, 2 up to 8, else 3) and nearer than any other; none for a word like no candidate.
+ */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const allowed = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
+  const scored = candidates
+    .map((c) => ({ c, d: editDistance(word.toLowerCase(), c.toLowerCase()) }))
+    .filter(({ d }) => d <= allowed)
+    .sort((x, y) => x.d - y.d);
+  if (scored.length === 0 || (scored.length > 1 && scored[1]!.d === scored[0]!.d)) return undefined;
+  return scored[0]!.c;
+}
+
+export const unknownCommandLine = (word: string, command: string, commands: readonly string[] = []): string => {
+  const meant = closest(word, commands);
+  const hint = meant ? `; did you mean "${command} ${meant}"?` : '';
+  return `svc: unknown command "${word}"${command === 'svc' ? '' : ` for ${command}`}${hint}; see ${command} --help`;
+};
+
+export const unknownFlagLine = (flag: string, command: string, flags: readonly string[] = []): string => {
+  const meant = closest(flag, flags);
+  return `svc: unknown flag "${flag}" for ${command}${meant ? `; did you mean "${meant}"?` : ''}; see ${command} --help`;
+};
+
+/** The flags a command takes, as typed (`--detach`, `-d`): what an unknown flag is compared with. */
+export function flagNames(specs: Readonly<Record<string, FlagSpec>>): string[] {
+  return Object.entries(specs)
+    .filter(([, s]) => s.type !== 'positional')
+    .flatMap(([name, s]) => [`--${name}`, ...aliases(s).map((a) => (a.length === 1 ? `-${a}` : `--${a}`))])
+    .concat('--help', '--version');
+}
 
 /** What a usage page shows. */
 export interface UsageModel {

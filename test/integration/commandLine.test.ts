@@ -100,13 +100,28 @@ describe('svc on a pipe and on a terminal', () => {
 
 describe('a command line that says what it did not understand', () => {
   it.each([
-    [['shedule'], 'svc: unknown command "shedule"; see svc --help'],
-    [['relay', 'sreve'], 'svc: unknown command "sreve" for svc relay; see svc relay --help'],
+    [['shedule'], 'svc: unknown command "shedule"; did you mean "svc schedule"?; see svc --help'],
+    [['verfy'], 'svc: unknown command "verfy"; did you mean "svc verify"?; see svc --help'],
+    [['frobnicate'], 'svc: unknown command "frobnicate"; see svc --help'],
+    [
+      ['relay', 'sreve'],
+      'svc: unknown command "sreve" for svc relay; did you mean "svc relay serve"?; see svc relay --help',
+    ],
     [['verify', '--frob'], 'svc: unknown flag "--frob" for svc verify; see svc verify --help'],
-    [['relay', 'serve', '--prot', '1'], 'svc: unknown flag "--prot" for svc relay serve; see svc relay serve --help'],
+    [
+      ['relay', 'serve', '--prot', '1'],
+      'svc: unknown flag "--prot" for svc relay serve; did you mean "--port"?; see svc relay serve --help',
+    ],
     [['agent', 'send'], 'svc: nothing to send: svc agent send [--session NAME] TEXT; see svc agent send --help'],
   ])('svc %j: one line on stderr, exit 2', async (args, line) => {
     expect(await svc(args)).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
+  });
+
+  it('the agent’s own program name works as its command: svc claude is svc cc', async () => {
+    const help = await svc(['claude', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: svc claude [--detach]');
+    expect((await svc(['--help'])).stdout).not.toMatch(/^\s+claude\s/m); // listed once, as cc
   });
 
   it.each([

@@ -74,7 +74,8 @@ describe('agent registry', () => {
     ['cc', 'A1'],
     ['codex', 'A2'],
     ['gemini', 'A3'],
-    ['claude', undefined],
+    ['claude', 'A1'], // the program's own name
+    ['claud', undefined],
     ['', undefined],
   ])('agentForSubcommand(%j)', (sub, id) => {
     expect(agentForSubcommand(sub)?.id).toBe(id);

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../../cli/commands.js';
 import {
   checkFlags,
+  closest,
   colorEnabled,
   type FlagSpec,
   firstPositional,
+  flagNames,
   NOT_YET,
   qrStyle,
   unknownCommandLine,
@@ -93,6 +95,29 @@ describe('core/cli/commandLine', () => {
     );
     expect(unknownFlagLine('--frob', 'svc relay serve')).toBe(
       'svc: unknown flag "--frob" for svc relay serve; see svc relay serve --help',
+    );
+  });
+
+  it.each([
+    ['verfy', ['up', 'verify', 'pair'], 'verify'],
+    ['shedule', ['schedule', 'setup'], 'schedule'],
+    ['udp', ['up', 'pair'], 'up'],
+    ['xyz', ['up', 'pi'], undefined], // too far for a word this short
+    ['pu', ['up', 'pair'], 'up'], // two neighbours swapped: one step
+    ['--detatch', ['--detach', '--label'], '--detach'],
+    ['--lable', ['--label', '--wt'], '--label'],
+    ['frobnicate', ['up', 'verify'], undefined],
+    ['cx', ['cc', 'cd'], undefined], // as near to two: no guess
+  ])('the command or flag %j most likely meant, among %j: %j', (word, candidates, meant) => {
+    expect(closest(word, candidates)).toBe(meant);
+  });
+
+  it('says which command or flag was most likely meant', () => {
+    expect(unknownCommandLine('verfy', 'svc', ['up', 'verify'])).toBe(
+      'svc: unknown command "verfy"; did you mean "svc verify"?; see svc --help',
+    );
+    expect(unknownFlagLine('--detatch', 'svc cc', flagNames({ detach: { type: 'boolean', alias: 'd' } }))).toBe(
+      'svc: unknown flag "--detatch" for svc cc; did you mean "--detach"?; see svc cc --help',
     );
   });
 
