@@ -14,13 +14,18 @@ import { findGitRoot } from '../../actors/sessions/wrapper.js';
 import { onPath } from '../../actors/which.js';
 import { AGENTS, agentForSubcommand } from '../../core/agents/registry.js';
 import { svcPaths } from '../../core/daemon/paths.js';
-import { newEntry, scheduleLines, viewSchedule } from '../../core/schedules/book.js';
+import { newEntry, scheduleLines, scheduleZone, viewSchedule } from '../../core/schedules/book.js';
 import { parseSchedule } from '../../core/schedules/schedule.js';
 import { resolveProject } from '../../core/sessions/project.js';
 import { fail } from '../output.js';
 
 const json = { type: 'boolean', description: 'print JSON' } as const;
-const zone = () => DateTime.local().zoneName;
+/** The zone schedules run in, or why it cannot be used (core/schedules/book.ts). */
+const systemZone = () => scheduleZone(Intl.DateTimeFormat().resolvedOptions().timeZone, process.env.TZ);
+const zone = () => {
+  const z = systemZone();
+  return z.ok ? z.zone : 'UTC';
+};
 const paths = () => svcPaths(homedir());
 
 /** Said after a change when no listener runs: a schedule only runs while one does. */
@@ -53,6 +58,8 @@ const add = defineCommand({
     try {
       const agent = agentForSubcommand(args.agent);
       if (!agent) throw new Error(`unknown agent ${args.agent}: one of ${AGENTS.map((a) => a.subcommand).join(', ')}`);
+      const inZone = systemZone();
+      if (args.at !== undefined && !inZone.ok) throw new Error(inZone.message);
       const path = paths().schedules;
       const now = Date.now();
       const parsed = parseSchedule(
@@ -120,7 +127,11 @@ export default defineCommand({
       if (args.json) {
         const schedules = file.schedules.map((e) => viewSchedule(e, now, zone()));
         process.stdout.write(`${JSON.stringify({ schedules })}\n`);
-      } else for (const line of scheduleLines(file, now, zone())) process.stdout.write(`${line}\n`);
+      } else {
+        for (const line of scheduleLines(file, now, zone())) process.stdout.write(`${line}\n`);
+        const inZone = systemZone();
+        process.stdout.write(inZone.ok ? `times in ${inZone.zone}\n` : `times in UTC: ${inZone.message}\n`);
+      }
     } catch (err) {
       fail(err);
     }

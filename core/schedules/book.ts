@@ -4,7 +4,7 @@
  * Pure: its shape, the edits the command and the listener make, the name of a schedule's session, and the lines
  * `svc schedule` prints. actors/schedules/scheduleFile.ts reads and writes it under its lock.
  */
-import { DateTime } from 'luxon';
+import { DateTime, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { agentById, agentForPane } from '../agents/registry.js';
 import type { SessionRecord } from '../protocol/index.js';
@@ -226,6 +226,23 @@ export function viewSchedule(e: ScheduleEntry, now: number, zone: string): Sched
 }
 
 /** `svc schedule`: a line per schedule, times in the local zone. */
+/**
+ * The time zone schedules run in: the system's, as Node reads `TZ` or the system (`resolved`, from Intl); or why
+ * not, naming it, when it is not a zone svc can use (`TZ=Mars/Olympus`, a machine with no zone): a time of day in
+ * it would silently mean UTC.
+ */
+export function scheduleZone(
+  resolved: string | undefined,
+  tz: string | undefined,
+): { ok: true; zone: string } | { ok: false; message: string } {
+  if (resolved && resolved !== 'Etc/Unknown' && IANAZone.isValidZone(resolved)) return { ok: true, zone: resolved };
+  const named = tz ? `"${tz}" (TZ)` : `of this system (${resolved ?? 'none'})`;
+  return {
+    ok: false,
+    message: `the time zone ${named} is not one svc knows, so a time of day would mean UTC: set TZ to a zone such as Europe/Paris or UTC`,
+  };
+}
+
 export function scheduleLines(file: SchedulesFile, now: number, zone: string): string[] {
   if (file.schedules.length === 0) return ['no schedules (svc schedule add <agent> --at HH:MM to make one)'];
   const time = (ms: number | null) =>

@@ -212,6 +212,19 @@ describe('svc schedule with the listener', () => {
       expect(res.stderr).toMatch(message);
     }
     expect(await schedules()).toEqual([]);
+    // a time of day in a zone svc does not know would silently be UTC: refused, naming it; the list says so too
+    const mars = await runSvc(
+      ['schedule', 'add', 'cc', '--at', '07:30'],
+      { ...env, TZ: 'Mars/Olympus' },
+      { cwd: project },
+    );
+    expect(mars.code).toBe(1);
+    expect(mars.stderr).toMatch(/the time zone "Mars\/Olympus" \(TZ\) is not one svc knows/);
+    expect(await schedules()).toEqual([]);
+    expect((await runSvc(['schedule'], { ...env, TZ: 'Mars/Olympus' })).stdout).toMatch(
+      /^times in UTC: the time zone/m,
+    );
+    expect((await runSvc(['schedule'], { ...env, TZ: 'Europe/Paris' })).stdout).toMatch(/^times in Europe\/Paris$/m);
     // a broken file is named, and never overwritten by an add
     const file = join(computer.home.home, '.local', 'state', 'svc', 'schedules');
     mkdirSync(join(file, '..'), { recursive: true });

@@ -5,6 +5,7 @@
  */
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
+import { scheduleZone } from '../../../core/schedules/book.js';
 import {
   decideTick,
   endDue,
@@ -168,5 +169,22 @@ describe('a listener tick', () => {
   it('max-runtime: ends once it has run that long', () => {
     expect(endDue(seven30, 3_600_000, seven30 + 3_599_999)).toBe(false);
     expect(endDue(seven30, 3_600_000, seven30 + 3_600_000)).toBe(true);
+  });
+});
+
+describe('the time zone schedules run in', () => {
+  it.each([
+    ['Europe/Paris', 'Europe/Paris', { ok: true, zone: 'Europe/Paris' }],
+    ['America/New_York', 'EST5EDT', { ok: true, zone: 'America/New_York' }],
+    [
+      undefined,
+      'Mars/Olympus',
+      { ok: false, message: expect.stringMatching(/^the time zone "Mars\/Olympus" \(TZ\) is not one svc knows/) },
+    ],
+    [undefined, 'UTC0', { ok: false, message: expect.stringMatching(/"UTC0" \(TZ\)/) }],
+    ['Etc/Unknown', undefined, { ok: false, message: expect.stringMatching(/of this system \(Etc\/Unknown\)/) }],
+    ['Etc/Unknown', '', { ok: false, message: expect.stringMatching(/of this system/) }],
+  ] as const)('Intl reads %j from TZ=%j', (resolved, tz, want) => {
+    expect(scheduleZone(resolved, tz)).toEqual(want);
   });
 });
