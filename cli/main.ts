@@ -7,6 +7,14 @@ import { agentForSubcommand } from '../core/agents/registry.js';
 import { ROOT } from './commands.js';
 import { runCli } from './run.js';
 
+// The reader went away (`svc schedule | head -1`): the rest of the output has nowhere to go. End quietly, as the
+// tools people pipe do, never with a stack trace of an unhandled EPIPE.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(stream === process.stdout ? 0 : 1);
+  });
+
 const wrapped = process.argv[2] ? agentForSubcommand(process.argv[2]) : undefined;
 if (wrapped) {
   // Not through the table: a `--help` meant for the agent (`svc cc -- --help`) must reach it.

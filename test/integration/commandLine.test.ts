@@ -8,6 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROOT } from '../../cli/commands.js';
 import { NOT_YET } from '../../core/cli/commandLine.js';
 import { VERSION } from '../../core/daemon/version.js';
 import { SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
@@ -165,5 +166,31 @@ describe('a command line that says what it did not understand', () => {
     expect(loaded.filter((url) => url.includes('/dist/cli/commands/'))).toEqual([]);
     expect(loaded.filter((url) => url.includes('/node_modules/'))).toEqual([]);
     rmSync(log);
+  });
+});
+
+describe('output into a pipe whose reader has gone (`svc … | head -1`)', () => {
+  /** `svc <args> | true`: `true` reads nothing and exits at once, so every write of svc meets a closed pipe. */
+  const intoClosedPipe = (args: readonly string[]) =>
+    new Promise<{ status: string; stderr: string }>((done) => {
+      const line = `"${process.execPath}" "${SVC_BIN}" ${args.join(' ')} | true; echo "status=\${PIPESTATUS[0]}" >&2`;
+      execFile('bash', ['-c', line], { env, timeout: 30_000 }, (_err, _stdout, stderr) =>
+        done({ status: /status=(\d+)/.exec(stderr)?.[1] ?? '?', stderr }),
+      );
+    });
+
+  it.each([
+    ...Object.entries(ROOT.commands)
+      .filter(([, c]) => !c.hidden)
+      .map(([name]) => [name, '--help']),
+    ['--help'],
+    ['schedule'],
+    ['verify'],
+    ['worktree'],
+    ['schedule', '--json'],
+  ])('svc %s %s ends quietly, with no EPIPE', async (...args) => {
+    const r = await intoClosedPipe(args.filter(Boolean) as string[]);
+    expect(r.stderr).not.toMatch(/EPIPE|node:events|Unhandled/);
+    expect(r.status, r.stderr).toBe('0');
   });
 });
