@@ -17,6 +17,7 @@ import {
   type LaunchPlan,
   type LaunchTarget,
   metaOptions,
+  unusedArgsLine,
   type WorktreeFact,
   wrapperSocket,
 } from '../../core/sessions/launch.js';
@@ -119,6 +120,8 @@ export async function runWrapper(run: WrapperRun): Promise<number> {
         }
         return finish(run, tmux, socket.path, plan);
       case 'attach':
+        if (plan.unused && run.target.kind === 'agent')
+          run.stderr(unusedArgsLine(plan.name, run.target.agent.subcommand, plan.unused));
         return finish(run, tmux, socket.path, plan);
     }
   }

@@ -16,6 +16,7 @@
  * listed in docs/cli.md.
  */
 
+import { closest } from '../cli/commandLine.js';
 import { defaultSocketPath, explicitSocket } from '../tmux/socket.js';
 import { PROJECT_NAME_MAX } from './project.js';
 
@@ -109,7 +110,14 @@ export type LaunchPlan =
   /** Find or make the worktree (`ensureWorktree`), then decide again with its result. */
   | { action: 'prepare-worktree'; branch: string }
   | { action: 'run-here'; cwd: string; command: string; args: string[]; note: string }
-  | { action: 'attach'; name: string; then: Exclude<Then, 'print-name'>; startListener: true }
+  | {
+      action: 'attach';
+      name: string;
+      then: Exclude<Then, 'print-name'>;
+      startListener: true;
+      /** The agent's arguments of this command: the session runs already, so they are not passed to it. */
+      unused?: string[];
+    }
   | {
       action: 'create';
       name: string;
@@ -219,6 +227,9 @@ export function decideLaunch(facts: LaunchFacts, agentName: (id: string) => stri
     then,
     startListener: true,
   });
+  // never with `print-name` (--detach never reattaches)
+  const attach = (name: string): LaunchPlan =>
+    ({ action: 'attach', name, then, startListener: true, ...(args.length > 0 ? { unused: args } : {}) }) as LaunchPlan;
   const sameKind = (s: ExistingSession): boolean =>
     isShell ? s.meta?.kind === 'shell' : s.meta?.kind === 'agent' && s.meta.agent === meta.agent;
 
@@ -242,12 +253,12 @@ export function decideLaunch(facts: LaunchFacts, agentName: (id: string) => stri
       return refuse(
         `${fixedName} already exists: attach with \`tmux attach -t ${fixedName}\` (--detach never reattaches)`,
       );
-    if (then === 'switch-hint') return { action: 'attach', name: fixedName, then, startListener: true };
+    if (then === 'switch-hint') return attach(fixedName);
     if (existing.attached)
       return refuse(
         `${fixedName} is attached in another terminal: \`tmux attach -t ${fixedName}\` shares it, or ${hint}`,
       );
-    return { action: 'attach', name: fixedName, then, startListener: true };
+    return attach(fixedName);
   }
 
   // The -2/-3 family: reattach to the lowest-numbered detached session of this project running this agent.
@@ -265,7 +276,7 @@ export function decideLaunch(facts: LaunchFacts, agentName: (id: string) => stri
       .filter((c): c is { s: ExistingSession; n: number } => c.n !== null)
       .sort((a, b) => a.n - b.n);
     const lowest = candidates[0];
-    if (lowest) return { action: 'attach', name: lowest.s.name, then, startListener: true };
+    if (lowest) return attach(lowest.s.name);
   }
   return create(firstFreeName(project.slug, new Set(facts.sessions.map((s) => s.name))));
 }
@@ -334,3 +345,20 @@ export function parseWrapperArgs(raw: readonly string[]): WrapperArgs | { error:
   }
   return { flags, help, agentArgs: raw.slice(i), ...(wt !== undefined ? { wt } : {}) };
 }
+
+/**
+ * The line `svc <agent> …` prints when it reattaches and the arguments it was given cannot apply (the agent runs
+ * already): what was not used, how to start another session with them, and the wrapper flag a mistyped one most
+ * likely meant (`--detatch`).
+ */
+export function unusedArgsLine(session: string, command: string, unused: readonly string[]): string {
+  const typo = unused.filter((a) => a.startsWith('--')).map((a) => [a, closest(a.split('=')[0]!, WRAPPER_FLAGS)]);
+  const meant = typo.find(([, m]) => m !== undefined);
+  return [
+    `svc: reattached to ${session}, which runs already: not passed to it: ${unused.join(' ')}`,
+    meant ? ` (did you mean ${meant[1]} for ${meant[0]}?)` : '',
+    `; \`svc ${command} --label <name> ${unused.join(' ')}\` starts another session with them`,
+  ].join('');
+}
+
+const WRAPPER_FLAGS = ['--detach', '--label', '--wt', '--help'];

@@ -201,6 +201,20 @@ describe('svc <agent> in a terminal', () => {
     expect((await sessions())['svc-proj']?.attached).toBe(false); // detached, never killed
   });
 
+  it('on reattach says which arguments were not passed (the agent runs already) and how to start another', async () => {
+    expect((await svc(['cc', '--detach'])).stdout).toBe('svc-proj\n');
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes('fake agent'), { what: 'the banner' });
+    const run = svcInPty(['cc', '--detatch', '--model', 'x']);
+    await waitFor(() => run.output().includes('claude (fake agent)'), { timeoutMs: 15_000, what: 'reattached' });
+    expect(run.output()).toContain(
+      'svc: reattached to svc-proj, which runs already: not passed to it: --detatch --model x',
+    );
+    expect(run.output()).toContain('(did you mean --detach for --detatch?)');
+    expect(Object.keys(await sessions())).toEqual(['svc-proj']);
+    run.term.write('\x02d');
+    expect(await run.exited).toBe(0);
+  });
+
   it('creates and attaches when there is nothing to reattach', async () => {
     const run = svcInPty(['cc']);
     await waitFor(() => run.output().includes('claude (fake agent)'), { timeoutMs: 15_000, what: 'the new session' });

@@ -14,6 +14,7 @@ import {
   NO_TMUX_REFUSAL,
   NO_TTY_REFUSAL,
   parseWrapperArgs,
+  unusedArgsLine,
   WINDOWS_REFUSAL,
   wrapperSocket,
 } from '../../../core/sessions/launch.js';
@@ -359,6 +360,17 @@ describe('decideLaunch', () => {
     const args = ['--model', 'a b', 'x;y', '--', '"quoted"', "it's", ''];
     const plan = decide(facts({ target: { kind: 'agent', agent: CC, args }, flags: { detach: true } }));
     expect(plan).toMatchObject({ action: 'create', command: 'claude', args });
+  });
+
+  it('on reattach, names the agent arguments that were not passed, and the wrapper flag a typo meant', () => {
+    const existing = { sessions: [agentSession('svc-proj', false)] };
+    const plan = decide(facts({ ...existing, target: { kind: 'agent', agent: CC, args: ['--model', 'x'] } }));
+    expect(plan).toMatchObject({ action: 'attach', name: 'svc-proj', unused: ['--model', 'x'] });
+    expect(decide(facts(existing))).not.toHaveProperty('unused');
+    expect(unusedArgsLine('svc-proj', 'cc', ['--model', 'x'])).toBe(
+      'svc: reattached to svc-proj, which runs already: not passed to it: --model x; `svc cc --label <name> --model x` starts another session with them',
+    );
+    expect(unusedArgsLine('svc-proj', 'cc', ['--detatch'])).toContain('(did you mean --detach for --detatch?)');
   });
 
   it('records the svc metadata of a new session', () => {
