@@ -15,6 +15,8 @@ const entry = <M extends Record<string, unknown>>(
 /** Each description is the command's own `meta.description` (test/unit/cli/commandLine.test.ts keeps them equal). */
 export const ROOT: CommandTable = {
   description: 'Drive the coding agents on this computer from your phone.',
+  start: ['up', 'cc', 'pair', 'verify'],
+  advanced: ['listener', 'remote-hook', 'mcp', 'debug', 'agent'],
   commands: {
     up: entry(
       'Everything on this computer: a local relay (embedded SQLite), an account, the listener, the web app',

@@ -32,6 +32,9 @@ const resolve = async <T>(v: Lazy<T> | undefined): Promise<T | undefined> =>
 export interface CommandTable {
   description: string;
   commands: Record<string, { description: string; hidden?: boolean; load: () => Promise<AnyCommand> }>;
+  /** `Start here` in --help, in this order; `advanced`: plumbing, listed last. */
+  start?: readonly string[];
+  advanced?: readonly string[];
 }
 
 interface Level {
@@ -45,11 +48,25 @@ const out = (s: string) => process.stdout.write(s);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
-async function subcommandList(level: Level): Promise<{ name: string; description: string }[]> {
-  if (level.table)
-    return Object.entries(level.table.commands)
+async function subcommandList(
+  level: Level,
+): Promise<{ name: string; description: string; section?: 'start' | 'advanced' }[]> {
+  if (level.table) {
+    const { start = [], advanced = [] } = level.table;
+    const listed = Object.entries(level.table.commands)
       .filter(([, c]) => !c.hidden)
-      .map(([name, c]) => ({ name, description: c.description }));
+      .map(([name, c]) => ({
+        name,
+        description: c.description,
+        ...(start.includes(name)
+          ? { section: 'start' as const }
+          : advanced.includes(name)
+            ? { section: 'advanced' as const }
+            : {}),
+      }));
+    const rank = (name: string) => (start.includes(name) ? start.indexOf(name) : start.length);
+    return listed.sort((a, b) => rank(a.name) - rank(b.name));
+  }
   const subs = (await resolve(level.command?.subCommands)) ?? {};
   const list: { name: string; description: string }[] = [];
   for (const [name, sub] of Object.entries(subs)) {

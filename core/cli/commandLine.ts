@@ -152,8 +152,11 @@ export interface UsageModel {
   command: string;
   description: string;
   flags: Readonly<Record<string, FlagSpec>>;
-  /** Subcommands with their one-line descriptions, in order. */
-  commands: readonly { name: string; description: string }[];
+  /**
+   * Subcommands with their one-line descriptions, in order; `section` puts one under a heading of its own (the
+   * root's `Start here` first, `Advanced` after the others), else under `Commands`.
+   */
+  commands: readonly { name: string; description: string; section?: 'start' | 'advanced' }[];
   /** Lines after the options (examples, notes). */
   notes?: readonly string[];
 }
@@ -184,9 +187,16 @@ export function usageText(model: UsageModel, bold: (s: string) => string = (s) =
   if (positionals.length > 0) {
     lines.push(bold('Arguments:'), ...rows(positionals.map(([n, s]) => [n, s.description ?? ''])), '');
   }
-  if (model.commands.length > 0) {
-    lines.push(bold('Commands:'), ...rows(model.commands.map((c) => [c.name, c.description])), '');
-  }
+  const sections = [
+    ['Start here:', model.commands.filter((c) => c.section === 'start')],
+    ['Commands:', model.commands.filter((c) => c.section === undefined)],
+    ['Advanced:', model.commands.filter((c) => c.section === 'advanced')],
+  ] as const;
+  const all = model.commands.map((c): [string, string] => [c.name, c.description]);
+  // one column width for every section, so they line up
+  const aligned = rows(all);
+  for (const [title, list] of sections)
+    if (list.length > 0) lines.push(bold(title), ...list.map((c) => aligned[model.commands.indexOf(c)]!), '');
   lines.push(bold('Options:'), ...rows(optionRows), '');
   if (model.commands.length > 0) lines.push(`Run \`${model.command} <command> --help\` for a command's own flags.`, '');
   if (model.notes) lines.push(...model.notes, '');

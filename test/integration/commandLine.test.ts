@@ -118,6 +118,14 @@ describe('a command line that says what it did not understand', () => {
     expect(await svc(args)).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
   });
 
+  it('svc --help starts with what a new user runs, in order, and keeps the plumbing for last', async () => {
+    const help = (await svc(['--help'])).stdout;
+    expect(help).toMatch(/^Start here:\n {2}up .*\n {2}cc .*\n {2}pair .*\n {2}verify .*\n\n/m);
+    const advanced = help.slice(help.indexOf('Advanced:'));
+    for (const plumbing of ['remote-hook', 'mcp', 'listener', 'debug'])
+      expect(advanced).toMatch(new RegExp(`^ {2}${plumbing} `, 'm'));
+  });
+
   it('the agent’s own program name works as its command: svc claude is svc cc', async () => {
     const help = await svc(['claude', '--help']);
     expect(help.code).toBe(0);

@@ -141,6 +141,23 @@ describe('core/cli/commandLine', () => {
     expect(group).toMatch(/^ {2}serve +Run it$/m);
   });
 
+  it('the root usage starts with the daily commands and puts plumbing under Advanced, all in one column', () => {
+    const text = usageText({
+      command: 'svc',
+      description: 'svc',
+      flags: {},
+      commands: [
+        { name: 'login', description: 'Log in' },
+        { name: 'up', description: 'Everything', section: 'start' },
+        { name: 'remote-hook', description: 'Hook', section: 'advanced' },
+      ],
+    });
+    expect(text.indexOf('Start here:')).toBeLessThan(text.indexOf('Commands:'));
+    expect(text.indexOf('Commands:')).toBeLessThan(text.indexOf('Advanced:'));
+    expect(text).toMatch(/Start here:\n {2}up {11}Everything\n/);
+    expect(text).toMatch(/Advanced:\n {2}remote-hook {2}Hook\n/);
+  });
+
   it("the root table's descriptions are the commands' own", async () => {
     for (const [name, entry] of Object.entries(ROOT.commands)) {
       const command = await entry.load();
