@@ -319,7 +319,9 @@ function svcHook(input: Record<string, unknown>): Promise<string> {
     } catch {
       return resolve("");
     }
-    const timer = setTimeout(() => child.kill(), 1000);
+    // svc answers in a fraction of a second; on a loaded machine its start alone has taken over 1 s (CI), and a
+    // hook cut short loses the phone's context: the prompt waits 5 s at most
+    const timer = setTimeout(() => child.kill(), 5000);
     child.stdout.on("data", (chunk) => (out += chunk));
     child.on("error", () => resolve(""));
     child.on("close", () => {

@@ -186,9 +186,20 @@ for (const agent of [CODEX, GEMINI_CLI, PI, OPENCODE]) {
         () => model.requests.slice(before).some((r) => JSON.stringify(r.body ?? '').includes(PROMPT)),
         'a request after the resume carrying the earlier prompt',
       );
-      // the same conversation went on (not a copy of it): the store still has the one session, under its id
+      // the same conversation went on (not a copy of it): the store still has the one session, under its id (its
+      // list, asked while the agent writes, once came back empty in CI: asked again until it settles)
       await waitSettled(agent, screen, { timeoutMs: STEP_MS, what: 'ready after the next reply' });
-      expect(filedId(agent, proj, agentEnv)).toBe(id);
+      let last: unknown;
+      await until(() => {
+        try {
+          last = filedId(agent, proj, agentEnv);
+        } catch (e) {
+          last = e;
+        }
+        return last === id;
+      }, `the store to list the one session ${id}`).catch((e) => {
+        throw new Error(`${(e as Error).message}\nlast: ${String(last)}`);
+      });
     });
   });
 }
