@@ -19,7 +19,7 @@ import { svcPaths } from '../../core/daemon/paths.js';
 import { buildVerifyReport, formatVerifyReport } from '../../core/daemon/verify.js';
 import { VERSION } from '../../core/daemon/version.js';
 import { type AgentWiringRow, agentWiringLines, codexHooksWord, hooksWord } from '../../core/hooks/install.js';
-import { codexHooksToTrust } from '../../core/hooks/wiring.js';
+import { codexHooksToTrust, hermesEntry } from '../../core/hooks/wiring.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 import { formatFailingLines } from '../../core/supervision.js';
@@ -125,11 +125,15 @@ export default defineCommand({
       })),
     ];
     for (const row of agents) if (row.agentId === 'A2') row.hooks = await codexWord(row.hooks);
-    if (args.json) process.stdout.write(`${JSON.stringify({ ...report, asks, failing, agents }, null, 2)}\n`);
+    // Hermes is wired by hand (spec 4.13.6): the entry its line says to add, printed here too
+    const hermes = agents.some((r) => r.agentId === 'A7') ? hermesEntry() : null;
+    if (args.json)
+      process.stdout.write(`${JSON.stringify({ ...report, asks, failing, agents, hermesEntry: hermes }, null, 2)}\n`);
     else {
       const lines = formatVerifyReport(report);
       lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()), ...formatFailingLines(failing));
       process.stdout.write(`${[...lines, ...agentWiringLines(agents)].join('\n')}\n`);
+      if (hermes) process.stdout.write(`${hermes}\n`);
     }
     process.exitCode = report.ok && givenUp.length === 0 ? 0 : 1;
   },

@@ -237,3 +237,22 @@ describe('svc install with files it must handle with care', () => {
     }
   });
 });
+
+describe('svc verify with Hermes on PATH', () => {
+  it('prints the entry its line says to add (spec 4.13.6), in text and in --json', async () => {
+    const { home, cleanup } = tempHome();
+    try {
+      const bin = join(home, 'bin');
+      mkdirSync(bin);
+      writeFileSync(join(bin, 'hermes'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const env = svcEnv(home, { PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` });
+      const text = (await runSvc(['verify'], env)).stdout;
+      expect(text).toMatch(/agent Hermes: MCP not wired: Hermes is wired by hand .*add the entry below/);
+      expect(text).toContain('mcp_servers:\n  svc:\n    command: svc\n    args: ["mcp"]\n');
+      const json = JSON.parse((await runSvc(['verify', '--json'], env)).stdout);
+      expect(json.hermesEntry).toBe('mcp_servers:\n  svc:\n    command: svc\n    args: ["mcp"]');
+    } finally {
+      cleanup();
+    }
+  });
+});
