@@ -16,7 +16,7 @@ import { agentById } from '../../core/agents/registry.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { stageOf } from '../../core/daemon/verify.js';
 import { loginServiceOffer, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
-import { hermesEntry } from '../../core/hooks/wiring.js';
+import { hermesEntry, wiringWhat } from '../../core/hooks/wiring.js';
 import { fail } from '../output.js';
 
 async function askYes(question: string): Promise<boolean> {
@@ -28,10 +28,14 @@ async function askYes(question: string): Promise<boolean> {
   }
 }
 
-export function outcomeLine(o: { agentId: string; file: string; result: string; reason?: string }): string {
+/** One line per change: the agent, what happened, what (`wiringWhat`, when known), and the file. */
+export function outcomeLine(
+  o: { agentId: string; file: string; result: string; reason?: string },
+  what?: string,
+): string {
   const name = agentById(o.agentId)?.name ?? o.agentId;
   if (o.reason) return `${name}: refused: ${o.reason}`;
-  return `${name}: ${o.result} (${o.file})`;
+  return `${name}: ${o.result}${what ? ` ${what}` : ''} (${o.file})`;
 }
 
 export default defineCommand({
@@ -63,7 +67,9 @@ export default defineCommand({
 
       const found = agentsFound(home);
       const outcomes: InstallOutcome[] = found.wired.map((w) => installOne(home, w, dryRun));
-      for (const o of outcomes) out(outcomeLine(o));
+      outcomes.forEach((o, i) => {
+        out(outcomeLine(o, wiringWhat(found.wired[i]!)));
+      });
       if (found.wired.length === 0) out('no agent that svc wires was found on PATH');
       for (const n of found.notWired) {
         out(`${n.name}: not wired: ${n.why}`);

@@ -39,6 +39,17 @@ export interface Wiring {
   listCommand?: readonly string[];
 }
 
+/**
+ * What a wiring puts where, in words for `svc install`'s lines ("Claude Code: would add the MCP server svc (…)"):
+ * the MCP server, one of svc's tools allowed without asking, the standing instruction, a hook.
+ */
+export function wiringWhat(w: Pick<Wiring, 'kind' | 'element' | 'path' | 'value'>): string {
+  if (w.kind === 'rules') return "svc's standing instruction";
+  if (w.kind === 'hook') return `the ${w.path.at(-1) === undefined ? '' : `${w.path.at(-1)} `}hook`;
+  if (w.element && typeof w.value === 'string') return `${w.value.replace(/^mcp__[^_]+__/, '')} to its allowed tools`;
+  return `the MCP server ${SERVER_NAME}`;
+}
+
 /** Where an agent keeps its config, from the home directory and the variables the agents honour. */
 export interface WiringEnv {
   home: string;

@@ -47,7 +47,7 @@ for (const agent of [CLAUDE_CODE, CODEX, GEMINI_CLI] as RealAgent[]) {
           (w) => w.kind === 'rules' && w.agentId === agent.id,
         )!.file;
         const install = await runSvc(['install'], env);
-        expect(install.stdout, install.stderr).toContain(`: added (${file})`);
+        expect(install.stdout, install.stderr).toContain(`: added svc's standing instruction (${file})`);
         expect(readFileSync(file, 'utf8')).toContain(RULES_TEXT);
 
         const { paneId } = await tmux.newSession({

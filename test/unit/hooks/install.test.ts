@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { AGENTS } from '../../../core/agents/registry.js';
 import { agentWiringLines, codexHooksWord, tmuxInstallLine } from '../../../core/hooks/install.js';
-import { hermesEntry, NOT_WIRED, wirings } from '../../../core/hooks/wiring.js';
+import { hermesEntry, NOT_WIRED, wirings, wiringWhat } from '../../../core/hooks/wiring.js';
 
 describe('tmuxInstallLine', () => {
   it.each([
@@ -44,6 +44,21 @@ describe('wirings', () => {
     expect(rules({ home: '/h' })).toBe('/h/.codex/AGENTS.md');
     expect(rules({ home: '/h', CODEX_HOME: '/x', codexOverride: true })).toBe('/x/AGENTS.override.md');
     expect(d.find((x) => x.agentId === 'A5')?.file).toBe('/h/.config/opencode/opencode.json');
+  });
+
+  it("says what each wiring puts where, for svc install's lines", () => {
+    const said = wirings({ home: '/h' }, mcp)
+      .filter((w) => w.agentId === 'A1')
+      .map((w) => wiringWhat(w));
+    expect(said).toEqual([
+      'the MCP server svc',
+      'svc_ask to its allowed tools',
+      'svc_notify to its allowed tools',
+      "svc's standing instruction",
+    ]);
+    expect(wiringWhat({ kind: 'hook', element: true, path: ['hooks', 'UserPromptSubmit'], value: {} })).toBe(
+      'the UserPromptSubmit hook',
+    );
   });
 
   it('every wiring names a registry agent by its own command; none is also listed as not wired', () => {
