@@ -8,11 +8,12 @@ import { ROOT } from './commands.js';
 import { runCli } from './run.js';
 
 // The reader went away (`svc schedule | head -1`): the rest of the output has nowhere to go. End quietly, as the
-// tools people pipe do, never with a stack trace of an unhandled EPIPE.
+// tools people pipe do, never with a stack trace of an unhandled EPIPE. A command that watches its own output (the
+// listener stops cleanly: actors/daemon/logger.ts watchStdio) is left to do so.
 for (const stream of [process.stdout, process.stderr])
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
-    process.exit(stream === process.stdout ? 0 : 1);
+    if (stream.listenerCount('error') === 1) process.exit(0);
   });
 
 const wrapped = process.argv[2] ? agentForSubcommand(process.argv[2]) : undefined;
