@@ -12,8 +12,10 @@ import { runCli } from './run.js';
 // listener stops cleanly: actors/daemon/logger.ts watchStdio) is left to do so.
 for (const stream of [process.stdout, process.stderr])
   stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (stream.listenerCount('error') > 1) return;
     if (error.code !== 'EPIPE') throw error;
-    if (stream.listenerCount('error') === 1) process.exit(0);
+    // the code the command set stands (a failed `svc verify | head -1` still fails a pipefail script)
+    process.exit(process.exitCode ?? 0);
   });
 
 const wrapped = process.argv[2] ? agentForSubcommand(process.argv[2]) : undefined;

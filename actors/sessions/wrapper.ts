@@ -121,7 +121,7 @@ export async function runWrapper(run: WrapperRun): Promise<number> {
         return finish(run, tmux, socket.path, plan);
       case 'attach':
         if (plan.unused && run.target.kind === 'agent')
-          run.stderr(unusedArgsLine(plan.name, run.target.agent.subcommand, plan.unused));
+          run.stderr(unusedArgsLine(plan.name, run.target.agent.subcommand, plan.unused, run.wt !== undefined));
         return finish(run, tmux, socket.path, plan);
     }
   }

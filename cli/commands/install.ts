@@ -34,8 +34,15 @@ export function outcomeLine(
   what?: string,
 ): string {
   const name = agentById(o.agentId)?.name ?? o.agentId;
-  if (o.reason) return `${name}: refused: ${o.reason}`;
-  return `${name}: ${o.result}${what ? ` ${what}` : ''} (${o.file})`;
+  if (o.reason) return `${name}: refused${what ? ` (${what})` : ''}: ${o.reason}`;
+  if (!what) return `${name}: ${o.result} (${o.file})`;
+  const said =
+    o.result === 'already'
+      ? `already has ${what}`
+      : o.result === 'user entry'
+        ? `${what}: an entry svc did not write, left as it is`
+        : `${o.result} ${what}`;
+  return `${name}: ${said} (${o.file})`;
 }
 
 export default defineCommand({

@@ -225,7 +225,6 @@ export function viewSchedule(e: ScheduleEntry, now: number, zone: string): Sched
   };
 }
 
-/** `svc schedule`: a line per schedule, times in the local zone. */
 /**
  * The time zone schedules run in: the system's, as Node reads `TZ` or the system (`resolved`, from Intl); or why
  * not, naming it, when it is not a zone svc can use (`TZ=Mars/Olympus`, a machine with no zone): a time of day in
@@ -243,6 +242,7 @@ export function scheduleZone(
   };
 }
 
+/** `svc schedule`: a line per schedule, times in `zone`. */
 export function scheduleLines(file: SchedulesFile, now: number, zone: string): string[] {
   if (file.schedules.length === 0) return ['no schedules (svc schedule add <agent> --at HH:MM to make one)'];
   const time = (ms: number | null) =>

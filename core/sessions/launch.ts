@@ -18,6 +18,7 @@
 
 import { closest } from '../cli/commandLine.js';
 import { defaultSocketPath, explicitSocket } from '../tmux/socket.js';
+import { shellQuote } from '../tmux/tmux.js';
 import { PROJECT_NAME_MAX } from './project.js';
 
 /** The svc metadata of a session, as the wrapper stores it in tmux user options (`@svc-kind`, …). */
@@ -351,13 +352,20 @@ export function parseWrapperArgs(raw: readonly string[]): WrapperArgs | { error:
  * already): what was not used, how to start another session with them, and the wrapper flag a mistyped one most
  * likely meant (`--detatch`).
  */
-export function unusedArgsLine(session: string, command: string, unused: readonly string[]): string {
-  const typo = unused.filter((a) => a.startsWith('--')).map((a) => [a, closest(a.split('=')[0]!, WRAPPER_FLAGS)]);
-  const meant = typo.find(([, m]) => m !== undefined);
+export function unusedArgsLine(session: string, command: string, unused: readonly string[], worktree = false): string {
+  const words = (list: readonly string[]) =>
+    list.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
+  const flags = unused.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]!);
+  // a wrapper flag after the agent's arguments went to the agent; a near one was most likely mistyped
+  const late = flags.find((f) => WRAPPER_FLAGS.includes(f));
+  const typo = flags.map((f) => [f, closest(f, WRAPPER_FLAGS)] as const).find(([f, m]) => m !== undefined && m !== f);
+  const fixed = unused.map((a) => (typo && a === typo[0] ? typo[1]! : a));
   return [
-    `svc: reattached to ${session}, which runs already: not passed to it: ${unused.join(' ')}`,
-    meant ? ` (did you mean ${meant[1]} for ${meant[0]}?)` : '',
-    `; \`svc ${command} --label <name> ${unused.join(' ')}\` starts another session with them`,
+    `svc: reattached to ${session}, which runs already: not passed to it: ${words(unused)}`,
+    late ? ` (${late} is svc's only before the agent's arguments)` : '',
+    typo ? ` (did you mean ${typo[1]} for ${typo[0]}?)` : '',
+    // a worktree session has one name: another one there is not a --label away
+    worktree ? '' : `; \`svc ${command} --label <name> ${words(fixed)}\` starts another session with them`,
   ].join('');
 }
 

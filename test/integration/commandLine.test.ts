@@ -196,9 +196,11 @@ describe('output into a pipe whose reader has gone (`svc … | head -1`)', () =>
     ['verify'],
     ['worktree'],
     ['schedule', '--json'],
-  ])('svc %s %s ends quietly, with no EPIPE', async (...args) => {
-    const r = await intoClosedPipe(args.filter(Boolean) as string[]);
+  ])('svc %s %s ends quietly, with no EPIPE, and its own exit code', async (...args) => {
+    const words = args.filter(Boolean) as string[];
+    const r = await intoClosedPipe(words);
     expect(r.stderr).not.toMatch(/EPIPE|node:events|Unhandled/);
-    expect(r.status, r.stderr).toBe('0');
+    // the exit code it has with a reader (a failed verify still fails a pipefail script)
+    expect(r.status, r.stderr).toBe(String((await svc(words)).code));
   });
 });

@@ -175,7 +175,7 @@ describe('svc install with files it must handle with care', () => {
       expect(res.code).toBe(1);
       const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:') && !l.includes('AGENTS.md'));
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^Codex: refused: .*config\.toml: not valid TOML/);
+      expect(lines[0]).toMatch(/^Codex: refused \(the MCP server svc\): .*config\.toml: not valid TOML/);
       expect(read(home, '.codex/config.toml')).toBe(broken);
       expect(existsSync(join(home, '.codex/config.toml.svc-backup'))).toBe(false);
       expect(res.stdout).toMatch(/Gemini CLI: added/);
@@ -229,7 +229,7 @@ describe('svc install with files it must handle with care', () => {
         : await run(process.execPath, [SVC_BIN, 'install'], env, '/');
       chmodSync(home, 0o700);
       expect(res.code).toBe(1);
-      expect(res.out).toMatch(/Gemini CLI: refused: cannot write .*: permission denied/);
+      expect(res.out).toMatch(/Gemini CLI: refused \([^)]*\): cannot write .*: permission denied/);
       expect(existsSync(join(home, '.gemini'))).toBe(false);
       expect(existsSync(join(home, '.svc'))).toBe(false);
     } finally {

@@ -370,7 +370,17 @@ describe('decideLaunch', () => {
     expect(unusedArgsLine('svc-proj', 'cc', ['--model', 'x'])).toBe(
       'svc: reattached to svc-proj, which runs already: not passed to it: --model x; `svc cc --label <name> --model x` starts another session with them',
     );
-    expect(unusedArgsLine('svc-proj', 'cc', ['--detatch'])).toContain('(did you mean --detach for --detatch?)');
+    const typo = unusedArgsLine('svc-proj', 'cc', ['--detatch', '-p', 'fix the bug']);
+    expect(typo).toContain("not passed to it: --detatch -p 'fix the bug'");
+    expect(typo).toContain('(did you mean --detach for --detatch?)');
+    // the suggested command has the flag it meant, and the words quoted
+    expect(typo).toContain("`svc cc --label <name> --detach -p 'fix the bug'`");
+    // a wrapper flag after the agent's arguments: said so, not a typo of itself
+    const late = unusedArgsLine('svc-proj', 'cc', ['--model', 'x', '--detach']);
+    expect(late).toContain("(--detach is svc's only before the agent's arguments)");
+    expect(late).not.toContain('did you mean');
+    // a worktree session: no --label hint (it would start in the main checkout)
+    expect(unusedArgsLine('svc-proj-wt-x', 'cc', ['--model', 'x'], true)).not.toContain('--label');
   });
 
   it('records the svc metadata of a new session', () => {
