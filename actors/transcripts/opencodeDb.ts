@@ -1,10 +1,15 @@
 /**
  * Follows an opencode session in its SQLite database (core/transcripts/opencode.ts decides what a row means): the
  * newest top-level session for the folder, its parts read again while they change (a part is updated in place), each
- * event given once. Opened read-only (opencode writes it in WAL mode; readers do not disturb it), closed between
- * polls. Same shape as the file follower (actors/transcripts/follow.ts), so the history treats both alike.
+ * event given once. Same shape as the file follower (actors/transcripts/follow.ts), so the history treats both alike.
+ *
+ * One read-only connection per database file, kept for the listener's life (opencode writes in WAL mode; a reader
+ * outside a transaction disturbs neither its writes nor its checkpoints), each SQL text prepared once. No
+ * better-sqlite3 object may be left to the garbage collector: on Node 24 freeing one outside a JavaScript context
+ * aborts the process (relay-server/sqlite/db.ts says why). Opening and closing one per poll did exactly that to the
+ * listener. A file opencode made anew (another inode) gets a new connection; the old one is closed, and kept.
  */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,6 +18,48 @@ import type { FollowPosition, FollowResult } from './follow.js';
 import type { FiledSession } from './locate.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+type Reader = { ino: number; db: Database.Database; statements: Map<string, Database.Statement> };
+/** The open connection per file; `retired` keeps the closed ones referenced until the process exits. */
+const readers = new Map<string, Reader>();
+const retired: Reader[] = [];
+let opened = 0;
+
+/** The connection to `dbPath`, opened on first use or when the file was made anew; null when there is no file. */
+function reader(dbPath: string): Reader | null {
+  let ino: number;
+  try {
+    ino = statSync(dbPath).ino;
+  } catch {
+    return null;
+  }
+  const known = readers.get(dbPath);
+  if (known?.ino === ino) return known;
+  if (known) {
+    known.db.close();
+    retired.push(known);
+    readers.delete(dbPath);
+  }
+  // `timeout`: how long a read waits on opencode's lock (SQLite's busy timeout), without a pragma statement
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true, timeout: 200 });
+  const made: Reader = { ino, db, statements: new Map() };
+  readers.set(dbPath, made);
+  opened++;
+  return made;
+}
+
+/** `sql` prepared once per connection. */
+function statement(r: Reader, sql: string): Database.Statement {
+  let s = r.statements.get(sql);
+  if (!s) {
+    s = r.db.prepare(sql);
+    r.statements.set(sql, s);
+  }
+  return s;
+}
+
+/** How many connections were opened, and how many are open (for tests). */
+export const readerCounts = () => ({ opened, open: readers.size });
 
 /** `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`. */
 export const opencodeDbPath = (env: Env) =>
@@ -28,19 +75,15 @@ export function opencodeSession(
   skip?: ReadonlySet<string>,
   dbPath = opencodeDbPath(env),
 ): FiledSession | null {
-  if (!existsSync(dbPath)) return null;
   try {
-    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    try {
-      db.pragma('busy_timeout = 200');
-      const rows = db
-        .prepare('SELECT id FROM session WHERE directory = ? AND parent_id IS NULL ORDER BY time_updated DESC LIMIT 20')
-        .all(cwd) as { id: string }[];
-      const row = rows.find((r) => !skip?.has(`${dbPath}#${r.id}`));
-      return row ? { path: `${dbPath}#${row.id}`, id: row.id } : null;
-    } finally {
-      db.close();
-    }
+    const r = reader(dbPath);
+    if (!r) return null;
+    const rows = statement(
+      r,
+      'SELECT id FROM session WHERE directory = ? AND parent_id IS NULL ORDER BY time_updated DESC LIMIT 20',
+    ).all(cwd) as { id: string }[];
+    const row = rows.find((x) => !skip?.has(`${dbPath}#${x.id}`));
+    return row ? { path: `${dbPath}#${row.id}`, id: row.id } : null;
   } catch {
     return null; // a database of another shape, or locked: nothing to resume from
   }
@@ -68,44 +111,37 @@ export function followOpencode(
     },
     poll(): FollowResult {
       const out: FollowResult = { events: [], reset: false, unknown: 0 };
-      if (!existsSync(dbPath)) return out;
-      const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-      try {
-        db.pragma('busy_timeout = 200');
-        const row = db
-          .prepare(
-            'SELECT id FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1',
-          )
-          .get(cwd, since) as { id: string } | undefined;
-        if (!row) return out;
-        if (row.id !== session) {
-          out.reset = session !== null;
-          session = row.id;
-          seen = new Set();
-          todos = '';
-          watermark = 0;
-        }
-        const rows = db
-          .prepare(
-            `SELECT p.id AS id, json_extract(m.data, '$.role') AS role, p.data AS data, p.time_updated AS updated
-             FROM part p JOIN message m ON m.id = p.message_id
-             WHERE p.session_id = ? AND p.time_updated >= ? ORDER BY p.time_created, p.id`,
-          )
-          .all(session, watermark - overlap) as { id: string; role: string; data: string; updated: number }[];
-        const read = opencodeEvents(rows, seen);
-        out.events.push(...read.events);
-        out.unknown += read.unknown;
-        for (const r of rows) watermark = Math.max(watermark, r.updated);
-        overlap = 2_000;
-        const list = db
-          .prepare('SELECT content, status FROM todo WHERE session_id = ? ORDER BY position')
-          .all(session) as { content: string; status: string }[];
-        const text = JSON.stringify(list);
-        if (text !== todos && (list.length > 0 || todos !== '')) out.events.push(opencodeTodos(list));
-        todos = text;
-      } finally {
-        db.close();
+      const r = reader(dbPath);
+      if (!r) return out;
+      const row = statement(
+        r,
+        'SELECT id FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT 1',
+      ).get(cwd, since) as { id: string } | undefined;
+      if (!row) return out;
+      if (row.id !== session) {
+        out.reset = session !== null;
+        session = row.id;
+        seen = new Set();
+        todos = '';
+        watermark = 0;
       }
+      const rows = statement(
+        r,
+        `SELECT p.id AS id, json_extract(m.data, '$.role') AS role, p.data AS data, p.time_updated AS updated
+         FROM part p JOIN message m ON m.id = p.message_id
+         WHERE p.session_id = ? AND p.time_updated >= ? ORDER BY p.time_created, p.id`,
+      ).all(session, watermark - overlap) as { id: string; role: string; data: string; updated: number }[];
+      const read = opencodeEvents(rows, seen);
+      out.events.push(...read.events);
+      out.unknown += read.unknown;
+      for (const x of rows) watermark = Math.max(watermark, x.updated);
+      overlap = 2_000;
+      const list = statement(r, 'SELECT content, status FROM todo WHERE session_id = ? ORDER BY position').all(
+        session,
+      ) as { content: string; status: string }[];
+      const text = JSON.stringify(list);
+      if (text !== todos && (list.length > 0 || todos !== '')) out.events.push(opencodeTodos(list));
+      todos = text;
       return out;
     },
   };

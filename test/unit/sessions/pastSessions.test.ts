@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPastSessions, findResumeId } from '../../../actors/sessions/pastSessions.js';
 import { TmuxError } from '../../../actors/tmux/tmux.js';
 import type { SessionRecord } from '../../../core/protocol/index.js';
+import { openDatabase } from '../../../relay-server/sqlite/db.js';
 
 const dirs: string[] = [];
 const temp = () => {
@@ -166,7 +166,7 @@ describe('finding the id an agent resumes', () => {
     const home = temp();
     const dbDir = join(home, '.local', 'share', 'opencode');
     mkdirSync(dbDir, { recursive: true });
-    const db = new Database(join(dbDir, 'opencode.db'));
+    const db = openDatabase(join(dbDir, 'opencode.db'));
     db.exec('CREATE TABLE session (id TEXT, directory TEXT, parent_id TEXT, time_updated INTEGER)');
     const add = db.prepare('INSERT INTO session VALUES (?, ?, ?, ?)');
     add.run('ses_old', '/w/proj', null, 1);

@@ -4,13 +4,18 @@
  * the transcript readers give, every part of a kind the reader knows, parts that change in place given once, a
  * restart going on from where it stopped, and no tool argument or output in what is sent.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { followOpencode, opencodeDbPath } from '../../../actors/transcripts/opencodeDb.js';
+import {
+  followOpencode,
+  opencodeDbPath,
+  opencodeSession,
+  readerCounts,
+} from '../../../actors/transcripts/opencodeDb.js';
 import { historyItems } from '../../../core/transcripts/history.js';
+import { openDatabase } from '../../../relay-server/sqlite/db.js';
 import { APPROVAL_COMMAND } from '../../fakes/fakeModel.js';
 
 const FIXTURE = 'test/fixtures/transcripts/A5';
@@ -62,7 +67,7 @@ describe('opencode’s database', () => {
     const follower = followOpencode(meta.proj, 0, env);
     follower.poll();
     const where = follower.position()!;
-    const w = new Database(db);
+    const w = openDatabase(db);
     const session = (w.prepare('SELECT id FROM session').get() as { id: string }).id;
     const message = (
       w
@@ -98,5 +103,24 @@ describe('opencode’s database', () => {
     const events = again.poll().events;
     expect(events).toContainEqual({ kind: 'reply', text: 'Still writing, now done.' });
     expect(events.filter((e) => e.kind === 'prompt')).toEqual([]);
+  });
+
+  it('reads through one connection however often it polls, and a new one when opencode makes the file anew', () => {
+    // a connection opened per poll and left to the garbage collector aborted the listener on Node 24 (opencodeDb.ts)
+    const { env, db } = home();
+    const before = readerCounts().opened;
+    const follower = followOpencode(meta.proj, 0, env);
+    expect(follower.poll().events.length).toBeGreaterThan(0);
+    for (let i = 0; i < 50; i++) {
+      follower.poll();
+      expect(opencodeSession(meta.proj, env)?.id).toMatch(/^ses_/);
+    }
+    expect(readerCounts().opened - before).toBe(1);
+    // opencode's database removed and made again: the old connection would read the removed file
+    const fresh = `${db}.new`;
+    copyFileSync(join(FIXTURE, 'session.db'), fresh);
+    renameSync(fresh, db);
+    expect(followOpencode(meta.proj, 0, env).poll().events.length).toBeGreaterThan(0);
+    expect(readerCounts().opened - before).toBe(2);
   });
 });
