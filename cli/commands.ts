@@ -44,17 +44,21 @@ export const ROOT: CommandTable = {
       () => import('./commands/verify.js'),
     ),
     install: entry(
-      'Wire svc into the agents on this computer (MCP server); checks tmux',
+      'Wire svc into the agents on this computer: MCP server, standing instruction, hooks; checks tmux',
       () => import('./commands/install.js'),
     ),
     uninstall: entry(
-      'Take out of the agents’ configs exactly what svc install and svc setup added',
+      'Take out of the agents’ configs exactly what svc install added',
       () => import('./commands/uninstall.js'),
     ),
-    setup: entry(
-      'Install the agents’ hooks: a message from the phone is known as remote, a finished turn is told',
-      () => import('./commands/setup.js'),
-    ),
+    // the hooks had a command of their own once; `svc install` does them now, and `svc setup` is the same command
+    setup: {
+      ...entry(
+        'Wire svc into the agents on this computer: MCP server, standing instruction, hooks; checks tmux',
+        () => import('./commands/install.js'),
+      ),
+      hidden: true,
+    },
     'remote-hook': entry(
       'Hook entry for remote-origin detection: svc remote-hook claude|codex|gemini|pi',
       () => import('./commands/remoteHook.js'),

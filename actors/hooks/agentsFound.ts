@@ -48,7 +48,7 @@ export function agentsFound(home: string, env: NodeJS.ProcessEnv = process.env):
   };
 }
 
-/** What `svc setup` writes for the agents on PATH: hook entries, and pi's extension file. */
+/** The hooks `svc install` writes for the agents on PATH: hook entries, and pi's extension file. */
 export interface HooksFound {
   entries: Wiring[];
   files: { agentId: string; file: string; content: string }[];

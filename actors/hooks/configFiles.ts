@@ -65,7 +65,7 @@ export interface RecordedEntry {
   element?: true;
 }
 
-/** A whole file `svc setup` wrote (pi's extension): removed by uninstall while it is still what svc wrote. */
+/** A whole file `svc install` wrote (pi's extension): removed by uninstall while it is still what svc wrote. */
 export interface RecordedFile {
   agentId: string;
   file: string;

@@ -1,7 +1,10 @@
 /**
- * `svc install [--dry-run] [--json]` (spec 4.5): checks tmux, then wires svc's MCP server into every agent found on
- * PATH (core/hooks/wiring.ts), keeping the user's files as they were around it (actors/hooks/configFiles.ts).
- * Hermes is not wired: its one entry is printed (spec 4.13.6). Exit 1 when a file was refused or tmux is missing.
+ * `svc install [--dry-run] [--json]` (spec 4.5, 4.13.2; `svc setup` is the same command): checks tmux, then wires
+ * everything svc needs into every agent found on PATH, one line per change saying what went where: svc's MCP server
+ * and its standing instruction (core/hooks/wiring.ts), and the remote-origin and turn-end hooks
+ * (actors/hooks/hooksInstall.ts), keeping the person's files as they were around them (actors/hooks/configFiles.ts).
+ * Hermes is not wired: its one entry is printed (spec 4.13.6). Then the login service is offered. Exit 1 when a
+ * file was refused, Codex's hooks could not be trusted, or tmux is missing.
  */
 import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
@@ -10,6 +13,7 @@ import { defineCommand } from 'citty';
 import { readConfigFile } from '../../actors/daemon/configFile.js';
 import { agentsFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { type InstallOutcome, installOne } from '../../actors/hooks/configFiles.js';
+import { installHooks } from '../../actors/hooks/hooksInstall.js';
 import { installService, isServiceInstalled, serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
@@ -46,7 +50,10 @@ export function outcomeLine(
 }
 
 export default defineCommand({
-  meta: { name: 'install', description: 'Wire svc into the agents on this computer (MCP server); checks tmux' },
+  meta: {
+    name: 'install',
+    description: 'Wire svc into the agents on this computer: MCP server, standing instruction, hooks; checks tmux',
+  },
   args: {
     'dry-run': { type: 'boolean', description: 'Print what would change, change nothing' },
     json: { type: 'boolean', description: 'Print the outcome as JSON' },
@@ -82,6 +89,11 @@ export default defineCommand({
         out(`${n.name}: not wired: ${n.why}`);
         if (n.agentId === 'A7') out(hermesEntry());
       }
+      // the hooks: a message from the phone is known as remote, a finished turn is told
+      const hooks = await installHooks(home, dryRun);
+      for (const o of hooks.hooks) out(outcomeLine(o, o.what));
+      for (const n of hooks.elsewhere) out(`${n.name}: hooks not wired: ${n.why}`);
+      if (hooks.codexTrust) out(`Codex: hooks not trusted: ${hooks.codexTrust}`);
       // the login service (spec 4.9): asked in a terminal, said otherwise
       const service = serviceFacts(home, svcMcpCommand());
       let loginService = service ? serviceState(service) : 'not available on this system';
@@ -95,12 +107,26 @@ export default defineCommand({
           loginService = serviceState(service);
         } else out(offer.line);
       } else out(`login service: ${loginService}`);
-      const refused = outcomes.some((o) => o.result === 'refused');
+      const refused = [...outcomes, ...hooks.hooks].some((o) => o.result === 'refused');
       if (args.json)
         process.stdout.write(
-          `${JSON.stringify({ dryRun, tmux: { path: tmuxPath, install: tmuxPath ? null : advice.line }, agents: outcomes, notWired: found.notWired, hermesEntry: found.notWired.some((n) => n.agentId === 'A7') ? hermesEntry() : null, loginService }, null, 2)}\n`,
+          `${JSON.stringify(
+            {
+              dryRun,
+              tmux: { path: tmuxPath, install: tmuxPath ? null : advice.line },
+              agents: outcomes,
+              notWired: found.notWired,
+              hermesEntry: found.notWired.some((n) => n.agentId === 'A7') ? hermesEntry() : null,
+              hooks: hooks.hooks,
+              hooksNotWired: hooks.elsewhere,
+              codexTrust: hooks.codexTrust,
+              loginService,
+            },
+            null,
+            2,
+          )}\n`,
         );
-      process.exitCode = refused || !tmuxPath ? 1 : 0;
+      process.exitCode = refused || hooks.codexTrust || !tmuxPath ? 1 : 0;
     } catch (err) {
       fail(err);
     }

@@ -14,7 +14,7 @@ import { outcomeLine } from './install.js';
 export default defineCommand({
   meta: {
     name: 'uninstall',
-    description: 'Take out of the agents’ configs exactly what svc install and svc setup added',
+    description: 'Take out of the agents’ configs exactly what svc install added',
   },
   args: {
     'dry-run': { type: 'boolean', description: 'Print what would change, change nothing' },

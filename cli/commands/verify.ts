@@ -82,7 +82,7 @@ export default defineCommand({
         ],
         hooks.elsewhere.find((n) => n.agentId === agentId)?.why,
       );
-    // Codex skips hooks it does not trust: ask it (the same question svc setup asks), only when they are wired
+    // Codex skips hooks it does not trust: ask it (the same question svc install asks), only when they are wired
     const codexWord = async (word: string): Promise<string> => {
       const codex = onPath('codex', env.PATH);
       const ours = hooks.entries.filter((w) => w.agentId === 'A2');

@@ -102,11 +102,11 @@ export interface SessionNaming {
 export type HookKind =
   /** A1: `UserPromptSubmit` hook shipped in the service's plugin (`svc-remote.sh`). */
   | 'plugin-user-prompt-submit'
-  /** A2: `UserPromptSubmit` hook entry written by `svc setup`. */
+  /** A2: `UserPromptSubmit` hook entry written by `svc install`. */
   | 'user-prompt-submit'
-  /** A3: `BeforeAgent` hook entry written by `svc setup`. */
+  /** A3: `BeforeAgent` hook entry written by `svc install`. */
   | 'before-agent'
-  /** A4: a `before_agent_start` extension installed by `svc setup`. */
+  /** A4: a `before_agent_start` extension installed by `svc install`. */
   | 'before-agent-start-extension'
   /** No hook: remote mode only through an `svc_ask` answer (4.13.4). */
   | 'none';

@@ -48,13 +48,13 @@ export function loginServiceOffer(localRelay: boolean): { line: string; question
       };
 }
 
-/** One word for an agent's hooks, from the state of each entry `svc setup` writes for it (and why, when none). */
+/** One word for an agent's hooks, from the state of each entry `svc install` writes for it (and why, when none). */
 export function hooksWord(states: readonly string[], elsewhere?: string): string {
   if (states.length === 0) return elsewhere ? `not wired (${elsewhere})` : 'none that svc uses';
   if (states.every((s) => s === 'wired')) return 'wired';
   if (states.includes('unreadable')) return 'unreadable';
-  if (states.some((s) => s === 'wired')) return 'partly wired: run svc setup';
-  return 'not wired: run svc setup';
+  if (states.some((s) => s === 'wired')) return 'partly wired: run svc install';
+  return 'not wired: run svc install';
 }
 
 /**
@@ -65,7 +65,7 @@ export function hooksWord(states: readonly string[], elsewhere?: string): string
 export function codexHooksWord(word: string, untrusted: number | { unknown: string }): string {
   if (word !== 'wired') return word;
   if (typeof untrusted === 'object') return `wired (whether Codex trusts them is unknown: ${untrusted.unknown})`;
-  return untrusted === 0 ? 'wired' : 'wired, but Codex does not trust them (it skips them): run svc setup';
+  return untrusted === 0 ? 'wired' : 'wired, but Codex does not trust them (it skips them): run svc install';
 }
 
 /** One agent found on PATH, as `svc verify` reports it. */
@@ -78,7 +78,7 @@ export interface AgentWiringRow {
   file: string | null;
   /** Why install leaves it alone. */
   note?: string;
-  /** What `svc setup` wired of the agent's hooks (`hooksWord`). */
+  /** What `svc install` wired of the agent's hooks (`hooksWord`). */
   hooks: string;
 }
 

@@ -31,7 +31,7 @@ export function isHookAgent(name: string): name is HookAgent {
   return Object.hasOwn(HOOK_AGENTS, name);
 }
 
-/** The events a prompt is submitted on, and those a turn ends on (the Stop-style hooks of `svc setup`). */
+/** The events a prompt is submitted on, and those a turn ends on (the Stop-style hooks `svc install` writes). */
 const PROMPT_EVENTS = new Set(['UserPromptSubmit', 'BeforeAgent', 'before_agent_start']);
 const STOP_EVENTS = new Set(['Stop', 'AfterAgent', 'agent_end']);
 /** The events a session starts on: Claude Code's SessionStart (at start, resume, /clear and compaction). */
@@ -80,7 +80,7 @@ function sessionRef(v: Record<string, unknown>): AgentSessionRef {
 
 /**
  * The event of a hook's stdin; null when it is not one of ours. Input without `hook_event_name` is a prompt (the
- * entries of an earlier svc setup).
+ * entries of an earlier svc install).
  */
 export function parseHookInput(raw: string): HookInput | null {
   let v: unknown;

@@ -26,7 +26,7 @@ export interface Wiring {
   command: string;
   /**
    * What is wired: spec 4.13's MCP server and the standing instruction to keep asking in REMOTE (`rules`), both by
-   * `svc install`; or a hook (`svc setup`).
+   * `svc install`; or a hook (also `svc install`).
    */
   kind: 'mcp' | 'rules' | 'hook';
   /** The entry is one element of the list at `path` (hooks), not the value at `path` (core/hooks/edit.ts addElement). */
@@ -184,10 +184,10 @@ function rulesWirings(env: WiringEnv): Wiring[] {
 
 /**
  * The agents of the registry install does not wire, and why (printed by install and verify when the agent is on
- * PATH). pi has no MCP by design; its remote hook is an extension (`svc setup`).
+ * PATH). pi has no MCP by design; its remote hook is an extension (`svc install`).
  */
 export const NOT_WIRED: Readonly<Record<string, string>> = {
-  A4: 'pi has no MCP client by design; svc setup installs its extension',
+  A4: 'pi has no MCP client by design; svc install gives it an extension instead',
   A7: 'Hermes is wired by hand (spec 4.13.6): add the entry below, then reload MCP inside Hermes',
 };
 
@@ -216,7 +216,7 @@ export function hookCommand(mcp: McpCommand, agent: 'claude' | 'codex' | 'gemini
 }
 
 /**
- * What `svc setup` writes (spec 4.5, 4.13.2): per agent, its prompt-submit hook and its Stop-style hook, both
+ * The hooks `svc install` writes (spec 4.5, 4.13.2): per agent, its prompt-submit hook and its Stop-style hook, both
  * running `svc remote-hook <agent>` (which goes by the event's name). Claude Code: `hooks.UserPromptSubmit`,
  * `hooks.Stop` and `hooks.SessionStart` (which conversation runs in the pane, from its start) of its user settings,
  * through svc's plugin script; Gemini CLI: `hooks.BeforeAgent` and
@@ -298,9 +298,9 @@ export function codexHooksToTrust(
   );
 }
 
-/** The agents whose hooks `svc setup` does not write into a config file, and why (printed by setup and verify). */
+/** The agents whose hooks `svc install` does not write into a config file, and why (printed by install and verify). */
 export const HOOKS_ELSEWHERE: Readonly<Record<string, string>> = {
-  A4: 'pi: svc setup writes the extension ~/.pi/agent/extensions/svc-remote.ts',
+  A4: 'pi: svc install writes the extension ~/.pi/agent/extensions/svc-remote.ts',
 };
 
 /** pi's extensions folder (global, auto-discovered by pi 0.73) and svc's file in it. */

@@ -28,7 +28,7 @@ export function sessionEvents(
 }
 
 /**
- * A finished turn is seen twice when the agent has a Stop hook (`svc setup`): by the hook, at once, and by the
+ * A finished turn is seen twice when the agent has a Stop hook (`svc install`): by the hook, at once, and by the
  * screen, a reading later. The phones are told once: a turn notice within this window of the last one for the
  * same session is the same turn.
  */

@@ -34,7 +34,8 @@ export async function loggedInComputer(opts: { url: string; apiKey: string; name
 /**
  * The real Claude Code (test/agents) on `computer` as a person has it: a git project `<home>/<name>`, its settings
  * against the fake model at `modelUrl`, tmux's global environment carrying them (the sessions svc starts get it,
- * as they get a person's shell environment), and `svc install` + `svc setup` run. The env runs `svc` with it.
+ * as they get a person's shell environment), and `svc install` runs (the MCP server, the instruction, the hooks).
+ * The env runs `svc` with it.
  */
 export async function wiredClaudeCode(
   computer: Pick<TestComputer, 'tmux' | 'home' | 'env'>,
@@ -48,9 +49,7 @@ export async function wiredClaudeCode(
   const agentEnv = { HOME: home, CI: '', DEBIAN_FRONTEND: '', ...CLAUDE_CODE.setup({ home, proj, model: modelUrl }) };
   for (const [k, v] of Object.entries(agentEnv)) await computer.tmux.run(['set-environment', '-g', k, v]);
   const env = { ...computer.env, ...agentEnv, PATH: `${AGENTS_BIN}${delimiter}${computer.env.PATH ?? ''}` };
-  for (const step of ['install', 'setup']) {
-    const res = await runSvc([step], env);
-    expect(res.code, `svc ${step}: ${res.stdout}${res.stderr}`).toBe(0);
-  }
+  const res = await runSvc(['install'], env);
+  expect(res.code, `svc install: ${res.stdout}${res.stderr}`).toBe(0);
   return { env, proj };
 }

@@ -75,6 +75,18 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
       const report = JSON.parse(res.stdout);
       const result = (id: string) => report.agents.find((a: { agentId: string }) => a.agentId === id)?.result;
       expect([result('A1'), result('A2'), result('A3')]).toEqual(['added', 'added', 'added']);
+      // the hooks in the same run, Codex's trusted as Codex itself lists them
+      expect(report.codexTrust).toBeNull();
+      const hooksOf = (id: string) =>
+        report.hooks.filter((h: { agentId: string }) => h.agentId === id).map((h: { what: string }) => h.what);
+      expect(hooksOf('A2')).toEqual([
+        'the UserPromptSubmit hook',
+        'the Stop hook',
+        'trust for its user_prompt_submit hook',
+        'trust for its stop hook',
+      ]);
+      expect(hooksOf('A3')).toEqual(['the BeforeAgent hook', 'the AfterAgent hook']);
+      expect(hooksOf('A4')).toEqual(['the svc-remote extension']);
       // pi is on PATH and not wired, with the reason
       expect(report.notWired.map((n: { agentId: string }) => n.agentId)).toContain('A4');
       // the first change kept a backup beside each file
@@ -95,11 +107,16 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
       }
 
       // svc verify sees the same, per agent found
-      const wiredBy = async () => {
-        const v = JSON.parse((await runSvc(['verify', '--json'], env)).stdout);
-        return Object.fromEntries(v.agents.map((a: { agentId: string; mcp: string }) => [a.agentId, a.mcp]));
-      };
-      expect(await wiredBy()).toMatchObject({ A1: 'wired', A2: 'wired', A3: 'wired', A4: 'not wired by install' });
+      const verified = async () => JSON.parse((await runSvc(['verify', '--json'], env)).stdout);
+      const wiredBy = async () =>
+        Object.fromEntries((await verified()).agents.map((a: { agentId: string; mcp: string }) => [a.agentId, a.mcp]));
+      const v = await verified();
+      expect(
+        Object.fromEntries(v.agents.map((a: { agentId: string; mcp: string }) => [a.agentId, a.mcp])),
+      ).toMatchObject({ A1: 'wired', A2: 'wired', A3: 'wired', A4: 'not wired by install' });
+      expect(Object.fromEntries(v.agents.map((a: { agentId: string; hooks: string }) => [a.agentId, a.hooks]))).toEqual(
+        expect.objectContaining({ A1: 'wired', A2: 'wired', A3: 'wired', A4: 'wired' }),
+      );
 
       // the second run changes nothing
       const snapshot = Object.keys(USER_FILES).map((rel) => read(home, rel));
@@ -173,7 +190,7 @@ describe('svc install with files it must handle with care', () => {
       expect(existsSync(join(home, '.svc'))).toBe(false);
       const res = await runSvc(['install'], env);
       expect(res.code).toBe(1);
-      const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:') && !l.includes('AGENTS.md'));
+      const lines = res.stdout.split('\n').filter((l) => l.startsWith('Codex:') && l.includes('MCP server'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^Codex: refused \(the MCP server svc\): .*config\.toml: not valid TOML/);
       expect(read(home, '.codex/config.toml')).toBe(broken);

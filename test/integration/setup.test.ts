@@ -1,7 +1,8 @@
 /**
- * `svc setup` / `svc uninstall` on the files of a person who has their own settings: Claude Code's and Gemini CLI's
- * settings with comments and a hook of their own, pi's extensions folder. The agents on PATH are stand-ins here (the
- * real programs run svc's hooks in remoteHook.realAgents.test.ts): this is about the files.
+ * The hooks of `svc install` (and `svc setup`, the same command) / `svc uninstall` on the files of a person who has
+ * their own settings: Claude Code's and Gemini CLI's settings with comments and a hook of their own, pi's extensions
+ * folder. The agents on PATH are stand-ins here (the real programs run svc's hooks in remoteHook.realAgents.test.ts):
+ * this is about the files.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
@@ -38,15 +39,20 @@ beforeEach(async () => {
 });
 afterEach(() => cleanup());
 
-describe('svc setup', () => {
+describe('svc install: the hooks', () => {
   it('adds svc’s hooks after the person’s own, once; uninstall takes out only svc’s, after an edit of theirs', async () => {
-    const first = await runSvc(['setup'], env);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/Claude Code UserPromptSubmit: added/);
-    expect(first.stdout).toMatch(/Claude Code Stop: added/);
-    expect(first.stdout).toMatch(/Claude Code SessionStart: added/);
-    expect(first.stdout).toMatch(/Gemini CLI BeforeAgent: added/);
-    expect(first.stdout).toMatch(/pi extension: added/);
+    const first = await runSvc(['install'], env);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // one line per change, saying what went where
+    const settings = join(home, CLAUDE);
+    expect(first.stdout).toContain(`Claude Code: added the UserPromptSubmit hook (${settings})`);
+    expect(first.stdout).toContain(`Claude Code: added the Stop hook (${settings})`);
+    expect(first.stdout).toContain(`Claude Code: added the SessionStart hook (${settings})`);
+    expect(first.stdout).toContain(`Gemini CLI: added the BeforeAgent hook (${join(home, GEMINI)})`);
+    expect(first.stdout).toContain(`pi: added the svc-remote extension (${join(home, PI_EXT)})`);
+    // and in the same run, the MCP server and the standing instruction
+    expect(first.stdout).toMatch(/^Claude Code: added the MCP server svc \(/m);
+    expect(first.stdout).toMatch(/^Gemini CLI: added svc's standing instruction \(/m);
     const claude = read(CLAUDE);
     expect(claude).toContain('// mine');
     expect(claude).toContain('{ "hooks": [{ "type": "command", "command": "say done" }] }, // ding');
@@ -58,8 +64,10 @@ describe('svc setup', () => {
     expect(read(`${CLAUDE}.svc-backup`)).toBe(USER[CLAUDE]);
 
     const wired = [read(CLAUDE), read(GEMINI), read(PI_EXT)];
+    // `svc setup` is the same command: everything is there already
     const again = await runSvc(['setup'], env);
     expect(again.stdout).not.toMatch(/\badded\b/);
+    expect(again.stdout).toContain(`Claude Code: already has the Stop hook (${settings})`);
     expect([read(CLAUDE), read(GEMINI), read(PI_EXT)]).toEqual(wired);
     expect((await runSvc(['verify'], env)).stdout).toMatch(/agent Claude Code: .*; hooks: wired/);
 
@@ -70,11 +78,11 @@ describe('svc setup', () => {
     expect(read(CLAUDE)).toBe(USER[CLAUDE]!.replace('"theme": "dark"', '"theme": "light"'));
     expect(read(GEMINI)).toBe(USER[GEMINI]);
     expect(existsSync(join(home, PI_EXT))).toBe(false);
-    expect((await runSvc(['verify'], env)).stdout).toMatch(/agent Claude Code: .*; hooks: not wired: run svc setup/);
+    expect((await runSvc(['verify'], env)).stdout).toMatch(/agent Claude Code: .*; hooks: not wired: run svc install/);
   });
 
   it('leaves pi’s extension alone once the person changed it', async () => {
-    await runSvc(['setup'], env);
+    await runSvc(['install'], env);
     write(PI_EXT, `${read(PI_EXT)}\n// my change\n`);
     const gone = await runSvc(['uninstall'], env);
     expect(gone.stdout).toMatch(/pi: changed by you since install: left as it is/);
@@ -83,9 +91,9 @@ describe('svc setup', () => {
 
   it('refuses a broken settings file in one line and writes nothing to it', async () => {
     write(GEMINI, '{ "ui": ');
-    const res = await runSvc(['setup'], env);
+    const res = await runSvc(['install'], env);
     expect(res.code).toBe(1);
-    expect(res.stdout).toMatch(/^Gemini CLI BeforeAgent: refused: .*settings\.json: not valid JSON/m);
+    expect(res.stdout).toMatch(/^Gemini CLI: refused \(the BeforeAgent hook\): .*settings\.json: not valid JSON/m);
     expect(read(GEMINI)).toBe('{ "ui": ');
     // the others are wired all the same
     expect(read(CLAUDE)).toContain('svc-remote.sh');
@@ -98,7 +106,7 @@ describe('svc setup', () => {
     const link = join(home, CLAUDE);
     rmSync(link);
     symlinkSync(target, link);
-    await runSvc(['setup'], env);
+    await runSvc(['install'], env);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(target, 'utf8')).toContain('svc-remote.sh');
     await runSvc(['uninstall'], env);
@@ -107,7 +115,7 @@ describe('svc setup', () => {
   });
 
   it('--dry-run says what it would add and writes nothing', async () => {
-    const res = await runSvc(['setup', '--dry-run', '--json'], env);
+    const res = await runSvc(['install', '--dry-run', '--json'], env);
     const report = JSON.parse(res.stdout);
     expect(report.hooks.map((h: { result: string }) => h.result)).toContain('would add');
     expect(read(CLAUDE)).toBe(USER[CLAUDE]);

@@ -93,14 +93,14 @@ describe('agentWiringLines', () => {
 describe('codexHooksWord', () => {
   it.each([
     ['wired and trusted', 'wired', 0, 'wired'],
-    ['wired, not trusted', 'wired', 2, 'wired, but Codex does not trust them (it skips them): run svc setup'],
+    ['wired, not trusted', 'wired', 2, 'wired, but Codex does not trust them (it skips them): run svc install'],
     [
       'wired, Codex not asked',
       'wired',
       { unknown: 'codex app-server did not answer' },
       'wired (whether Codex trusts them is unknown: codex app-server did not answer)',
     ],
-    ['not wired: nothing to ask', 'not wired: run svc setup', 2, 'not wired: run svc setup'],
+    ['not wired: nothing to ask', 'not wired: run svc install', 2, 'not wired: run svc install'],
   ] as const)('%s', (_what, word, untrusted, expected) => {
     expect(codexHooksWord(word, untrusted)).toBe(expected);
   });
