@@ -5,7 +5,9 @@
  *
  * Left: the actor tree (machine actors, each with its current state). Middle: the selected actor's chart, drawn
  * from its chart model (core/debug/statechart.ts) as nested boxes, parallel regions side by side, each state listing
- * its transitions; the active states are highlighted and flash when entered. Right: the event log, newest first.
+ * its transitions; the active states are highlighted and flash when entered. Right: the event log, newest first,
+ * showing only changes of state by default; the screen watch's ticks (the inventory looking at the agent panes four
+ * times a second, `watch.resting` ↔ `watch.looking`) are behind a toggle of their own, off by default.
  * Everything is put into the page with textContent, never as HTML.
  */
 
@@ -98,6 +100,14 @@ function pageMain(): void {
   };
   const time = (at: number) => new Date(at).toISOString().slice(11, 23);
   const leaves = (v: Value | null) => (v === null ? [] : formatValue(v).split(', '));
+  /** A tick of the inventory's screen watch: it moved between looking and resting, and nothing else moved. */
+  const isTick = (machine: string, from: Value | null, to: Value): boolean => {
+    if (machine !== 'inventory' || from === null) return false;
+    const before = leaves(from);
+    const after = leaves(to);
+    const changed = [...before.filter((l) => !after.includes(l)), ...after.filter((l) => !before.includes(l))];
+    return changed.length > 0 && changed.every((l) => l === 'watch.resting' || l === 'watch.looking');
+  };
   /** Only the regions that moved: `delivery.ready → delivery.injecting`; null when none did. */
   const move = (from: Value | null, to: Value): string | null => {
     if (from === null) return `(start) → ${formatValue(to)}`;
@@ -235,20 +245,25 @@ function pageMain(): void {
   const hidden = (li: HTMLElement) => {
     const only = ($('only') as HTMLInputElement).checked;
     const moves = ($('moves') as HTMLInputElement).checked;
+    const ticks = ($('ticks') as HTMLInputElement).checked;
     const id = selected ? actors.get(selected)?.id : undefined;
-    return (only && li.dataset.actor !== id) || (moves && li.classList.contains('same'));
+    return (
+      (only && li.dataset.actor !== id) ||
+      (moves && li.classList.contains('same')) ||
+      (!ticks && li.classList.contains('tick'))
+    );
   };
   const drawLogFilter = () => {
-    const only = ($('only') as HTMLInputElement).checked;
-    const id = selected ? actors.get(selected)?.id : undefined;
-    for (const li of Array.from($('log').querySelectorAll<HTMLElement>('li')))
-      li.hidden = only && li.dataset.actor !== id;
+    for (const li of Array.from($('log').querySelectorAll<HTMLElement>('li'))) li.hidden = hidden(li);
   };
   const addLog = (t: Record_) => {
     if (seen.has(t.seq)) return;
     seen.add(t.seq);
     const moved = t.status === 'active' ? move(t.from, t.to) : `${formatValue(t.from)} → (${t.status})`;
-    const li = el('li', moved === null ? 'same' : 'moved');
+    const li = el(
+      'li',
+      `${moved === null ? 'same' : 'moved'}${t.status === 'active' && isTick(t.machine, t.from, t.to) ? ' tick' : ''}`,
+    );
     li.dataset.actor = t.actor;
     li.dataset.event = t.event;
     li.dataset.at = String(t.at);
@@ -345,6 +360,7 @@ function pageMain(): void {
 
   ($('only') as HTMLInputElement).addEventListener('change', drawLogFilter);
   ($('moves') as HTMLInputElement).addEventListener('change', drawLogFilter);
+  ($('ticks') as HTMLInputElement).addEventListener('change', drawLogFilter);
   const source = new EventSource(api('/api/events'));
   source.onmessage = (m) => {
     const msg = JSON.parse(m.data);
@@ -417,8 +433,9 @@ export function debugPageHtml(): string {
   <nav id="tree"></nav>
   <section id="view"><h2 id="title"></h2><div id="state"></div><div id="summary"></div><div id="chart"></div></section>
   <section id="logPane">
-    <div class="filters"><label><input type="checkbox" id="only"> only the selected actor</label>
-    <label><input type="checkbox" id="moves"> only changes of state</label></div>
+    <div class="filters"><label><input type="checkbox" id="moves" checked> only changes of state</label>
+    <label><input type="checkbox" id="ticks"> the screen watch's ticks</label>
+    <label><input type="checkbox" id="only"> only the selected actor</label></div>
     <ol id="log"></ol>
   </section>
 </main>

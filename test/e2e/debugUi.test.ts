@@ -117,6 +117,39 @@ describe('svc debug ui', () => {
     }
   });
 
+  it('shows changes of state only; the screen watch’s ticks are behind their own toggle', async () => {
+    const url = await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    const page = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await page.goto(url);
+      await page.waitForSelector('#status.ok', { timeout: 10_000 });
+      expect(await page.isChecked('#moves')).toBe(true);
+      expect(await page.isChecked('#ticks')).toBe(false);
+      // the inventory looks at the fake Claude Code's pane four times a second: ticks arrive, none is shown
+      const ticks = page.locator('#log li.tick');
+      await waitFor(async () => (await ticks.count()) >= 6, { what: 'the screen watch ticking in the log' });
+      expect(await page.locator('#log li.tick:not([hidden])').count()).toBe(0);
+      expect(await page.locator('#log li.same:not([hidden])').count()).toBe(0);
+      expect(await ticks.first().getAttribute('data-actor')).toBe('inventory');
+      // a change of state that is not a tick is shown: a push typed into the session
+      const res = await api(relay.url, 'POST', '/pushes/send', {
+        key: relay.apiKey,
+        body: { type: 'agent.command', agentSessionName: 'svc-proj', body: 'hello' },
+      });
+      expect(res.status).toBe(200);
+      await page.waitForSelector('#log li[data-actor="session.svc-proj"][data-event="PUSH"]:not([hidden])', {
+        timeout: 15_000,
+      });
+      // the toggle shows them, and hides them again
+      await page.check('#ticks');
+      await page.waitForSelector('#log li.tick:not([hidden])', { timeout: 5_000 });
+      await page.uncheck('#ticks');
+      expect(await page.locator('#log li.tick:not([hidden])').count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('says when the listener goes away, and picks it up again when it is back', async () => {
     const url = await ui!.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
     const page = await browser.newPage({ viewport: DESKTOP });
