@@ -40,7 +40,7 @@ export const ROOT: CommandTable = {
       () => import('./commands/sh.js'),
     ),
     verify: entry(
-      'Check tmux, login, listener, service and relay URL, and where each came from',
+      'Check tmux, login, listener, service, relay URL and phones, and where each came from',
       () => import('./commands/verify.js'),
     ),
     install: entry(

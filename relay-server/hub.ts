@@ -11,6 +11,7 @@ import { AskBook } from './asks/book.js';
 import { APP_PROTOCOL, authenticate, authorizationFromProtocols } from './auth.js';
 import { type Bus, type BusEvent, PRESENCE_BEAT_MS } from './bus.js';
 import { Connection, watchKey } from './connection.js';
+import type { DeviceSeen } from './deviceSeen.js';
 import type { FrameContext } from './frameContext.js';
 import { handleText } from './frames.js';
 import { describeError, type Log } from './log.js';
@@ -43,6 +44,8 @@ export interface HubOptions {
   webPush?: WebPush | null;
   /** A listener's push.result frames spend from this when its frame bucket is empty (RELAY_RESULT_BUCKET). */
   resultBucket: BucketConfig;
+  /** When each device was last seen (relay-server/deviceSeen.ts): its sockets' opening and closing; absent: not kept. */
+  seen?: DeviceSeen;
 }
 
 interface AccountGroup {
@@ -222,6 +225,7 @@ export class Hub implements Presence {
     }
     group.connections.add(conn);
     log.info(`ws ${conn.label} connected`);
+    this.opts.seen?.seen(key, true);
 
     const heartbeat = setInterval(() => {
       if (!conn.alive) {
@@ -241,6 +245,7 @@ export class Hub implements Presence {
     ws.on('error', (error) => log.warn(`ws ${conn.label} error: ${error.message}`));
     ws.on('close', (code) => {
       clearInterval(heartbeat);
+      this.opts.seen?.seen(key, true);
       this.drop(conn, code);
     });
   }

@@ -460,10 +460,19 @@ export class PostgresStore implements Store {
   }
 
   async listDevices(accountId: string): Promise<DeviceRecord[]> {
-    const { rows } = await this.pool.query('SELECT * FROM devices WHERE account_id = $1 ORDER BY created_at, id', [
-      accountId,
-    ]);
+    const { rows } = await this.pool.query(
+      `SELECT d.*, EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.device_id = d.id) AS notifications
+       FROM devices d WHERE d.account_id = $1 ORDER BY d.created_at, d.id`,
+      [accountId],
+    );
     return rows.map(toDevice);
+  }
+
+  async deviceSeen(deviceId: string, at: number): Promise<void> {
+    await this.pool.query(
+      'UPDATE devices SET last_seen_at = $1 WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $1)',
+      [at, deviceId],
+    );
   }
 
   async getDevice(deviceId: string): Promise<DeviceRecord | null> {
@@ -525,6 +534,13 @@ export class PostgresStore implements Store {
         await q.query('UPDATE devices SET pairing_proof = $1 WHERE id = $2', [c.device.pairingProof, row.id]);
         row.pairing_proof = c.device.pairingProof;
       }
+      await q.query('UPDATE devices SET origin = $1, last_seen_at = $2 WHERE id = $3', [
+        c.device.origin ?? null,
+        c.now,
+        row.id,
+      ]);
+      row.origin = c.device.origin ?? null;
+      row.last_seen_at = c.now;
       await q.query(
         'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES ($1, $2, $3, $4, $5, $6)',
         [c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id],

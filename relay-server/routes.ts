@@ -22,6 +22,7 @@ import {
   type Scope,
 } from '../core/protocol/index.js';
 import { type Act, decideAccess } from '../core/relay/access.js';
+import { appOrigin } from '../core/relay/reach.js';
 import { importPublicKey } from '../core/seal/keys.js';
 import {
   authenticate,
@@ -33,6 +34,7 @@ import {
   newKeyId,
 } from './auth.js';
 import type { Bus } from './bus.js';
+import type { DeviceSeen } from './deviceSeen.js';
 import { getHistory } from './history/history.js';
 import { discardBody, HttpError, parseJson, readBody, sendError, sendHtml, sendJson } from './http.js';
 import { describeError, type Log } from './log.js';
@@ -64,6 +66,8 @@ export interface RouteDeps {
   appDir: string | null;
   /** Web Push (relay-server/push/); null or absent: the /push routes answer 404. */
   webPush?: WebPush | null;
+  /** When each device was last seen (relay-server/deviceSeen.ts); absent: not kept. */
+  seen?: DeviceSeen;
 }
 
 interface Context {
@@ -282,6 +286,9 @@ const deviceInfo = (d: DeviceRecord): DeviceInfo => ({
   publicKey: d.publicKey,
   createdAt: d.createdAt,
   ...(d.pairingProof ? { pairingProof: d.pairingProof } : {}),
+  lastSeenAt: d.lastSeenAt ?? null,
+  origin: d.origin ?? null,
+  ...(d.notifications !== undefined ? { notifications: d.notifications } : {}),
 });
 
 /** Public keys only: a device registers the public half of a key pair it made itself. */
@@ -362,6 +369,8 @@ async function claimPairing({ req, res }: Context, { store, log, now }: RouteDep
   } catch {
     throw new HttpError(400, 'bad_request', 'publicKey: not a P-256 public key (base64url of the raw 65-byte point)');
   }
+  // where the phone opened the app: the address it uses from now on (its storage is bound to it)
+  const origin = appOrigin(req.headers.origin);
   const token = generateApiKey();
   const scopes: PairingClaimResponse['scopes'] = ['push:read', 'push:write'];
   const keyId = newKeyId();
@@ -373,6 +382,7 @@ async function claimPairing({ req, res }: Context, { store, log, now }: RouteDep
       name: body.name,
       publicKey: body.publicKey,
       ...(body.proof ? { pairingProof: body.proof } : {}),
+      ...(origin ? { origin } : {}),
     },
     key: { keyId, keyHash: hashApiKey(token), scopes },
   });
@@ -395,9 +405,12 @@ async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<
   return parsed.data;
 }
 
-async function identify(req: IncomingMessage, store: Store): Promise<KeyRecord> {
+async function identify(req: IncomingMessage, store: Store, seen?: DeviceSeen): Promise<KeyRecord> {
   const auth = await authenticate(store, req.headers.authorization);
-  if (auth.ok) return auth.key;
+  if (auth.ok) {
+    seen?.seen(auth.key);
+    return auth.key;
+  }
   const message =
     auth.reason === 'missing' ? 'send the API key as Authorization: Bearer <key>' : 'the API key is not valid';
   throw new HttpError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
@@ -436,7 +449,7 @@ export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, re
       }
       let key: KeyRecord = { keyId: '', accountId: '', scopes: [] };
       if (def.scopes) {
-        key = await identify(req, deps.store);
+        key = await identify(req, deps.store, deps.seen);
         keyId = key.keyId;
         await admit(key, def, deps.httpBuckets);
       }

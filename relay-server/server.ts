@@ -15,6 +15,7 @@ import {
   RELAY_WS_BUCKET,
 } from '../core/tokenBucket.js';
 import { type Bus, InProcessBus } from './bus.js';
+import { DeviceSeen } from './deviceSeen.js';
 import { Hub } from './hub.js';
 import { defaultLog, describeError, type Log } from './log.js';
 import { WebPush } from './push/webPush.js';
@@ -135,7 +136,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   if (trusted.list.length > 0)
     log.info(`client addresses from X-Forwarded-For/Forwarded of ${trusted.list.join(', ')}`);
   const clientOf = (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers, trusted);
+  const seen = new DeviceSeen(store, log, now);
   const hub = new Hub({
+    seen,
     webPush,
     store,
     bus,
@@ -162,6 +165,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     now,
     appDir: options.appDir === undefined ? findAppDir() : options.appDir,
     webPush,
+    seen,
   });
   const plainHandler = options.httpsOnly
     ? redirectToHttps(

@@ -225,6 +225,10 @@ export class SqliteStore implements Store {
     return devices.getDevice(this.db, deviceId);
   }
 
+  async deviceSeen(deviceId: string, at: number): Promise<void> {
+    return this.write((db) => devices.deviceSeen(db, deviceId, at));
+  }
+
   async deleteDevice(accountId: string, deviceId: string): Promise<boolean> {
     return this.write((db) => {
       this.keys.clear(); // the device's tokens go with it

@@ -114,6 +114,12 @@ export interface DeviceRecord {
   paired?: boolean;
   /** The proof it paired with (core/devices/pairingProof.ts), kept and listed as it came. */
   pairingProof?: string;
+  /** When its own token last reached the relay (kept to the minute, `deviceSeen`); null when never since pairing. */
+  lastSeenAt?: number | null;
+  /** The web origin it paired at (the app's address on that phone: its storage is bound to it); null when unknown. */
+  origin?: string | null;
+  /** From `listDevices`: it holds a Web Push subscription (notifications on). */
+  notifications?: boolean;
 }
 
 /** A phone's Web Push subscription (relay-server/push/webPush.ts): where to push, its keys, the events it wants. */
@@ -192,7 +198,7 @@ export interface NewPairing {
 export interface PairingClaim {
   codeHash: string;
   now: number;
-  device: { deviceId: string; name: string; publicKey: string; pairingProof?: string };
+  device: { deviceId: string; name: string; publicKey: string; pairingProof?: string; origin?: string };
   key: { keyId: string; keyHash: string; scopes: Scope[] };
 }
 
@@ -252,6 +258,8 @@ export interface Store {
   registerDevice(d: Omit<DeviceRecord, 'createdAt'> & { now: number }): Promise<DeviceRecord>;
   listDevices(accountId: string): Promise<DeviceRecord[]>;
   getDevice(deviceId: string): Promise<DeviceRecord | null>;
+  /** The device's token reached the relay at `at` (never moves its time back). */
+  deviceSeen(deviceId: string, at: number): Promise<void>;
   /** Remove a device of the account (and unlink it from its computer); false when there was none. */
   deleteDevice(accountId: string, deviceId: string): Promise<boolean>;
 

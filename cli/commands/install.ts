@@ -18,9 +18,9 @@ import { installService, isServiceInstalled, serviceFacts, serviceState } from '
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
 import { svcPaths } from '../../core/daemon/paths.js';
-import { stageOf } from '../../core/daemon/verify.js';
 import { loginServiceOffer, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core/hooks/install.js';
 import { hermesEntry, wiringWhat } from '../../core/hooks/wiring.js';
+import { stageOf } from '../../core/relay/reach.js';
 import { fail } from '../output.js';
 
 async function askYes(question: string): Promise<boolean> {

@@ -11,18 +11,45 @@ import { defaultEntry, findListener } from '../../actors/daemon/daemon.js';
 import { agentsFound, hooksFound, svcMcpCommand } from '../../actors/hooks/agentsFound.js';
 import { listCodexHooks } from '../../actors/hooks/codexTrust.js';
 import { fileState, wiredState } from '../../actors/hooks/configFiles.js';
+import { relayJson } from '../../actors/relay/http.js';
 import { serviceFacts, serviceState } from '../../actors/service/service.js';
 import { onPath } from '../../actors/which.js';
 import { agentById } from '../../core/agents/registry.js';
 import { resolveConfig } from '../../core/daemon/config.js';
 import { svcPaths } from '../../core/daemon/paths.js';
-import { buildVerifyReport, formatVerifyReport } from '../../core/daemon/verify.js';
+import { buildVerifyReport, formatVerifyReport, type PhonesFact } from '../../core/daemon/verify.js';
 import { VERSION } from '../../core/daemon/version.js';
 import { type AgentWiringRow, agentWiringLines, codexHooksWord, hooksWord } from '../../core/hooks/install.js';
 import { codexHooksToTrust, hermesEntry } from '../../core/hooks/wiring.js';
 import { formatAsksLine } from '../../core/mcp/verify.js';
+import { DeviceListResponse } from '../../core/protocol/index.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 import { formatFailingLines } from '../../core/supervision.js';
+
+/** The account's phones from the relay's device list; what went wrong instead when it did not answer in time. */
+async function phonesOf(baseUrl: string, apiKey: string): Promise<PhonesFact> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from ${baseUrl} within 5 s`)), 5_000);
+  });
+  try {
+    const { devices } = await Promise.race([relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices'), late]);
+    return {
+      phones: devices
+        .filter((d) => d.kind === 'app')
+        .map((d) => ({
+          name: d.name,
+          lastSeenAt: d.lastSeenAt ?? null,
+          notifications: d.notifications ?? null,
+          origin: d.origin ?? null,
+        })),
+    };
+  } catch (err) {
+    return { error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function tmuxVersion(path: string): Promise<string | null> {
   return new Promise((resolve) => {
@@ -33,7 +60,10 @@ function tmuxVersion(path: string): Promise<string | null> {
 }
 
 export default defineCommand({
-  meta: { name: 'verify', description: 'Check tmux, login, listener, service and relay URL, and where each came from' },
+  meta: {
+    name: 'verify',
+    description: 'Check tmux, login, listener, service, relay URL and phones, and where each came from',
+  },
   args: {
     json: { type: 'boolean', description: 'Print the report as JSON' },
   },
@@ -43,13 +73,14 @@ export default defineCommand({
     const env = process.env;
     const tmuxPath = onPath('tmux', env.PATH);
     const reading = readConfigFile(paths.config);
+    const config = resolveConfig(reading, env, {}, paths.config);
     const report = buildVerifyReport({
       cliVersion: VERSION,
       tmux: { path: tmuxPath, version: tmuxPath ? await tmuxVersion(tmuxPath) : null },
       socket: wrapperSocket(env, process.getuid?.() ?? 0),
       configPath: paths.config,
       configReading: reading.status,
-      config: resolveConfig(reading, env, {}, paths.config),
+      config,
       listener: await findListener({ paths, home, entry: defaultEntry() }),
       pidFile: paths.pid,
       controlSocket: controlSocketPath(paths.dir),
@@ -71,6 +102,8 @@ export default defineCommand({
         )
       : [];
     const givenUp = failing.filter((c) => c.givenUp);
+    // the phones of the account, as the relay lists them (when logged in)
+    const phones = report.login.ok ? await phonesOf(config.baseUrl.value, config.apiKey.value ?? '') : null;
     // per agent found on PATH: what svc install wired (informational: it does not change the exit code)
     const found = agentsFound(home, env);
     const hooks = hooksFound(home, env);
@@ -128,9 +161,11 @@ export default defineCommand({
     // Hermes is wired by hand (spec 4.13.6): the entry its line says to add, printed here too
     const hermes = agents.some((r) => r.agentId === 'A7') ? hermesEntry() : null;
     if (args.json)
-      process.stdout.write(`${JSON.stringify({ ...report, asks, failing, agents, hermesEntry: hermes }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ ...report, asks, failing, agents, hermesEntry: hermes, phones }, null, 2)}\n`,
+      );
     else {
-      const lines = formatVerifyReport(report);
+      const lines = formatVerifyReport(report, phones);
       lines.splice(lines.length - 1, 0, formatAsksLine(asks, Date.now()), ...formatFailingLines(failing));
       process.stdout.write(`${[...lines, ...agentWiringLines(agents)].join('\n')}\n`);
       if (hermes) process.stdout.write(`${hermes}\n`);

@@ -2,6 +2,8 @@
  * `svc verify` (spec 4.5): what is there, what is missing, and where each value came from. Pure: the command
  * gathers the facts (tmux on PATH, the config file, the daemon) and prints what `buildVerifyReport` says.
  */
+import { ago } from '../protocol/refusalText.js';
+import { reachOf, stageOf } from '../relay/reach.js';
 import type { FileReading, ResolvedConfig, Source } from './config.js';
 import { type DaemonAge, daemonAge } from './daemon.js';
 
@@ -59,20 +61,6 @@ export interface VerifyReport {
   baseUrl: { value: string; from: Origin };
   /** One line per failing check, each saying what to do. */
   problems: string[];
-}
-
-/** `local` for a loopback host, else the host; null when `url` is not a URL. */
-export function stageOf(url: string): string | null {
-  let host: string;
-  try {
-    host = new URL(url).hostname;
-  } catch {
-    return null;
-  }
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare))
-    return 'local';
-  return host;
 }
 
 /**
@@ -171,8 +159,61 @@ export function buildVerifyReport(f: VerifyFacts): VerifyReport {
 
 const from = (o: Origin): string => (o.where ? `${o.source} ${o.where}` : o.source);
 
+/** A phone the relay lists for the account (`GET /devices`, kind `app`). */
+export interface PhoneFact {
+  name: string;
+  lastSeenAt: number | null;
+  /** Null: the relay does not say (an older relay). */
+  notifications: boolean | null;
+  /** The address its app uses; null: unknown (paired before the relay kept it). */
+  origin: string | null;
+}
+
+/** The phones of the account, or why they could not be had; null when not asked (not logged in). */
+export type PhonesFact = { phones: PhoneFact[] } | { error: string } | null;
+
+/**
+ * What `svc verify` says of the phones: how many are paired, then one line each (name, when last seen, whether
+ * notifications are on, the address its app uses and what that address cannot do). None paired, or none with
+ * notifications, is said, and what to do; neither is a failure (svc works from the command line without a phone).
+ */
+export function formatPhoneLines(p: PhonesFact, now: number): string[] {
+  const head = (mark: string, text: string) => `${mark}  ${'phones'.padEnd(9)} ${text}`;
+  if (p === null) return [];
+  if ('error' in p) return [head('--  ', `the relay did not list them: ${p.error}`)];
+  if (p.phones.length === 0) return [head('--  ', 'none paired: run `svc pair` and open its link on the phone')];
+  const lines = [head('ok  ', `${p.phones.length} paired`)];
+  for (const phone of p.phones) {
+    const seen = phone.lastSeenAt === null ? 'not seen since it paired' : `seen ${ago(now - phone.lastSeenAt)}`;
+    const notify =
+      phone.notifications === null ? 'notifications unknown' : `notifications ${phone.notifications ? 'on' : 'off'}`;
+    let where = '';
+    if (phone.origin) {
+      const reach = reachOf(phone.origin);
+      where =
+        reach === 'https'
+          ? `; at ${phone.origin}`
+          : reach === 'loopback'
+            ? `; at ${phone.origin} (this computer only)`
+            : `; at ${phone.origin} (not https: no installed app, no notifications)`;
+    }
+    lines.push(`${' '.repeat(16)}${phone.name}: ${seen}; ${notify}${where}`);
+  }
+  if (p.phones.every((x) => x.notifications === false))
+    lines.push(head('--  ', 'no phone has notifications on: turn them on in the app (Settings, Notifications)'));
+  return lines;
+}
+
+/** The last line: everything there, and whether a phone is paired. */
+export function closingLine(r: VerifyReport, p: PhonesFact): string {
+  if (!r.ok) return `${r.problems.length} problem(s): see the FAIL lines`;
+  if (p && 'phones' in p && p.phones.length === 0)
+    return 'everything svc needs on this computer is here; no phone is paired yet (svc pair)';
+  return 'everything svc needs is here';
+}
+
 /** The human report: one line per check, `ok` or `FAIL`; a failing line says what to do. */
-export function formatVerifyReport(r: VerifyReport): string[] {
+export function formatVerifyReport(r: VerifyReport, phones: PhonesFact = null, now = Date.now()): string[] {
   const line = (ok: boolean, what: string, text: string) => `${ok ? 'ok  ' : 'FAIL'}  ${what.padEnd(9)} ${text}`;
   const find = (prefix: string) => r.problems.find((p) => p.startsWith(prefix));
   const l = r.listener;
@@ -220,6 +261,6 @@ export function formatVerifyReport(r: VerifyReport): string[] {
       find('baseUrl') ?? `${r.baseUrl.value} (same stage; from ${from(r.baseUrl.from)})`,
     ),
   ];
-  lines.push(r.ok ? 'everything svc needs is here' : `${r.problems.length} problem(s): see the FAIL lines`);
+  lines.push(...formatPhoneLines(phones, now), closingLine(r, phones));
   return lines;
 }

@@ -103,6 +103,12 @@ export const DeviceInfo = z.object({
   createdAt: z.number(),
   /** A phone paired with a link that held a computer's secret: its proof (core/devices/pairingProof.ts). */
   pairingProof: z.string().max(64).optional(),
+  /** When its own token last reached the relay (to the minute); null: not since it paired. Absent from older relays. */
+  lastSeenAt: z.number().nullable().optional(),
+  /** The web origin it paired at: the address its app uses (core/relay/reach.ts `appOrigin`); null: unknown. */
+  origin: z.string().max(300).nullable().optional(),
+  /** It holds a Web Push subscription: notifications are on. */
+  notifications: z.boolean().optional(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
 

@@ -10,13 +10,41 @@
  * An address the person named (`--lan-host`, `svc pair --url`) is theirs to judge: printed with its QR code whatever
  * it is, with the same warning for `http`.
  */
-import { stageOf } from '../daemon/verify.js';
 
 export type Reach = 'loopback' | 'http' | 'https';
+
+/** `local` for a loopback host, else the host; null when `url` is not a URL. */
+export function stageOf(url: string): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return null;
+  }
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare))
+    return 'local';
+  return host;
+}
 
 export function reachOf(url: string): Reach {
   if (stageOf(url) === 'local') return 'loopback';
   return new URL(url).protocol === 'https:' ? 'https' : 'http';
+}
+
+/**
+ * The web origin a browser's `Origin` header names (`https://relay.example.com`, a port when not the default), as
+ * the relay keeps it for a phone that paired there: its app and its storage live at that address. Null for none,
+ * `null` (an opaque origin), anything but http(s), or an unreasonably long one.
+ */
+export function appOrigin(header: string | undefined): string | null {
+  if (!header || header.length > 300) return null;
+  try {
+    const url = new URL(header);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface PairingShow {

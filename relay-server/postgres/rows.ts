@@ -65,6 +65,9 @@ export function toDevice(r: Row): DeviceRecord {
     createdAt: num(r.created_at),
     ...(r.paired !== undefined ? { paired: r.paired === true } : {}),
     ...(r.pairing_proof ? { pairingProof: r.pairing_proof as string } : {}),
+    lastSeenAt: numOrNull(r.last_seen_at),
+    origin: (r.origin as string | null | undefined) ?? null,
+    ...(r.notifications !== undefined ? { notifications: r.notifications === true } : {}),
   };
 }
 

@@ -109,6 +109,8 @@ CREATE TABLE IF NOT EXISTS notifications (
 );
 CREATE INDEX IF NOT EXISTS notifications_account_at ON notifications(account_id, at, seq);
 ALTER TABLE devices ADD COLUMN IF NOT EXISTS pairing_proof TEXT;
+ALTER TABLE devices ADD COLUMN IF NOT EXISTS last_seen_at BIGINT;
+ALTER TABLE devices ADD COLUMN IF NOT EXISTS origin TEXT;
 `;
 
 /** The tables, under an advisory lock so two relays starting at once do not race; a newer schema is refused. */

@@ -18,6 +18,9 @@ interface DeviceRow {
   created_at: number;
   paired?: number;
   pairing_proof?: string | null;
+  last_seen_at?: number | null;
+  origin?: string | null;
+  notifications?: number;
 }
 
 function toDevice(row: DeviceRow): DeviceRecord {
@@ -30,6 +33,9 @@ function toDevice(row: DeviceRow): DeviceRecord {
     createdAt: row.created_at,
     ...(row.paired !== undefined ? { paired: row.paired === 1 } : {}),
     ...(row.pairing_proof ? { pairingProof: row.pairing_proof } : {}),
+    lastSeenAt: row.last_seen_at ?? null,
+    origin: row.origin ?? null,
+    ...(row.notifications !== undefined ? { notifications: row.notifications === 1 } : {}),
   };
 }
 
@@ -54,9 +60,20 @@ export function registerDevice(
 
 export function listDevices(db: Database.Database, accountId: string): DeviceRecord[] {
   const rows = db
-    .prepare('SELECT * FROM devices WHERE account_id = ? ORDER BY created_at, id')
+    .prepare(
+      `SELECT d.*, EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.device_id = d.id) AS notifications
+       FROM devices d WHERE d.account_id = ? ORDER BY d.created_at, d.id`,
+    )
     .all(accountId) as DeviceRow[];
   return rows.map(toDevice);
+}
+
+export function deviceSeen(db: Database.Database, deviceId: string, at: number): void {
+  db.prepare('UPDATE devices SET last_seen_at = ? WHERE id = ? AND (last_seen_at IS NULL OR last_seen_at < ?)').run(
+    at,
+    deviceId,
+    at,
+  );
 }
 
 export function getDevice(db: Database.Database, deviceId: string): DeviceRecord | null {
@@ -122,6 +139,9 @@ export function claimPairing(db: Database.Database, c: PairingClaim): PairingCla
       row = db
         .prepare('UPDATE devices SET pairing_proof = ? WHERE id = ? RETURNING *')
         .get(c.device.pairingProof, row.id) as DeviceRow;
+    row = db
+      .prepare('UPDATE devices SET origin = ?, last_seen_at = ? WHERE id = ? RETURNING *')
+      .get(c.device.origin ?? null, c.now, row.id) as DeviceRow;
     db.prepare(
       'INSERT INTO api_keys (id, account_id, key_hash, scopes, created_at, device_id) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(c.key.keyId, accountId, c.key.keyHash, c.key.scopes.join(','), c.now, row.id);

@@ -115,6 +115,8 @@ const ADDED_COLUMNS: { table: string; column: string; decl: string }[] = [
   { table: 'computers', column: 'owner_key_id', decl: 'TEXT' },
   { table: 'computers', column: 'schedules', decl: 'TEXT' },
   { table: 'devices', column: 'pairing_proof', decl: 'TEXT' },
+  { table: 'devices', column: 'last_seen_at', decl: 'INTEGER' },
+  { table: 'devices', column: 'origin', decl: 'TEXT' },
 ];
 
 /** WAL and the other pragmas, then the schema; refuses a database made by a newer relay. */

@@ -353,6 +353,49 @@ export function storeContract(h: StoreHarness): void {
     });
   });
 
+  describe('what verify says of each phone', () => {
+    it('keeps when each device was last seen (never back in time), where it paired, and whether it notifies', async () => {
+      await store.createAccount('a', 0);
+      await store.createPairing({ codeHash: 'h1', accountId: 'a', now: 10, expiresAt: 100 });
+      const claimed = await store.claimPairing({
+        codeHash: 'h1',
+        now: 20,
+        device: { deviceId: 'd_p', name: 'Pixel', publicKey: 'pk', origin: 'https://relay.example' },
+        key: { keyId: 'k1', keyHash: 'hash-k1', scopes: ['push:read', 'push:write'] },
+      });
+      expect(claimed).toMatchObject({ ok: true, device: { origin: 'https://relay.example', lastSeenAt: 20 } });
+      await store.registerDevice({
+        deviceId: 'd_c',
+        accountId: 'a',
+        name: 'laptop',
+        kind: 'computer',
+        publicKey: 'pc',
+        now: 5,
+      });
+      const listed = async () =>
+        (await store.listDevices('a')).map((d) => [d.deviceId, d.lastSeenAt, d.origin, d.notifications]);
+      expect(await listed()).toEqual([
+        ['d_c', null, null, false],
+        ['d_p', 20, 'https://relay.example', false],
+      ]);
+      await store.deviceSeen('d_p', 500);
+      await store.deviceSeen('d_p', 300); // a write that arrives late does not move it back
+      await store.putPushSubscription({
+        deviceId: 'd_p',
+        accountId: 'a',
+        endpoint: 'https://push.example/1',
+        p256dh: 'k',
+        auth: 'x',
+        events: ['ask'],
+      });
+      expect(await listed()).toEqual([
+        ['d_c', null, null, false],
+        ['d_p', 500, 'https://relay.example', true],
+      ]);
+      await store.deviceSeen('d_gone', 600); // an unknown device: nothing, no error
+    });
+  });
+
   describe('relay settings and Web Push subscriptions', () => {
     it('keeps the first value of a setting, whoever asks after', async () => {
       expect(await store.relaySetting('vapid', 'first')).toBe('first');

@@ -16,7 +16,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureLanCertificate } from '../../actors/relay/tls.js';
 import { PushPayload } from '../../core/notify/push.js';
-import { type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
+import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { svcMcpClient } from '../helpers/mcp.js';
@@ -135,6 +135,10 @@ describe('Web Push', () => {
       body: { deviceId: app.deviceId, subscription: sub.json },
     });
     expect(res.status).toBe(200);
+    // svc verify says so, for that phone
+    const verify = await runSvc(['verify'], env);
+    expect(verify.stdout).toMatch(/^ok\s+phones\s+1 paired$/m);
+    expect(verify.stdout).toMatch(/^\s+phone: not seen since it paired; notifications on$/m);
     const said = `build finished ${randomBytes(4).toString('hex')}`;
     await notify(said);
     const r = await waitFor(() => received[0], { what: 'a push at the loopback endpoint' });

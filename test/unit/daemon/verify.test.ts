@@ -3,11 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../core/daemon/config.js';
 import {
   buildVerifyReport,
+  closingLine,
+  formatPhoneLines,
   formatVerifyReport,
+  type PhoneFact,
+  type PhonesFact,
   stageMismatch,
-  stageOf,
   type VerifyFacts,
 } from '../../../core/daemon/verify.js';
+import { stageOf } from '../../../core/relay/reach.js';
 
 const PATH = '/h/.svc/config.json';
 const loggedIn = resolveConfig(
@@ -172,5 +176,66 @@ describe('buildVerifyReport', () => {
       source: 'derived',
       where: `baseUrl in ${PATH}`,
     });
+  });
+});
+
+describe('the phones line (formatPhoneLines, closingLine)', () => {
+  const NOW = 1_800_000_000_000;
+  const phone = (over: Partial<PhoneFact> = {}): PhoneFact => ({
+    name: 'Pixel',
+    lastSeenAt: NOW - 3 * 60_000,
+    notifications: true,
+    origin: 'https://relay.example.com',
+    ...over,
+  });
+  const report = buildVerifyReport(facts());
+
+  it.each<[string, PhonesFact, string[]]>([
+    ['not logged in: not asked', null, []],
+    ['the relay did not answer', { error: 'no answer' }, ['--    phones    the relay did not list them: no answer']],
+    ['none paired', { phones: [] }, ['--    phones    none paired: run `svc pair` and open its link on the phone']],
+    [
+      'one, at https, notifying',
+      { phones: [phone()] },
+      [
+        'ok    phones    1 paired',
+        '                Pixel: seen 3 min ago; notifications on; at https://relay.example.com',
+      ],
+    ],
+    [
+      'never seen since pairing, notifications off, at plain http: said, with what it cannot do',
+      { phones: [phone({ lastSeenAt: null, notifications: false, origin: 'http://192.168.1.5:8787' })] },
+      [
+        'ok    phones    1 paired',
+        '                Pixel: not seen since it paired; notifications off; at http://192.168.1.5:8787 (not https: no installed app, no notifications)',
+        '--    phones    no phone has notifications on: turn them on in the app (Settings, Notifications)',
+      ],
+    ],
+    [
+      'an older relay: unknown notifications, no address',
+      {
+        phones: [
+          phone({ notifications: null, origin: null }),
+          phone({ name: 'iPad', origin: 'http://127.0.0.1:8787' }),
+        ],
+      },
+      [
+        'ok    phones    2 paired',
+        '                Pixel: seen 3 min ago; notifications unknown',
+        '                iPad: seen 3 min ago; notifications on; at http://127.0.0.1:8787 (this computer only)',
+      ],
+    ],
+  ])('%s', (_, phones, lines) => {
+    expect(formatPhoneLines(phones, NOW)).toEqual(lines);
+  });
+
+  it('says when no phone is paired on the last line, and stays ok (svc works without a phone)', () => {
+    expect(report.ok).toBe(true);
+    expect(closingLine(report, { phones: [] })).toBe(
+      'everything svc needs on this computer is here; no phone is paired yet (svc pair)',
+    );
+    expect(closingLine(report, { phones: [phone()] })).toBe('everything svc needs is here');
+    expect(closingLine(report, null)).toBe('everything svc needs is here');
+    expect(formatVerifyReport(report, { phones: [] }, NOW).at(-1)).toMatch(/no phone is paired yet/);
   });
 });

@@ -1,6 +1,6 @@
 /** core/relay/reach.ts: what `svc up` and `svc pair` print for a pairing link, by what a phone can do with it. */
 import { describe, expect, it } from 'vitest';
-import { pairingShow, reachOf } from '../../../core/relay/reach.js';
+import { appOrigin, pairingShow, reachOf } from '../../../core/relay/reach.js';
 
 describe('reachOf', () => {
   it.each([
@@ -37,5 +37,23 @@ describe('pairingShow', () => {
 
   it('an address the person named is drawn even on loopback (their LAN address, their tunnel)', () => {
     expect(pairingShow('https://127.0.0.1:8443', true)).toEqual({ link: true, qr: true, notes: [] });
+  });
+});
+
+describe('appOrigin: the address a phone paired at, from its Origin header', () => {
+  it.each<[string | undefined, string | null]>([
+    ['https://relay.example.com', 'https://relay.example.com'],
+    ['https://relay.example.com:443', 'https://relay.example.com'],
+    ['http://192.168.1.5:8787', 'http://192.168.1.5:8787'],
+    ['HTTPS://Relay.Example.com', 'https://relay.example.com'],
+    [undefined, null],
+    ['', null],
+    ['null', null],
+    ['file:///etc/passwd', null],
+    ['chrome-extension://abc', null],
+    ['javascript:alert(1)', null],
+    [`https://${'a'.repeat(300)}.example`, null],
+  ])('%s → %s', (header, origin) => {
+    expect(appOrigin(header)).toBe(origin);
   });
 });
