@@ -7,7 +7,7 @@
  * its store filed, and the earlier conversation is on screen again.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import {
   agentProgram,
   CODEX,
   GEMINI_CLI,
+  killProcessesUnder,
   OPENCODE,
   PI,
   type RealAgent,
@@ -58,6 +59,8 @@ afterAll(async () => {
   await tmux?.cleanup();
   await model?.close();
   await relay?.close();
+  // Codex starts a background app-server of its own from this HOME that outlives its session
+  if (home) killProcessesUnder(home.home);
   await home?.removeWhenFree();
 });
 
@@ -65,7 +68,7 @@ afterAll(async () => {
  * The id the agent's own store filed for the conversation in `proj`, read here from the store as a person could
  * (its session list or its files), to hold the resume's command line to.
  */
-function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv): string {
+function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRunning = false): string {
   const run = (args: string[]) =>
     execFileSync(agentProgram(agent), args, { cwd: proj, env: { ...process.env, ...env }, encoding: 'utf8' });
   switch (agent.id) {
@@ -77,6 +80,20 @@ function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv): string
       return /([0-9a-f-]{36})\.jsonl$/.exec(files[0]!)![1]!;
     }
     case 'A3': {
+      if (whileRunning) {
+        // its files: `gemini --list-sessions` first has the model summarise the newest earlier session and writes
+        // that into its file, which the running Gemini CLI is writing too (seen in CI: the list stayed empty). The
+        // sessions there by id, as Gemini CLI counts them: a resumed one under load may also leave a file of its
+        // header alone, in the minute it started, under the same id (its chat started once before the resume)
+        const root = join(home.home, '.gemini', 'tmp');
+        const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) =>
+          /chats\/session-[^/]*\.jsonl$/.test(f),
+        );
+        const heads = files.map((f) => `${f}: ${readFileSync(join(root, f), 'utf8').split('\n')[0]}`);
+        const ids = new Set(heads.map((h) => /"sessionId":"([^"]+)"/.exec(h)?.[1]));
+        expect(ids.size, heads.join('\n')).toBe(1);
+        return [...ids][0]!;
+      }
       // `Available sessions for this project (1):` / `  1. <prompt> (<when>) [<uuid>]`
       const ids = [...run(['--list-sessions']).matchAll(/\[([0-9a-f-]{36})\]/g)].map((m) => m[1]!);
       expect(ids).toHaveLength(1);
@@ -186,13 +203,13 @@ for (const agent of [CODEX, GEMINI_CLI, PI, OPENCODE]) {
         () => model.requests.slice(before).some((r) => JSON.stringify(r.body ?? '').includes(PROMPT)),
         'a request after the resume carrying the earlier prompt',
       );
-      // the same conversation went on (not a copy of it): the store still has the one session, under its id (its
-      // list, asked while the agent writes, once came back empty in CI: asked again until it settles)
+      // the same conversation went on (not a copy of it): the store still has the one session, under its id (asked
+      // again until it settles: a list asked while the agent writes may miss the file being written)
       await waitSettled(agent, screen, { timeoutMs: STEP_MS, what: 'ready after the next reply' });
       let last: unknown;
       await until(() => {
         try {
-          last = filedId(agent, proj, agentEnv);
+          last = filedId(agent, proj, agentEnv, true);
         } catch (e) {
           last = e;
         }

@@ -232,7 +232,7 @@ export interface PreparedAgent extends AgentPlace {
  * Gemini CLI relaunches itself as a child that ignores the hang-up of its tmux pane: it outlives its session, in
  * the project it ran in.
  */
-function killProcessesUnder(dir: string): void {
+export function killProcessesUnder(dir: string): void {
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));

@@ -18,7 +18,14 @@ import {
 import { basename, delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
-import { AGENTS_BIN, agentInstalled, CLAUDE_CODE, CODEX, GEMINI_CLI } from '../helpers/realAgents.js';
+import {
+  AGENTS_BIN,
+  agentInstalled,
+  CLAUDE_CODE,
+  CODEX,
+  GEMINI_CLI,
+  killProcessesUnder,
+} from '../helpers/realAgents.js';
 
 const haveAgents = [CLAUDE_CODE, CODEX, GEMINI_CLI].every(agentInstalled);
 
@@ -147,6 +154,8 @@ describe.skipIf(!haveAgents)('svc install with the real agents', () => {
       const after = await run(join(AGENTS_BIN, 'codex'), ['mcp', 'list'], env, home);
       expect(after.out).not.toContain(SVC_BIN);
     } finally {
+      // anything Codex left running from this HOME (its app-server, asked for the hooks' trust) goes with it
+      killProcessesUnder(home);
       cleanup();
     }
   }, 240_000);
