@@ -125,9 +125,8 @@ export async function runCli(root: CommandTable, argv: readonly string[]): Promi
     if (!next) {
       // a command with its own `run` and positional arguments takes the word itself
       if (level.command?.run && Object.values(specs).some((s) => s.type === 'positional')) break;
-      const names = Object.entries(level.table ? root.commands : (subs as Record<string, unknown>))
-        .filter(([, c]) => !(c as { hidden?: boolean }).hidden)
-        .map(([name]) => name);
+      // every command that runs may be meant, hidden ones too (`svc claude`, `svc setup`): hidden is for --help only
+      const names = Object.keys(level.table ? root.commands : (subs as Record<string, unknown>));
       err(unknownCommandLine(word, path, names));
       return USAGE_EXIT;
     }

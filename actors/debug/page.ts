@@ -280,7 +280,9 @@ function pageMain(): void {
     });
     const log = $('log');
     log.prepend(li);
-    while (log.childElementCount > 400) log.lastElementChild?.remove();
+    // the ticks, four a second and hidden by default, are kept apart: they never push a change of state out
+    const kept = log.querySelectorAll(li.classList.contains('tick') ? 'li.tick' : 'li:not(.tick)');
+    for (let i = kept.length - 1; i >= (li.classList.contains('tick') ? 100 : 400); i--) kept[i]?.remove();
     li.hidden = hidden(li);
   };
 

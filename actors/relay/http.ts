@@ -16,7 +16,14 @@ export async function relayJson<S extends z.ZodType>(
   method: RelayMethod,
   path: string,
   body?: unknown,
+  timeoutMs?: number,
 ): Promise<z.infer<S>> {
   // through the configured proxy, if one applies to the relay (actors/relay/proxy.ts)
-  return relayClient({ fetch: proxiedFetch, baseUrl })({ method, path, schema, body, token: apiKey });
+  return relayClient({ fetch: proxiedFetch, baseUrl, ...(timeoutMs ? { timeoutMs } : {}) })({
+    method,
+    path,
+    schema,
+    body,
+    token: apiKey,
+  });
 }

@@ -84,7 +84,6 @@ export default defineCommand({
       outcomes.forEach((o, i) => {
         out(outcomeLine(o, wiringWhat(found.wired[i]!)));
       });
-      if (found.wired.length === 0) out('no agent that svc wires was found on PATH');
       for (const n of found.notWired) {
         out(`${n.name}: not wired: ${n.why}`);
         if (n.agentId === 'A7') out(hermesEntry());
@@ -94,6 +93,7 @@ export default defineCommand({
       for (const o of hooks.hooks) out(outcomeLine(o, o.what));
       for (const n of hooks.elsewhere) out(`${n.name}: hooks not wired: ${n.why}`);
       if (hooks.codexTrust) out(`Codex: hooks not trusted: ${hooks.codexTrust}`);
+      if (found.wired.length === 0 && hooks.hooks.length === 0) out('no agent that svc wires was found on PATH');
       // the login service (spec 4.9): asked in a terminal, said otherwise
       const service = serviceFacts(home, svcMcpCommand());
       let loginService = service ? serviceState(service) : 'not available on this system';

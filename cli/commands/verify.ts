@@ -26,28 +26,23 @@ import { DeviceListResponse } from '../../core/protocol/index.js';
 import { wrapperSocket } from '../../core/sessions/launch.js';
 import { formatFailingLines } from '../../core/supervision.js';
 
-/** The account's phones from the relay's device list; what went wrong instead when it did not answer in time. */
+/** The account's phones from the relay's device list; what went wrong instead when it did not answer in 5 s. */
 async function phonesOf(baseUrl: string, apiKey: string): Promise<PhonesFact> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from ${baseUrl} within 5 s`)), 5_000);
-  });
   try {
-    const { devices } = await Promise.race([relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices'), late]);
+    const { devices } = await relayJson(DeviceListResponse, baseUrl, apiKey, 'GET', '/devices', undefined, 5_000);
     return {
       phones: devices
         .filter((d) => d.kind === 'app')
         .map((d) => ({
           name: d.name,
-          lastSeenAt: d.lastSeenAt ?? null,
+          // absent: a relay from before it kept them (unknown), not a phone never seen
+          ...(d.lastSeenAt !== undefined ? { lastSeenAt: d.lastSeenAt } : {}),
           notifications: d.notifications ?? null,
           origin: d.origin ?? null,
         })),
     };
   } catch (err) {
     return { error: (err as Error).message };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -2,6 +2,8 @@
  * `svc verify` (spec 4.5): what is there, what is missing, and where each value came from. Pure: the command
  * gathers the facts (tmux on PATH, the config file, the daemon) and prints what `buildVerifyReport` says.
  */
+
+import { printable } from '../printable.js';
 import { ago } from '../protocol/refusalText.js';
 import { reachOf, stageOf } from '../relay/reach.js';
 import type { FileReading, ResolvedConfig, Source } from './config.js';
@@ -162,7 +164,8 @@ const from = (o: Origin): string => (o.where ? `${o.source} ${o.where}` : o.sour
 /** A phone the relay lists for the account (`GET /devices`, kind `app`). */
 export interface PhoneFact {
   name: string;
-  lastSeenAt: number | null;
+  /** Null: not seen since it paired; absent: the relay does not say (an older relay). */
+  lastSeenAt?: number | null;
   /** Null: the relay does not say (an older relay). */
   notifications: boolean | null;
   /** The address its app uses; null: unknown (paired before the relay kept it). */
@@ -184,7 +187,12 @@ export function formatPhoneLines(p: PhonesFact, now: number): string[] {
   if (p.phones.length === 0) return [head('--  ', 'none paired: run `svc pair` and open its link on the phone')];
   const lines = [head('ok  ', `${p.phones.length} paired`)];
   for (const phone of p.phones) {
-    const seen = phone.lastSeenAt === null ? 'not seen since it paired' : `seen ${ago(now - phone.lastSeenAt)}`;
+    const seen =
+      phone.lastSeenAt === undefined
+        ? 'last seen unknown'
+        : phone.lastSeenAt === null
+          ? 'not seen since it paired'
+          : `seen ${ago(now - phone.lastSeenAt)}`;
     const notify =
       phone.notifications === null ? 'notifications unknown' : `notifications ${phone.notifications ? 'on' : 'off'}`;
     let where = '';
@@ -197,7 +205,7 @@ export function formatPhoneLines(p: PhonesFact, now: number): string[] {
             ? `; at ${phone.origin} (this computer only)`
             : `; at ${phone.origin} (not https: no installed app, no notifications)`;
     }
-    lines.push(`${' '.repeat(16)}${phone.name}: ${seen}; ${notify}${where}`);
+    lines.push(`${' '.repeat(16)}${printable(phone.name)}: ${seen}; ${notify}${where}`);
   }
   if (p.phones.every((x) => x.notifications === false))
     lines.push(head('--  ', 'no phone has notifications on: turn them on in the app (Settings, Notifications)'));

@@ -41,7 +41,9 @@ export function appOrigin(header: string | undefined): string | null {
   if (!header || header.length > 300) return null;
   try {
     const url = new URL(header);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null;
+    // measured again once parsed: a host in other scripts grows as punycode (`xn--…`)
+    const origin = url.origin;
+    return (url.protocol === 'https:' || url.protocol === 'http:') && origin.length <= 300 ? origin : null;
   } catch {
     return null;
   }

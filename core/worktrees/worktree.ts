@@ -7,6 +7,7 @@
  * - When one may go: nothing holds it (`worktreeHold`), and even then only by plain `git worktree remove`.
  */
 import { z } from 'zod';
+import { printable } from '../printable.js';
 
 /** The file in the worktree's private git dir (`<common>/worktrees/<id>/svc-wt`) that says svc made it. */
 export const WORKTREE_MARK_FILE = 'svc-wt';
@@ -170,9 +171,6 @@ export const FREE_FACTS: WorktreeFacts = {
   unpushed: 0,
   stashes: 0,
 };
-
-/** A line stays one line: control characters (a file name may hold a newline) are shown as `?`. */
-export const printable = (s: string): string => s.replace(/[\x00-\x1f\x7f]/g, '?');
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 

@@ -149,7 +149,7 @@ describe
       expect(verify.stdout).toMatch(/^ok\s+phones\s+1 paired$/m);
       expect(verify.stdout).toMatch(
         new RegExp(
-          `^\\s+Chrome on Linux: seen (just now|\\d+ min ago); notifications off; at ${url} \\(this computer only\\)$`,
+          `^\\s+Chrome on Linux: seen (just now|\\d+ min ago); notifications off; at ${url.replace(/[.]/g, '\\.')} \\(this computer only\\)$`,
           'm',
         ),
       );

@@ -103,6 +103,9 @@ describe('a command line that says what it did not understand', () => {
   it.each([
     [['shedule'], 'svc: unknown command "shedule"; did you mean "svc schedule"?; see svc --help'],
     [['verfy'], 'svc: unknown command "verfy"; did you mean "svc verify"?; see svc --help'],
+    // an alias not listed in --help is still a command a person may have meant
+    [['claud'], 'svc: unknown command "claud"; did you mean "svc claude"?; see svc --help'],
+    [['stup'], 'svc: unknown command "stup"; did you mean "svc setup"?; see svc --help'],
     [['frobnicate'], 'svc: unknown command "frobnicate"; see svc --help'],
     [
       ['relay', 'sreve'],

@@ -212,17 +212,25 @@ describe('the phones line (formatPhoneLines, closingLine)', () => {
       ],
     ],
     [
-      'an older relay: unknown notifications, no address',
+      'an older relay: when last seen and notifications unknown, no address',
       {
         phones: [
-          phone({ notifications: null, origin: null }),
+          { name: 'Pixel', notifications: null, origin: null },
           phone({ name: 'iPad', origin: 'http://127.0.0.1:8787' }),
         ],
       },
       [
         'ok    phones    2 paired',
-        '                Pixel: seen 3 min ago; notifications unknown',
+        '                Pixel: last seen unknown; notifications unknown',
         '                iPad: seen 3 min ago; notifications on; at http://127.0.0.1:8787 (this computer only)',
+      ],
+    ],
+    [
+      'a name with control characters stays on its line',
+      { phones: [phone({ name: 'evil\n\u001b[2Jphone' })] },
+      [
+        'ok    phones    1 paired',
+        '                evil??[2Jphone: seen 3 min ago; notifications on; at https://relay.example.com',
       ],
     ],
   ])('%s', (_, phones, lines) => {

@@ -53,6 +53,8 @@ describe('appOrigin: the address a phone paired at, from its Origin header', () 
     ['chrome-extension://abc', null],
     ['javascript:alert(1)', null],
     [`https://${'a'.repeat(300)}.example`, null],
+    // short as sent, long once parsed: each label of another script becomes `xn--…`
+    [`https://${Array(40).fill('é').join('.')}.example`, null],
   ])('%s → %s', (header, origin) => {
     expect(appOrigin(header)).toBe(origin);
   });

@@ -12,7 +12,9 @@ import {
   followOpencode,
   opencodeDbPath,
   opencodeSession,
+  READER_IDLE_MS,
   readerCounts,
+  retireIdleReaders,
 } from '../../../actors/transcripts/opencodeDb.js';
 import { historyItems } from '../../../core/transcripts/history.js';
 import { openDatabase } from '../../../relay-server/sqlite/db.js';
@@ -122,5 +124,29 @@ describe('opencode’s database', () => {
     renameSync(fresh, db);
     expect(followOpencode(meta.proj, 0, env).poll().events.length).toBeGreaterThan(0);
     expect(readerCounts().opened - before).toBe(2);
+    // the replaced connection is closed and still referenced (never left to the collector)
+    expect(readerCounts().retired).toBeGreaterThanOrEqual(1);
+  });
+
+  it('lets go of a database that is gone, and of one nothing read for a minute', () => {
+    retireIdleReaders(Number.POSITIVE_INFINITY); // what earlier tests left open
+    const { env, db } = home();
+    const follower = followOpencode(meta.proj, 0, env);
+    follower.poll();
+    const open = readerCounts().open;
+    const retired = readerCounts().retired;
+    expect(open).toBe(1);
+    rmSync(db);
+    expect(follower.poll().events).toEqual([]);
+    expect(readerCounts()).toMatchObject({ open: open - 1, retired: retired + 1 });
+    // back, read, then a minute without a read: closed; the next read opens it again
+    copyFileSync(join(FIXTURE, 'session.db'), db);
+    expect(follower.poll().reset).toBe(false);
+    retireIdleReaders(Date.now() + READER_IDLE_MS - 1_000);
+    expect(readerCounts().open).toBe(open);
+    retireIdleReaders(Date.now() + READER_IDLE_MS);
+    expect(readerCounts()).toMatchObject({ open: open - 1, retired: retired + 2 });
+    expect(opencodeSession(meta.proj, env)?.id).toMatch(/^ses_/);
+    expect(readerCounts().open).toBe(open);
   });
 });
