@@ -122,7 +122,7 @@ export type ListenerEvent =
   | { type: 'SCHEDULES.CHANGED' }
   /** The schedules changed and were sealed again (actors/schedules/runs.ts); null: there are none. */
   | { type: 'SCHEDULES.SEALED'; envelope: Record<string, unknown> | null }
-  /** A session's approval card, sealed (actors/mcp/asks.ts card): for its session actor. */
+  /** A session's approval card, sealed (actors/listener.ts `sealCard`): for its session actor. */
   | { type: 'APPROVAL.SEALED'; session: string; fingerprint: string; envelope: Record<string, unknown> }
   | { type: 'INVENTORY.REPORT'; sessions: SessionRecord[]; seq: number; reason: string }
   | SessionResult
