@@ -1,5 +1,5 @@
 /**
- * base64url without padding (RFC 4648 §5), on Uint8Array only: runs unchanged in Node 20 and in a browser
+ * base64url without padding (RFC 4648 §5), on Uint8Array only: runs unchanged in Node and in a browser
  * (no Buffer, no `node:` import, no atob/btoa binary strings).
  *
  * Decoding is strict, because sealed envelopes arrive from an untrusted relay: characters outside the alphabet,

@@ -3,13 +3,11 @@
  * newest top-level session for the folder, its parts read again while they change (a part is updated in place), each
  * event given once. Same shape as the file follower (actors/transcripts/follow.ts), so the history treats both alike.
  *
- * One read-only connection per database file, kept for the listener's life (opencode writes in WAL mode; a reader
- * outside a transaction disturbs neither its writes nor its checkpoints), each SQL text prepared once. No
- * better-sqlite3 object may be left to the garbage collector: on Node 24 freeing one outside a JavaScript context
- * aborts the process (relay-server/sqlite/db.ts says why). Opening and closing one per poll did exactly that to the
- * listener. A file opencode made anew (another inode) gets a new connection; the old one is closed, and kept; so is
- * one whose file is gone, and one nothing read for a minute (a session that ended: its file and its shared-memory
- * lock are not held for days).
+ * One read-only connection per database file, kept while it is read (opencode writes in WAL mode; a reader outside
+ * a transaction disturbs neither its writes nor its checkpoints), each SQL text prepared once: a poll every second
+ * opens nothing and compiles nothing. A file opencode made anew (another inode) gets a new connection and the old
+ * one is closed; so is one whose file is gone, and one nothing read for a minute (a session that ended: its file and
+ * its shared-memory lock are not held for days).
  */
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -22,25 +20,25 @@ import type { FiledSession } from './locate.js';
 type Env = Readonly<Record<string, string | undefined>>;
 
 type Reader = { ino: number; db: Database.Database; statements: Map<string, Database.Statement>; used: number };
-/** The open connection per file; `retired` keeps the closed ones referenced until the process exits. */
+/** The open connection per file. */
 const readers = new Map<string, Reader>();
-const retired: Reader[] = [];
 let opened = 0;
+let closed = 0;
 /** A connection nothing read for this long is closed (the next read opens another). */
 export const READER_IDLE_MS = 60_000;
 let sweeping: NodeJS.Timeout | null = null;
 
-function retire(dbPath: string): void {
+function close(dbPath: string): void {
   const r = readers.get(dbPath);
   if (!r) return;
   r.db.close();
-  retired.push(r);
+  closed++;
   readers.delete(dbPath);
 }
 
 /** Closes the connections nothing read since `now - READER_IDLE_MS` (run every half of that while any is open). */
-export function retireIdleReaders(now = Date.now()): void {
-  for (const [path, r] of readers) if (now - r.used >= READER_IDLE_MS) retire(path);
+export function closeIdleReaders(now = Date.now()): void {
+  for (const [path, r] of readers) if (now - r.used >= READER_IDLE_MS) close(path);
   if (readers.size === 0 && sweeping) {
     clearInterval(sweeping);
     sweeping = null;
@@ -53,7 +51,7 @@ function reader(dbPath: string): Reader | null {
   try {
     ino = statSync(dbPath).ino;
   } catch {
-    retire(dbPath);
+    close(dbPath);
     return null;
   }
   const known = readers.get(dbPath);
@@ -61,13 +59,13 @@ function reader(dbPath: string): Reader | null {
     known.used = Date.now();
     return known;
   }
-  retire(dbPath);
+  close(dbPath);
   // `timeout`: how long a read waits on opencode's lock (SQLite's busy timeout), without a pragma statement
   const db = new Database(dbPath, { readonly: true, fileMustExist: true, timeout: 200 });
   const made: Reader = { ino, db, statements: new Map(), used: Date.now() };
   readers.set(dbPath, made);
   opened++;
-  sweeping ??= setInterval(() => retireIdleReaders(), READER_IDLE_MS / 2).unref();
+  sweeping ??= setInterval(() => closeIdleReaders(), READER_IDLE_MS / 2).unref();
   return made;
 }
 
@@ -81,8 +79,8 @@ function statement(r: Reader, sql: string): Database.Statement {
   return s;
 }
 
-/** How many connections were opened, and how many are open (for tests). */
-export const readerCounts = () => ({ opened, open: readers.size, retired: retired.length });
+/** How many connections were opened, are open, and were closed (for tests). */
+export const readerCounts = () => ({ opened, open: readers.size, closed });
 
 /** `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`. */
 export const opencodeDbPath = (env: Env) =>

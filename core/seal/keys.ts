@@ -1,7 +1,7 @@
 /**
  * A device's long-term ECDH P-256 key pair (docs/security.md): make one, export and import it (raw public point,
  * private JWK), check that a key is what it claims, and show a key to a person (fingerprint, safety code).
- * WebCrypto only (core/seal/webcrypto.ts), so it runs in Node 20 and in a browser; core/seal/seal.ts seals with these keys.
+ * WebCrypto only (core/seal/webcrypto.ts), so it runs in Node and in a browser; core/seal/seal.ts seals with these keys.
  *
  * Nothing here logs, and no error message carries key material.
  */

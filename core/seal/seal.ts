@@ -1,7 +1,7 @@
 /**
  * Sealing (spec part 5, 4.11.1; docs/security.md): versioned multi-recipient envelopes, ECDH P-256 + HKDF-SHA256 +
  * AES-256-GCM on WebCrypto (core/seal/webcrypto.ts). One implementation for the listener, the CLI, the relay's tests and
- * the web app, so it runs unchanged in Node 20 and in a browser: no `node:` import, no Buffer, Uint8Array only.
+ * the web app, so it runs unchanged in Node and in a browser: no `node:` import, no Buffer, Uint8Array only.
  * Device key pairs, fingerprints and safety codes are in core/seal/keys.ts; the error in core/seal/error.ts.
  *
  * The one exception to core/'s "no randomness" rule: keys, salts and IVs come from `crypto.getRandomValues` and

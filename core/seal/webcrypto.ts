@@ -1,6 +1,6 @@
 /**
  * WebCrypto and byte helpers for sealing (core/seal/seal.ts, core/seal/keys.ts): `globalThis.crypto.subtle`, so the same
- * code runs in Node 20 and in a browser. No `node:` import, no Buffer, Uint8Array only.
+ * code runs in Node and in a browser. No `node:` import, no Buffer, Uint8Array only.
  *
  * `randomBytes` (with `generateKey` in core/seal/keys.ts) is the one exception to core/'s "no randomness" rule; see
  * core/seal/seal.ts for why.

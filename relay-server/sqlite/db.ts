@@ -1,44 +1,30 @@
 /**
- * Opening a SQLite file, with one rule for every better-sqlite3 object: none is ever left to the garbage collector.
+ * Opening a SQLite file: a better-sqlite3 database whose `prepare` hands out one statement per SQL text, made once
+ * and kept with the database, so SQLite never compiles the same SQL twice (the store's calls are few and repeated).
  *
- * better-sqlite3 12 wraps each Database and Statement in Node's `ObjectWrap`. From Node 24 on, that class adds an
- * environment cleanup hook when it is made and removes it in its destructor, and removing one needs a current
- * JavaScript context: when the garbage collector frees a wrapper while none is entered (a collection V8 runs from
- * one of its own tasks, for instance), Node aborts the process with `Assertion failed: (env) != nullptr` in
- * `node::RemoveEnvironmentCleanupHook`, under `Database::~Database` or `Statement::~Statement`. It is not a
- * JavaScript error that anything could catch: the relay, or a test worker, simply dies (SIGABRT).
- * better-sqlite3 13 no longer uses `ObjectWrap`, but it supports Node 22 and later only (it crashes on Node 20).
- *
- * So a database opened here is kept referenced until the process exits (after `close()` what stays is a small
- * wrapper; the SQLite connection is gone), and its `prepare` hands out one statement per SQL text, made once and
- * kept with the database (which also spares SQLite compiling the same SQL again). At exit Node's own cleanup
- * destroys them while its environment is still there. Do not call `db.pragma()` on it, which makes a statement of
- * its own each time: set pragmas with `exec` and read them with `prepare`.
+ * better-sqlite3 13 is built on Node-API and ships its binaries in the package (no compiler at install). Version 12
+ * wrapped each object in Node's `ObjectWrap`, whose destructor aborts Node 24 when the collector frees it outside a
+ * JavaScript context; this file kept every object alive for that reason until 13 (docs/node.md).
  */
 import Database from 'better-sqlite3';
 
-/** Every database opened here, with its statements: referenced until the process exits. */
-const kept = new Map<Database.Database, Map<string, Database.Statement>>();
+let prepared = 0;
 
 export function openDatabase(file: string, options?: Database.Options): Database.Database {
   const db = new Database(file, options);
   const statements = new Map<string, Database.Statement>();
-  kept.set(db, statements);
   const prepare = db.prepare.bind(db);
   db.prepare = ((sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
       statement = prepare(sql);
       statements.set(sql, statement);
+      prepared++;
     }
     return statement;
   }) as typeof db.prepare;
   return db;
 }
 
-/** How many databases and statements are kept (for tests). */
-export function keptCounts(): { databases: number; statements: number } {
-  let statements = 0;
-  for (const s of kept.values()) statements += s.size;
-  return { databases: kept.size, statements };
-}
+/** How many statements were prepared in this process, all databases together (for tests). */
+export const preparedCount = () => prepared;

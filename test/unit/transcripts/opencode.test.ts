@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  closeIdleReaders,
   followOpencode,
   opencodeDbPath,
   opencodeSession,
   READER_IDLE_MS,
   readerCounts,
-  retireIdleReaders,
 } from '../../../actors/transcripts/opencodeDb.js';
 import { historyItems } from '../../../core/transcripts/history.js';
 import { openDatabase } from '../../../relay-server/sqlite/db.js';
@@ -108,7 +108,6 @@ describe('opencode’s database', () => {
   });
 
   it('reads through one connection however often it polls, and a new one when opencode makes the file anew', () => {
-    // a connection opened per poll and left to the garbage collector aborted the listener on Node 24 (opencodeDb.ts)
     const { env, db } = home();
     const before = readerCounts().opened;
     const follower = followOpencode(meta.proj, 0, env);
@@ -124,28 +123,28 @@ describe('opencode’s database', () => {
     renameSync(fresh, db);
     expect(followOpencode(meta.proj, 0, env).poll().events.length).toBeGreaterThan(0);
     expect(readerCounts().opened - before).toBe(2);
-    // the replaced connection is closed and still referenced (never left to the collector)
-    expect(readerCounts().retired).toBeGreaterThanOrEqual(1);
+    // the replaced connection is closed
+    expect(readerCounts().closed).toBeGreaterThanOrEqual(1);
   });
 
   it('lets go of a database that is gone, and of one nothing read for a minute', () => {
-    retireIdleReaders(Number.POSITIVE_INFINITY); // what earlier tests left open
+    closeIdleReaders(Number.POSITIVE_INFINITY); // what earlier tests left open
     const { env, db } = home();
     const follower = followOpencode(meta.proj, 0, env);
     follower.poll();
     const open = readerCounts().open;
-    const retired = readerCounts().retired;
+    const closed = readerCounts().closed;
     expect(open).toBe(1);
     rmSync(db);
     expect(follower.poll().events).toEqual([]);
-    expect(readerCounts()).toMatchObject({ open: open - 1, retired: retired + 1 });
+    expect(readerCounts()).toMatchObject({ open: open - 1, closed: closed + 1 });
     // back, read, then a minute without a read: closed; the next read opens it again
     copyFileSync(join(FIXTURE, 'session.db'), db);
     expect(follower.poll().reset).toBe(false);
-    retireIdleReaders(Date.now() + READER_IDLE_MS - 1_000);
+    closeIdleReaders(Date.now() + READER_IDLE_MS - 1_000);
     expect(readerCounts().open).toBe(open);
-    retireIdleReaders(Date.now() + READER_IDLE_MS);
-    expect(readerCounts()).toMatchObject({ open: open - 1, retired: retired + 2 });
+    closeIdleReaders(Date.now() + READER_IDLE_MS);
+    expect(readerCounts()).toMatchObject({ open: open - 1, closed: closed + 2 });
     expect(opencodeSession(meta.proj, env)?.id).toMatch(/^ses_/);
     expect(readerCounts().open).toBe(open);
   });
