@@ -4,7 +4,7 @@
  *
  * better-sqlite3 13 is built on Node-API and ships its binaries in the package (no compiler at install). Version 12
  * wrapped each object in Node's `ObjectWrap`, whose destructor aborts Node 24 when the collector frees it outside a
- * JavaScript context; this file kept every object alive for that reason until 13 (docs/node.md).
+ * JavaScript context; this file kept every object alive for that reason until 13 (docs/install.md).
  */
 import Database from 'better-sqlite3';
 

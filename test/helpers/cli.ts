@@ -60,8 +60,11 @@ export interface SpawnedSvc {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
-export function spawnSvc(args: string[], env: NodeJS.ProcessEnv): SpawnedSvc {
-  const child = spawn(process.execPath, [SVC_BIN, ...args], { env, stdio: 'pipe' });
+/** `bin`: an installed `svc` to run as it is (its `#!/usr/bin/env node` finds node on `env`'s PATH). */
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv, opts: { bin?: string } = {}): SpawnedSvc {
+  const child = opts.bin
+    ? spawn(opts.bin, args, { env, stdio: 'pipe' })
+    : spawn(process.execPath, [SVC_BIN, ...args], { env, stdio: 'pipe' });
   let out = '';
   const waiters: { re: RegExp; resolve(line: string): void }[] = [];
   const onData = (chunk: Buffer) => {

@@ -87,7 +87,7 @@ describe('the app files', () => {
     ]) {
       const res = await rawGet(path);
       expect(res.status, path).toBe(404);
-      expect(res.body, path).not.toContain('"name": "svc"');
+      expect(res.body, path).not.toContain('"name": "svc-cli"');
       expect(JSON.parse(res.body).error.code, path).toBe('not_found');
     }
   });
