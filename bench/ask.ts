@@ -27,6 +27,7 @@ import { openText, seal } from '../core/seal/seal.js';
 import { createAccount } from '../relay-server/accounts.js';
 import { startRelay } from '../relay-server/server.js';
 import { openSqliteStore } from '../relay-server/sqliteStore.js';
+import { output } from './inject.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SVC = join(ROOT, 'bin/svc.js');
@@ -218,11 +219,11 @@ async function main(): Promise<void> {
       'svc_ask → question at the app': stats(toApp),
       'tap (sealed answer sent) → tool result': stats(tapToResult),
     };
-    if (JSON_OUT) process.stdout.write(`${JSON.stringify({ asks: ASKS, rows }, null, 2)}\n`);
+    if (JSON_OUT) output(`${JSON.stringify({ asks: ASKS, rows }, null, 2)}\n`);
     else {
-      process.stdout.write(`svc_ask on loopback, ${ASKS} asks (3 warm-up asks not counted)\n`);
+      output(`svc_ask on loopback, ${ASKS} asks (3 warm-up asks not counted)\n`);
       for (const [name, s] of Object.entries(rows)) {
-        process.stdout.write(
+        output(
           `${name.padEnd(40)} p50 ${s.p50.toFixed(1).padStart(6)} ms  p90 ${s.p90.toFixed(1).padStart(6)} ms  max ${s.max.toFixed(1).padStart(6)} ms  (${(s.p50 / base).toFixed(1)}× ping)\n`,
         );
       }

@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs as parseArgsUtil } from 'node:util';
 import { writeFileAtomic } from '../actors/files.js';
 import { createTmux } from '../actors/tmux/tmux.js';
+import { progress as lineOfProgress } from '../cli/progress.js';
 import { agentById } from '../core/agents/registry.js';
 import { DEFAULT_VERIFY_DELAY_MS } from '../core/agents/submit.js';
 import { shellQuote } from '../core/tmux/tmux.js';
@@ -180,7 +181,16 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const now = () => performance.now();
-export const progress = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+/** On a terminal, what the benchmark is doing, on one line redrawn in place; nothing in a pipe (cli/progress.ts). */
+const shown = lineOfProgress();
+export const progress = (msg: string) => shown.step(msg);
+/** Something gone wrong on the way: a line on stderr, on a terminal or not. */
+export const warn = (msg: string) => shown.say(`bench: ${msg}`);
+/** The result, on stdout (the progress line wiped first). */
+export function output(text: string): void {
+  shown.done();
+  process.stdout.write(text);
+}
 
 export function execText(
   file: string,
@@ -272,7 +282,7 @@ export function cleanupAll(): Promise<void> {
           }),
         ]);
       } catch (error) {
-        progress(`cleanup of ${what} failed: ${(error as Error).message}`);
+        warn(`cleanup of ${what} failed: ${(error as Error).message}`);
       }
     }
   })();
@@ -721,7 +731,7 @@ async function runPhase(
     for (const r of [o, c]) {
       if (isFailure(r)) {
         failures.push(r);
-        progress(`${label}: message ${i} ${r.path} to ${r.session} failed: ${r.error} (state ${r.state ?? '-'})`);
+        warn(`${label}: message ${i} ${r.path} to ${r.session} failed: ${r.error} (state ${r.state ?? '-'})`);
       }
     }
     if (measured && !isFailure(o)) ours.push(o);
@@ -1084,7 +1094,7 @@ async function main(opts: Options): Promise<number> {
   const literal = await runPhase(bench, 'cat', catSessions, opts.messages, opts.warmup, (t) => t);
 
   let agent: Result['agent'] = null;
-  if (opts.agent && !existsSync(FAKE_AGENT)) progress(`no ${FAKE_AGENT}: skipping the agent row`);
+  if (opts.agent && !existsSync(FAKE_AGENT)) warn(`no ${FAKE_AGENT}: skipping the agent row`);
   else if (opts.agent) {
     const agentSessions = Array.from({ length: opts.agentSessions }, (_, i) => `bench-agent-${i + 1}`);
     const command = [
@@ -1137,8 +1147,8 @@ async function main(opts: Options): Promise<number> {
     relayWarnings,
   };
 
-  if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else process.stdout.write(`${report(result)}\n`);
+  if (opts.json) output(`${JSON.stringify(result, null, 2)}\n`);
+  else output(`${report(result)}\n`);
   const failures = literal.failures.length + (agent?.failures.length ?? 0);
   if (failures > 0) {
     process.stderr.write(`bench: ${failures} message(s) failed; the listener's last lines:\n`);

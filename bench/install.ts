@@ -15,7 +15,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { footprint, mib } from '../test/helpers/disk.js';
-import { benchArgs, loadAverage, now, onCleanup, progress, ROOT, runBench } from './inject.js';
+import { benchArgs, loadAverage, now, onCleanup, output, progress, ROOT, runBench } from './inject.js';
 
 const run = promisify(execFile);
 const NPM = existsSync(join(dirname(process.execPath), 'npm')) ? join(dirname(process.execPath), 'npm') : 'npm';
@@ -78,12 +78,12 @@ runBench(async () => {
     },
   };
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    output(`${JSON.stringify(result, null, 2)}\n`);
     return;
   }
   const row = (name: string, s: number, mib: number, n: number) =>
     `${name.padEnd(34)} ${`${s.toFixed(1)} s`.padStart(9)} ${`${mib} MiB`.padStart(11)} ${String(n).padStart(9)}`;
-  process.stdout.write(
+  output(
     [
       `Node ${result.node}, ${result.cores} cores, load ${result.load.join(' ')}; tarball ${tarball} ${result.tarball.kib} KiB`,
       `${''.padEnd(34)} ${'time'.padStart(9)} ${'on disk'.padStart(11)} ${'packages'.padStart(9)}`,

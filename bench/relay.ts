@@ -29,6 +29,7 @@ import {
   loadAverage,
   now,
   onCleanup,
+  output,
   procSample,
   progress,
   ROOT,
@@ -36,6 +37,7 @@ import {
   SVC_BIN,
   sleep,
   stats,
+  warn,
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--postgres] [--json]
@@ -225,7 +227,7 @@ async function measure(target: Target, opts: { sockets: number; rate: number; se
   const after = procSample(proc.pid!);
   const cpuSeconds = (after.selfTicks - before.selfTicks) / ticks;
   const wall = (after.at - before.at) / 1000;
-  if (failed > 0) progress(`${target.name}: ${failed} POSTs failed`);
+  if (failed > 0) warn(`${target.name}: ${failed} POSTs failed`);
   for (const ws of sockets) ws.terminate();
   agent.destroy();
   proc.kill('SIGTERM');
@@ -297,7 +299,7 @@ async function main(opts: {
   }));
   const out = { options: opts, load: { start: load, end: loadAverage() }, results: rows };
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    output(`${JSON.stringify(out, null, 2)}\n`);
     return;
   }
   const f = (x: number | undefined | null, unit = ' ms') => (x === undefined || x === null ? '-' : `${x}${unit}`);
@@ -311,7 +313,7 @@ async function main(opts: {
       `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
     );
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
-  process.stdout.write(lines.join('\n'));
+  output(lines.join('\n'));
 }
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');

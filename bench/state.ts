@@ -32,6 +32,7 @@ import {
   loadAverage,
   now,
   onCleanup,
+  output,
   procSample,
   progress,
   ROOT,
@@ -42,6 +43,7 @@ import {
   stats,
   TMUX,
   waitUntil,
+  warn,
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/state.js [--runs N] [--reply-seconds S] [--busy-panes N] [--busy-seconds S] [--poll-only] [--no-agent] [--json]
@@ -222,7 +224,7 @@ async function main(opts: {
   mkdirSync(home, { recursive: true });
   mkdirSync(work, { recursive: true });
 
-  const quiet: Log = { info: () => {}, warn: () => {}, error: (m) => progress(`relay: ${m}`) };
+  const quiet: Log = { info: () => {}, warn: () => {}, error: (m) => warn(`relay: ${m}`) };
   const store = openSqliteStore(join(root, 'relay'));
   onCleanup('relay store', () => store.close());
   const account = await createAccount(store);
@@ -275,8 +277,8 @@ async function main(opts: {
     cpu,
     load: { start: loadStart, end: loadAverage() },
   };
-  if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else process.stdout.write(report(result));
+  if (opts.json) output(`${JSON.stringify(result, null, 2)}\n`);
+  else output(report(result));
 }
 
 const f = (x: number | undefined | null) => (x === undefined || x === null ? '-' : `${x.toFixed(0)} ms`);

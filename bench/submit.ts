@@ -31,6 +31,7 @@ import {
   loadAverage,
   now,
   onCleanup,
+  output,
   progress,
   ROOT,
   runBench,
@@ -185,8 +186,8 @@ async function main(opts: { agents: string[]; delays: number[]; trials: number; 
     results.push(await measureAgent(agent, model, socketPath, opts.delays, opts.trials));
   }
   const load = { start: loadStart, end: loadAverage() };
-  if (opts.json) process.stdout.write(`${JSON.stringify({ trials: opts.trials, results, load }, null, 2)}\n`);
-  else process.stdout.write(report(results, opts.trials, load));
+  if (opts.json) output(`${JSON.stringify({ trials: opts.trials, results, load }, null, 2)}\n`);
+  else output(report(results, opts.trials, load));
 }
 
 const isMain =

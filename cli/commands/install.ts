@@ -22,6 +22,7 @@ import { loginServiceOffer, PACKAGE_MANAGERS, tmuxInstallLine } from '../../core
 import { hermesEntry, wiringWhat } from '../../core/hooks/wiring.js';
 import { stageOf } from '../../core/relay/reach.js';
 import { fail } from '../output.js';
+import { progress } from '../progress.js';
 
 async function askYes(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stdout });
@@ -59,10 +60,13 @@ export default defineCommand({
     json: { type: 'boolean', description: 'Print the outcome as JSON' },
   },
   async run({ args }) {
+    // on a terminal, what it is doing while nothing is printed (Codex's app-server takes seconds to answer)
+    const shown = progress();
     try {
       const home = homedir();
       const dryRun = Boolean(args['dry-run']);
       const out = (line: string) => {
+        shown.done();
         if (!args.json) process.stdout.write(`${line}\n`);
       };
       let tmuxPath = onPath('tmux');
@@ -79,6 +83,7 @@ export default defineCommand({
         if (!tmuxPath) out(`tmux: not found; install it: ${advice.line}`);
       } else out(`tmux: not found; install it: ${advice.line}`);
 
+      shown.step('looking for agents on PATH');
       const found = agentsFound(home);
       const outcomes: InstallOutcome[] = found.wired.map((w) => installOne(home, w, dryRun));
       outcomes.forEach((o, i) => {
@@ -89,7 +94,9 @@ export default defineCommand({
         if (n.agentId === 'A7') out(hermesEntry());
       }
       // the hooks: a message from the phone is known as remote, a finished turn is told
+      shown.step(dryRun ? 'reading the hooks' : 'wiring the hooks (Codex is asked to trust them)');
       const hooks = await installHooks(home, dryRun);
+      shown.done();
       for (const o of hooks.hooks) out(outcomeLine(o, o.what));
       for (const n of hooks.elsewhere) out(`${n.name}: hooks not wired: ${n.why}`);
       if (hooks.codexTrust) out(`Codex: hooks not trusted: ${hooks.codexTrust}`);
@@ -128,6 +135,7 @@ export default defineCommand({
         );
       process.exitCode = refused || hooks.codexTrust || !tmuxPath ? 1 : 0;
     } catch (err) {
+      shown.done();
       fail(err);
     }
   },

@@ -22,6 +22,7 @@ import { authenticate } from '../../relay-server/auth.js';
 import { startRelay } from '../../relay-server/server.js';
 import { openSqliteStore } from '../../relay-server/sqliteStore.js';
 import { fail } from '../output.js';
+import { progress } from '../progress.js';
 import { login } from './login.js';
 import { createPairingLink, pairingText } from './pair.js';
 
@@ -116,38 +117,45 @@ export default defineCommand({
       );
       return;
     }
+    const shown = progress();
+    const failed = (err: unknown) => {
+      shown.done();
+      fail(err);
+    };
     let tunnelKindGiven: TunnelKind | null = null;
     try {
       if (args.tunnel !== undefined) tunnelKindGiven = tunnelKind(args.tunnel);
       if (args.public && tunnelKindGiven !== 'tailscale') throw new Error('--public goes with --tunnel tailscale');
       if (tunnelKindGiven && args.lan) throw new Error('--tunnel and --lan are two ways in: pick one');
     } catch (err) {
-      return fail(err);
+      return failed(err);
     }
     const port = Number.parseInt(args.port, 10);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      return fail(new Error(`--port ${args.port} is not a port`));
+      return failed(new Error(`--port ${args.port} is not a port`));
 
     let lan: { host: string; port: number; certificate: LanCertificate } | null = null;
     if (args.lan) {
       const lanPort = Number.parseInt(args['lan-port'], 10);
       if (!Number.isInteger(lanPort) || lanPort < 0 || lanPort > 65535)
-        return fail(new Error(`--lan-port ${args['lan-port']} is not a port`));
+        return failed(new Error(`--lan-port ${args['lan-port']} is not a port`));
       const lanHost = args['lan-host'] ?? lanAddress();
       if (!lanHost)
-        return fail(new Error('no LAN address found on this computer: connect to a network or pass --lan-host'));
-      if (!isIPv4(lanHost)) return fail(new Error(`--lan-host ${lanHost} is not an IPv4 address`));
+        return failed(new Error('no LAN address found on this computer: connect to a network or pass --lan-host'));
+      if (!isIPv4(lanHost)) return failed(new Error(`--lan-host ${lanHost} is not an IPv4 address`));
       try {
+        shown.step("making this computer's certificate");
         lan = {
           host: lanHost,
           port: lanPort,
           certificate: await ensureLanCertificate({ dir: paths.tlsDir, ip: lanHost }),
         };
       } catch (err) {
-        return fail(err);
+        return failed(err);
       }
     }
 
+    shown.step("opening the relay's database");
     const store = openSqliteStore(paths.relayData);
     const relayLog = createLogger({ file: `${paths.dir}/relay.log`, stderr: false });
     let relay: Awaited<ReturnType<typeof startRelay>>;
@@ -157,21 +165,23 @@ export default defineCommand({
         : undefined;
       // through a tunnel every phone comes from the tunnel program on loopback: its X-Forwarded-For names them
       const trustProxy = tunnelKindGiven ? trustedProxies('127.0.0.1/32, ::1') : undefined;
+      shown.step('starting the relay');
       relay = await startRelay({ host: args.host, port, store, log: relayLog, tls, trustProxy });
     } catch (err) {
       await store.close();
       const error = err as NodeJS.ErrnoException & { port?: number };
       if (error.code === 'EADDRINUSE') {
         const which = error.port === lan?.port && lan?.port !== port ? `--lan-port ${lan?.port}` : `port ${port}`;
-        return fail(new Error(`${which} is in use: is another \`svc up\` running? Try --port`));
+        return failed(new Error(`${which} is in use: is another \`svc up\` running? Try --port`));
       }
       if (error.code === 'EADDRNOTAVAIL' && lan)
-        return fail(new Error(`--lan-host ${lan.host} is not an address of this computer`));
-      return fail(err);
+        return failed(new Error(`--lan-host ${lan.host} is not an address of this computer`));
+      return failed(err);
     }
     let appUrl = relay.tlsUrl ?? relay.url;
     let tunnel: RunningTunnel | null = null;
     if (tunnelKindGiven) {
+      shown.step(`waiting for ${tunnelKindGiven}'s address`);
       tunnel = startTunnel({
         kind: tunnelKindGiven,
         localUrl: relay.url,
@@ -184,9 +194,7 @@ export default defineCommand({
       try {
         appUrl = await tunnel.url;
       } catch (err) {
-        process.stderr.write(
-          `svc: ${(err as Error).message}; the relay serves at ${relay.url} on this computer only.\n`,
-        );
+        shown.say(`svc: ${(err as Error).message}; the relay serves at ${relay.url} on this computer only.`);
         tunnel = null;
       }
     }
@@ -197,6 +205,7 @@ export default defineCommand({
     let apiKey = file.status === 'ok' && file.data.baseUrl === relay.url ? file.data.apiKey : undefined;
     if (apiKey && !(await authenticate(store, `Bearer ${apiKey}`)).ok) apiKey = undefined;
     const fresh = !apiKey;
+    shown.step(fresh ? 'making an account and logging in' : 'logging in');
     if (!apiKey) apiKey = (await createAccount(store)).apiKey;
     const account = await login({ url: relay.url, key: apiKey });
 
@@ -212,23 +221,22 @@ export default defineCommand({
     const running = await findListener(daemon);
     if (running && running.host !== 'up') {
       const stopped = await stopListenerVia(daemon);
-      for (const line of stopped.lines.filter((l) => !l.endsWith(' stopped'))) process.stderr.write(`${line}\n`);
-      process.stderr.write(
-        `svc: stopped the background listener (pid ${running.pid}); this \`svc up\` runs the listener now\n`,
-      );
+      for (const line of stopped.lines.filter((l) => !l.endsWith(' stopped'))) shown.say(line);
+      shown.say(`svc: stopped the background listener (pid ${running.pid}); this \`svc up\` runs the listener now`);
     }
 
     let listener: RunningListener | null = null;
     try {
       // The tmux server `svc cc` in another terminal uses (core/sessions/launch.ts), whether or not it runs yet.
       const socket = wrapperSocket(process.env, process.getuid?.() ?? 0);
+      shown.step('starting the listener');
       listener = await startListener({
         host: 'up',
         tmuxSocket: { path: socket.path, source: `${socket.source} (the one \`svc cc\` uses)` },
       });
     } catch (err) {
       if (!(err instanceof ListenerStartError)) throw err;
-      process.stderr.write(`svc: ${err.message}\n`);
+      shown.say(`svc: ${err.message}`);
     }
 
     // A pairing code only when no phone is paired yet (or on `svc pair`): later runs are a few lines.
@@ -237,6 +245,7 @@ export default defineCommand({
     let pairing = '';
     if (fresh || phones === 0) {
       try {
+        shown.step('making a pairing link');
         const link = await createPairingLink({ baseUrl: relay.url, apiKey, appUrl });
         pairing = await pairingText(link, undefined, undefined, Boolean(args['lan-host']));
       } catch (err) {
@@ -244,6 +253,7 @@ export default defineCommand({
       }
     } else pairing = `${phones} phone${phones === 1 ? '' : 's'} paired; \`svc pair\` pairs another.\n`;
     const sessions = await sessionNames();
+    shown.done();
     const lanLines = lan
       ? [
           `The phone opens ${appUrl}/: it must be on the same network as this computer. It warns about the`,

@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, delimiter, dirname, join } from 'node:path';
+import * as pty from 'node-pty';
 import { describe, expect, it } from 'vitest';
 import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
 import {
@@ -211,6 +212,41 @@ describe('svc install with files it must handle with care', () => {
       expect(existsSync(join(home, '.gemini/settings.json'))).toBe(false);
       // …and the folder it made for it
       expect(existsSync(join(home, '.gemini'))).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('on a terminal, says what it is doing until it prints; in a pipe, only what it did', async () => {
+    const { home, cleanup } = tempHome();
+    try {
+      const env = fakeAgents(home, ['gemini']);
+      const piped = await runSvc(['install', '--dry-run'], env);
+      expect(piped).toMatchObject({ code: 0, stderr: '' });
+      expect(piped.stdout).toContain('Gemini CLI: would add');
+      const terminalEnv: NodeJS.ProcessEnv = { ...env, TERM: 'xterm-256color' };
+      delete terminalEnv.CI; // a spinner stays off under CI
+      const term = pty.spawn(process.execPath, [SVC_BIN, 'install', '--dry-run'], {
+        name: 'xterm-256color',
+        cols: 120,
+        rows: 40,
+        env: terminalEnv as Record<string, string>,
+      });
+      let out = '';
+      term.onData((d) => {
+        out += d;
+      });
+      const code = await new Promise<number>((r) => term.onExit(({ exitCode }) => r(exitCode)));
+      expect(code).toBe(0);
+      // each step drawn, then wiped before the lines that follow it
+      const steps = ['looking for agents on PATH…', 'reading the hooks…'];
+      for (const step of steps) {
+        const at = out.indexOf(step);
+        expect(at, step).toBeGreaterThan(-1);
+        const next = out.indexOf('\n', at);
+        expect(out.slice(at, next), step).toContain('\r\x1b[2K');
+      }
+      expect(out.indexOf(steps[0]!)).toBeLessThan(out.indexOf('Gemini CLI: would add'));
     } finally {
       cleanup();
     }

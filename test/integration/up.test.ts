@@ -7,8 +7,9 @@ import { X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { delimiter, join } from 'node:path';
+import * as pty from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SpawnedSvc, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
 import { registerTestDevice } from '../helpers/devices.js';
 import { api, waitFor } from '../helpers/relay.js';
 import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
@@ -17,8 +18,11 @@ import { cloudflaredQuickTunnelLog } from '../helpers/tunnel.js';
 let up: SpawnedSvc | null = null;
 let tmux: TmuxServer | null = null;
 let home: ReturnType<typeof tempHome> | null = null;
+let term: pty.IPty | null = null;
 
 afterEach(async () => {
+  term?.kill('SIGINT');
+  term = null;
   await up?.stop('SIGINT');
   up = null;
   await tmux?.cleanup();
@@ -57,6 +61,8 @@ describe('svc up', () => {
     expect(statSync(join(home.home, '.svc', 'relay', 'relay.db')).mode & 0o777).toBe(0o600);
     // The key is not printed: the curl line reads it from the config file.
     expect(up.output()).not.toContain(config.apiKey);
+    // in a pipe, no progress line (cli/progress.ts)
+    expect(up.output()).not.toMatch(/starting the relay|\x1b\[2K/);
 
     await tmux.newSession('my-session', 'cat');
     // As a person would: once cat is running (tmux starts it through `sh -c`, and a shell in front is refused).
@@ -82,6 +88,30 @@ describe('svc up', () => {
       return r.json.state === 'injected' ? r.json : null;
     });
     expect(status.state).toBe('injected');
+  });
+
+  it('on a terminal, says what it is doing while it starts, then wipes that line before the banner', async () => {
+    home = tempHome();
+    tmux = await startTmuxServer();
+    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath, TERM: 'xterm-256color' });
+    delete env.CI; // CI sets it, and a spinner stays off under CI
+    term = pty.spawn(process.execPath, [SVC_BIN, 'up', '--port', '0'], {
+      name: 'xterm-256color',
+      cols: 120,
+      rows: 40,
+      env: env as Record<string, string>,
+    });
+    let out = '';
+    term.onData((d) => {
+      out += d;
+    });
+    await waitFor(() => out.includes('svc is up (new account created)'), { what: 'the banner on the terminal' });
+    for (const step of ["opening the relay's database…", 'starting the relay…', 'starting the listener…'])
+      expect(out).toContain(step);
+    // the progress line is wiped before the banner is printed, and drawn no more after it
+    const banner = out.indexOf('svc is up (new account created)');
+    expect(out.lastIndexOf('\r\x1b[2K')).toBeLessThan(banner);
+    expect(out.slice(banner)).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
   });
 
   it('a second run reuses the account and is short; a pairing code only until a phone is paired', async () => {
