@@ -6,9 +6,10 @@
  * command), the session is offered under Past sessions as resumable, Resume runs the agent's own resume with the id
  * its store filed, and the earlier conversation is on screen again.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModel, PLAIN_REPLY, startFakeModel } from '../fakes/fakeModel.js';
@@ -66,11 +67,13 @@ afterAll(async () => {
 
 /**
  * The id the agent's own store filed for the conversation in `proj`, read here from the store as a person could
- * (its session list or its files), to hold the resume's command line to.
+ * (its session list or its files), to hold the resume's command line to. The agent's program runs asynchronously:
+ * this process serves the relay and the fake model, which `gemini --list-sessions` asks for a summary (run
+ * synchronously, it blocked both: the relay answered no ping for 10 s, and the phone's Resume was "Not sent").
  */
-function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRunning = false): string {
-  const run = (args: string[]) =>
-    execFileSync(agentProgram(agent), args, { cwd: proj, env: { ...process.env, ...env }, encoding: 'utf8' });
+async function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRunning = false): Promise<string> {
+  const run = async (args: string[]) =>
+    (await promisify(execFile)(agentProgram(agent), args, { cwd: proj, env: { ...process.env, ...env } })).stdout;
   switch (agent.id) {
     case 'A2': {
       // `codex resume` lists them interactively only: its rollout files, whose first line names the session
@@ -95,7 +98,7 @@ function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRu
         return [...ids][0]!;
       }
       // `Available sessions for this project (1):` / `  1. <prompt> (<when>) [<uuid>]`
-      const ids = [...run(['--list-sessions']).matchAll(/\[([0-9a-f-]{36})\]/g)].map((m) => m[1]!);
+      const ids = [...(await run(['--list-sessions'])).matchAll(/\[([0-9a-f-]{36})\]/g)].map((m) => m[1]!);
       expect(ids).toHaveLength(1);
       return ids[0]!;
     }
@@ -107,7 +110,7 @@ function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRu
     }
     case 'A5': {
       // `opencode session list`: a table whose rows start with the session's id
-      const ids = [...run(['session', 'list']).matchAll(/\b(ses_[A-Za-z0-9]+)\b/g)].map((m) => m[1]!);
+      const ids = [...(await run(['session', 'list'])).matchAll(/\b(ses_[A-Za-z0-9]+)\b/g)].map((m) => m[1]!);
       expect(new Set(ids).size).toBe(1);
       return ids[0]!;
     }
@@ -187,7 +190,7 @@ for (const agent of [CODEX, GEMINI_CLI, PI, OPENCODE]) {
     it('Resume runs its own resume with the id its store filed; the earlier conversation is back', {
       timeout: 4 * STEP_MS,
     }, async () => {
-      const id = filedId(agent, proj, agentEnv);
+      const id = await filedId(agent, proj, agentEnv);
       await sessionPage();
       await page.getByText(/^ended /).waitFor({ timeout: STEP_MS });
       await control('Resume', 'Resume it', /Resumed/);
@@ -207,9 +210,9 @@ for (const agent of [CODEX, GEMINI_CLI, PI, OPENCODE]) {
       // again until it settles: a list asked while the agent writes may miss the file being written)
       await waitSettled(agent, screen, { timeoutMs: STEP_MS, what: 'ready after the next reply' });
       let last: unknown;
-      await until(() => {
+      await until(async () => {
         try {
-          last = filedId(agent, proj, agentEnv, true);
+          last = await filedId(agent, proj, agentEnv, true);
         } catch (e) {
           last = e;
         }
