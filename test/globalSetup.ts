@@ -3,7 +3,9 @@
  * emit (`npm run typecheck` reports them); a build that emits nothing would show up as failing tests.
  */
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export default function setup() {
   const root = resolve(import.meta.dirname, '..');
@@ -23,4 +25,9 @@ export default function setup() {
     encoding: 'utf8',
   });
   if (app.status !== 0) process.stderr.write(`the app build failed:\n${app.stdout}${app.stderr}`);
+  // One compile cache for every `svc` the tests start (bin/svc.js keeps one in the HOME, and each test has its own
+  // HOME: each run would compile everything again, and write it all out at exit). Workers inherit it.
+  const cache = mkdtempSync(join(tmpdir(), 'svc-compile-cache-'));
+  process.env.NODE_COMPILE_CACHE = cache;
+  return () => rmSync(cache, { recursive: true, force: true });
 }

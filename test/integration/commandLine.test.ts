@@ -4,7 +4,7 @@
  * level; flags that do nothing yet; what `svc --help` loads.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -165,6 +165,22 @@ describe('a command line that says what it did not understand', () => {
     },
   );
 
+  it('keeps V8’s compiled code in the cache folder, where the next run reads it', async () => {
+    const plain = { ...env };
+    delete plain.NODE_COMPILE_CACHE; // the tests share one (test/globalSetup.ts); a person's is in their HOME
+    const run = (extra: NodeJS.ProcessEnv) =>
+      new Promise<number>((done) =>
+        execFile(process.execPath, [SVC_BIN, '--version'], { env: { ...plain, ...extra } }, (err) => done(err ? 1 : 0)),
+      );
+    expect(await run({})).toBe(0);
+    const cache = join(home.home, '.cache', 'svc', 'compile');
+    const written = readdirSync(cache, { recursive: true }).length;
+    expect(written).toBeGreaterThan(1);
+    // XDG_CACHE_HOME moves it
+    expect(await run({ XDG_CACHE_HOME: join(home.home, 'xdg') })).toBe(0);
+    expect(readdirSync(join(home.home, 'xdg', 'svc', 'compile')).length).toBeGreaterThan(0);
+  });
+
   it('svc --help loads only the table of commands: no command module, no citty', async () => {
     const log = join(home.home, 'imports.log');
     const run = await svc(['--help'], { SVC_IMPORT_LOG: log }, [
@@ -203,7 +219,8 @@ describe('output into a pipe whose reader has gone (`svc … | head -1`)', () =>
     const words = args.filter(Boolean) as string[];
     const r = await intoClosedPipe(words);
     expect(r.stderr).not.toMatch(/EPIPE|node:events|Unhandled/);
-    // the exit code it has with a reader (a failed verify still fails a pipefail script)
-    expect(r.status, r.stderr).toBe(String((await svc(words)).code));
+    // the exit code it has with a reader (a failed verify still fails a pipefail script); help always has 0
+    const code = words.includes('--help') ? 0 : (await svc(words)).code;
+    expect(r.status, r.stderr).toBe(String(code));
   });
 });
