@@ -313,11 +313,15 @@ export function benchArgs(
 /** Runs a benchmark's `main` to the end: cleans up after it, on failure and on Ctrl-C too, and exits. */
 export function runBench(main: () => Promise<unknown>): void {
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.on(sig, () => void cleanupAll().finally(() => process.exit(130)));
+    process.on(sig, () => {
+      shown.done();
+      void cleanupAll().finally(() => process.exit(130));
+    });
   main()
     .then(() => cleanupAll())
     .then(() => process.exit(0))
     .catch(async (error: Error) => {
+      shown.done();
       process.stderr.write(`bench: ${error.stack ?? error.message}\n`);
       await cleanupAll();
       process.exit(1);

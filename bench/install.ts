@@ -1,9 +1,10 @@
 /**
  * What installing svc costs a person: `npm i -g` of the packed package against a contributor's `npm ci` from a
  * clone (the baseline), in the same run, each with an empty npm cache (every package from the registry, as on a new
- * computer): the time, the size on disk and the number of packages. The clone is of this checkout's HEAD; the
- * tarball is what `npm pack` makes in that clone (its `prepare` builds dist/ first, which is timed apart: the person
- * installing never runs it).
+ * computer): the time, the size on disk and the number of packages. The clone is of this checkout's HEAD; its
+ * `npm ci` includes what a contributor's does (node-pty compiled, `prepare` building dist/). The tarball is what
+ * `npm pack` makes in that clone (its `prepare` builds dist/ again, timed apart: the person installing never runs
+ * it).
  *
  *   npm run bench:install                    # build, then node dist/bench/install.js
  *   node dist/bench/install.js --json
@@ -26,7 +27,7 @@ const USAGE = `usage: node dist/bench/install.js [--json]
   --json   print the result as JSON on stdout (progress stays on stderr)`;
 
 async function timed(what: string, file: string, args: string[], cwd: string): Promise<number> {
-  progress(`${what}…`);
+  progress(what);
   const start = now();
   await run(file, args, { cwd, maxBuffer: 64 << 20, env: { ...process.env, npm_config_update_notifier: 'false' } });
   const s = Math.round(now() - start) / 1000;

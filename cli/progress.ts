@@ -2,6 +2,8 @@
  * Progress on long work (`svc up` starting, `svc install`, the benchmarks): on a terminal, one line on stderr that
  * says what is being done and for how long, redrawn in place and wiped when the work is done, so what is printed
  * after it reads as if it had never been there. In a pipe, a file, under CI or with TERM=dumb it writes nothing.
+ * A command that fails on the way (cli/output.ts `fail`, cli/run.ts) wipes every line still shown first
+ * (`wipeProgress`), so its error never lands on the end of one.
  */
 
 /** How a step reads on its line: a spinner frame, what, and the seconds so far once there is one. */
@@ -27,6 +29,14 @@ export interface Progress {
 
 type Stream = Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean; columns?: number };
 
+/** The lines being shown, to wipe before an error is printed. */
+const shownNow = new Set<Progress>();
+
+/** Wipes every progress line still shown and stops it (before an error message, or at exit). */
+export function wipeProgress(): void {
+  for (const p of [...shownNow]) p.done();
+}
+
 export function progress(stream: Stream = process.stderr, env: NodeJS.ProcessEnv = process.env): Progress {
   const shown = stream.isTTY === true && !env.CI && env.TERM !== 'dumb';
   let what = '';
@@ -44,14 +54,16 @@ export function progress(stream: Stream = process.stderr, env: NodeJS.ProcessEnv
     timer = null;
     if (what) stream.write(WIPE);
     what = '';
+    shownNow.delete(self);
   };
-  return {
+  const self: Progress = {
     step(next) {
       if (!shown) return;
       what = next;
       since = Date.now();
       draw();
       timer ??= setInterval(draw, FRAME_MS).unref();
+      shownNow.add(self);
     },
     say(line) {
       if (shown && what) stream.write(WIPE);
@@ -62,4 +74,5 @@ export function progress(stream: Stream = process.stderr, env: NodeJS.ProcessEnv
       if (shown) stop();
     },
   };
+  return self;
 }

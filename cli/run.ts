@@ -20,6 +20,7 @@ import {
   usageText,
 } from '../core/cli/commandLine.js';
 import { VERSION } from '../core/daemon/version.js';
+import { wipeProgress } from './progress.js';
 
 type Lazy<T> = T | (() => T | Promise<T>);
 // biome-ignore lint/suspicious/noExplicitAny: citty's commands are typed by their own args
@@ -45,7 +46,10 @@ interface Level {
 }
 
 const out = (s: string) => process.stdout.write(s);
-const err = (line: string) => process.stderr.write(`${line}\n`);
+const err = (line: string) => {
+  wipeProgress(); // a command that threw while it showed progress (cli/progress.ts)
+  process.stderr.write(`${line}\n`);
+};
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 async function subcommandList(

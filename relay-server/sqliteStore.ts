@@ -10,8 +10,8 @@
  *
  * This file opens the database and answers the `Store` interface; the SQL is in `sqlite/`, one file per area:
  * `schema.ts` (tables, pragmas, added columns), `accounts.ts` (accounts and keys), `pushes.ts`, `computers.ts`
- * (computers and their inventories), `devices.ts` (devices and pairing codes); `db.ts` opens the file and keeps every
- * better-sqlite3 object referenced (Node 24 aborts when the collector frees one outside a context).
+ * (computers and their inventories), `devices.ts` (devices and pairing codes); `db.ts` opens the file and hands out
+ * one statement per SQL text.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -117,32 +117,29 @@ export default defineCommand({
       );
       return;
     }
+    // what it is doing while it starts, on a terminal; `fail` wipes it
     const shown = progress();
-    const failed = (err: unknown) => {
-      shown.done();
-      fail(err);
-    };
     let tunnelKindGiven: TunnelKind | null = null;
     try {
       if (args.tunnel !== undefined) tunnelKindGiven = tunnelKind(args.tunnel);
       if (args.public && tunnelKindGiven !== 'tailscale') throw new Error('--public goes with --tunnel tailscale');
       if (tunnelKindGiven && args.lan) throw new Error('--tunnel and --lan are two ways in: pick one');
     } catch (err) {
-      return failed(err);
+      return fail(err);
     }
     const port = Number.parseInt(args.port, 10);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      return failed(new Error(`--port ${args.port} is not a port`));
+      return fail(new Error(`--port ${args.port} is not a port`));
 
     let lan: { host: string; port: number; certificate: LanCertificate } | null = null;
     if (args.lan) {
       const lanPort = Number.parseInt(args['lan-port'], 10);
       if (!Number.isInteger(lanPort) || lanPort < 0 || lanPort > 65535)
-        return failed(new Error(`--lan-port ${args['lan-port']} is not a port`));
+        return fail(new Error(`--lan-port ${args['lan-port']} is not a port`));
       const lanHost = args['lan-host'] ?? lanAddress();
       if (!lanHost)
-        return failed(new Error('no LAN address found on this computer: connect to a network or pass --lan-host'));
-      if (!isIPv4(lanHost)) return failed(new Error(`--lan-host ${lanHost} is not an IPv4 address`));
+        return fail(new Error('no LAN address found on this computer: connect to a network or pass --lan-host'));
+      if (!isIPv4(lanHost)) return fail(new Error(`--lan-host ${lanHost} is not an IPv4 address`));
       try {
         shown.step("making this computer's certificate");
         lan = {
@@ -151,7 +148,7 @@ export default defineCommand({
           certificate: await ensureLanCertificate({ dir: paths.tlsDir, ip: lanHost }),
         };
       } catch (err) {
-        return failed(err);
+        return fail(err);
       }
     }
 
@@ -172,11 +169,11 @@ export default defineCommand({
       const error = err as NodeJS.ErrnoException & { port?: number };
       if (error.code === 'EADDRINUSE') {
         const which = error.port === lan?.port && lan?.port !== port ? `--lan-port ${lan?.port}` : `port ${port}`;
-        return failed(new Error(`${which} is in use: is another \`svc up\` running? Try --port`));
+        return fail(new Error(`${which} is in use: is another \`svc up\` running? Try --port`));
       }
       if (error.code === 'EADDRNOTAVAIL' && lan)
-        return failed(new Error(`--lan-host ${lan.host} is not an address of this computer`));
-      return failed(err);
+        return fail(new Error(`--lan-host ${lan.host} is not an address of this computer`));
+      return fail(err);
     }
     let appUrl = relay.tlsUrl ?? relay.url;
     let tunnel: RunningTunnel | null = null;
@@ -187,8 +184,8 @@ export default defineCommand({
         localUrl: relay.url,
         publicly: Boolean(args.public),
         died: (line) =>
-          process.stderr.write(
-            `svc: ${line}; the relay keeps serving at ${relay.url}. Restart \`svc up --tunnel ${tunnelKindGiven}\` for a new address.\n`,
+          shown.say(
+            `svc: ${line}; the relay keeps serving at ${relay.url}. Restart \`svc up --tunnel ${tunnelKindGiven}\` for a new address.`,
           ),
       });
       try {
@@ -229,7 +226,8 @@ export default defineCommand({
     try {
       // The tmux server `svc cc` in another terminal uses (core/sessions/launch.ts), whether or not it runs yet.
       const socket = wrapperSocket(process.env, process.getuid?.() ?? 0);
-      shown.step('starting the listener');
+      // the listener logs to this terminal as it starts: those lines say what it does from here on
+      shown.done();
       listener = await startListener({
         host: 'up',
         tmuxSocket: { path: socket.path, source: `${socket.source} (the one \`svc cc\` uses)` },
@@ -245,7 +243,6 @@ export default defineCommand({
     let pairing = '';
     if (fresh || phones === 0) {
       try {
-        shown.step('making a pairing link');
         const link = await createPairingLink({ baseUrl: relay.url, apiKey, appUrl });
         pairing = await pairingText(link, undefined, undefined, Boolean(args['lan-host']));
       } catch (err) {
@@ -253,7 +250,6 @@ export default defineCommand({
       }
     } else pairing = `${phones} phone${phones === 1 ? '' : 's'} paired; \`svc pair\` pairs another.\n`;
     const sessions = await sessionNames();
-    shown.done();
     const lanLines = lan
       ? [
           `The phone opens ${appUrl}/: it must be on the same network as this computer. It warns about the`,

@@ -110,7 +110,7 @@ describe('the packed package (npm pack, then npm i -g of it into an empty prefix
       await tmux?.cleanup();
     });
 
-    it('serves into a pipe, and a push is typed into a tmux program', async () => {
+    it('serves into a pipe, and a push is typed into a tmux program', { timeout: 120_000 }, async () => {
       home = join(root, 'home');
       mkdirSync(home);
       tmux = await startTmuxServer();

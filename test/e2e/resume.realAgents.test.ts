@@ -73,7 +73,13 @@ afterAll(async () => {
  */
 async function filedId(agent: RealAgent, proj: string, env: NodeJS.ProcessEnv, whileRunning = false): Promise<string> {
   const run = async (args: string[]) =>
-    (await promisify(execFile)(agentProgram(agent), args, { cwd: proj, env: { ...process.env, ...env } })).stdout;
+    (
+      await promisify(execFile)(agentProgram(agent), args, {
+        cwd: proj,
+        env: { ...process.env, ...env },
+        timeout: 60_000,
+      })
+    ).stdout;
   switch (agent.id) {
     case 'A2': {
       // `codex resume` lists them interactively only: its rollout files, whose first line names the session
