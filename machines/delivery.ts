@@ -207,7 +207,8 @@ export const released: Step<'INVENTORY.SNAPSHOT'> = ({ context, event, enqueue }
   for (const { held, found } of released) {
     // what a phone asks of the IO side instead of typing (resume, forget, schedules, files, a new
     // session): answered there; a schedule's key input carries none
-    const request = held.kind === 'keys' ? held.event.keys.request : undefined;
+    const input = held.kind === 'keys' ? held.event.keys.input : undefined;
+    const request = input?.kind === 'request' ? input.request : undefined;
     const phone = held.kind === 'keys' && isPhoneRef(held.event.keys.ref) ? held.event.keys.ref : null;
     if (phone && request) {
       enqueue({
@@ -297,10 +298,10 @@ export const scheduleKeys: Step<'SCHEDULE.KEYS'> = ({ event, enqueue }) => {
   const keys: SessionKeys = {
     kind: 'keys',
     ref: { schedule: event.id },
-    keys: event.keys,
-    text: event.text,
     receivedAt: event.at,
-    ...(event.control ? { control: event.control } : {}),
+    input: event.control
+      ? { kind: 'control', action: event.control }
+      : { kind: 'type', keys: event.keys, text: event.text },
   };
   enqueue.raise({
     type: 'HOLD',

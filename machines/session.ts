@@ -6,7 +6,7 @@
 import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
 import { keysRefusal } from '../core/panes/keys.js';
-import type { PhoneRequest } from '../core/protocol/bodies.js';
+import type { PhoneInput } from '../core/protocol/bodies.js';
 import type { PaneInfo, RefusalCode, SessionRecord } from '../core/protocol/index.js';
 import { type ControlAction, decideControl, EXIT_COMMANDS } from '../core/sessions/control.js';
 import { activePane } from '../core/sessions/inventory.js';
@@ -34,6 +34,13 @@ export type ScheduleRef = { schedule: string };
 export const isPhoneRef = (ref: KeysRef): ref is PhoneRef => 'deviceId' in ref;
 
 /**
+ * What key input asks of a session: a phone's, decoded once (core/protocol/bodies.ts PhoneInput), or a scheduled
+ * run's, which may also be `term`, its max-runtime: SIGTERM to the pane's process (machines/schedule.ts). A phone's
+ * `request` is answered by the listener's IO and never reaches a session actor (machines/delivery.ts).
+ */
+export type KeysInput = PhoneInput | { kind: 'control'; action: 'term' };
+
+/**
  * Key input from a live pane (core/panes/keys.ts), already opened and checked for its stamp by `device.<id>`, or a
  * scheduled run's prompt and End.
  */
@@ -41,26 +48,23 @@ export interface SessionKeys {
   kind: 'keys';
   /** Who sent it: a phone, or a schedule. */
   ref: KeysRef;
-  /** Named keys, sent after the text. */
-  keys: string[];
+  receivedAt: number;
+  input: KeysInput;
+}
+
+/** Key input being typed: what it asked, and the text and named keys that do it (an answer's, End's, as typed). */
+export interface TypingKeys {
+  ref: KeysRef;
+  input: KeysInput;
   /** Typed as is, without a submit. */
   text: string;
-  receivedAt: number;
-  /** The approval prompt the sender saw (its fingerprint), when one was on its screen. */
-  fingerprint?: string;
-  /** An approval card's answer: the listener types the keys of that choice, for that very prompt only. */
-  answer?: { fingerprint: string; choice: number };
-  /**
-   * End (the agent's exit command) or kill (tmux kill-session) this session (core/sessions/control.ts); `term`, a
-   * scheduled run's max-runtime only (machines/schedule.ts): SIGTERM to the pane's process.
-   */
-  control?: Extract<ControlAction, 'end' | 'kill'> | 'term';
-  /**
-   * What a phone asks of the listener's IO instead of typing (core/protocol/bodies.ts): answered there, it never
-   * reaches a session actor.
-   */
-  request?: PhoneRequest;
+  /** Named keys, sent after the text. */
+  keys: string[];
 }
+
+/** The control action key input asks for, if it does (End, Force end, a schedule's max-runtime). */
+const controlOf = (input: KeysInput): ControlAction | 'term' | undefined =>
+  input.kind === 'control' ? input.action : undefined;
 
 export type KeysRef = PhoneRef | ScheduleRef;
 
@@ -129,7 +133,7 @@ export interface SessionContext {
   queue: QueueItem[];
   current: SessionPush | null;
   /** Key input being typed. */
-  currentKeys: SessionKeys | null;
+  currentKeys: TypingKeys | null;
   /** Per-session token bucket (spec 7.6); created on the first push. */
   bucket: BucketState | null;
   /**
@@ -218,7 +222,7 @@ export function unanswered(context: SessionContext): (SessionResult | SessionKey
  * The pane keys go to: the active one, where the person looks; End and SIGTERM go to the agent's own pane (the
  * session's first), so an exit command is never typed into a shell the person split beside the agent.
  */
-function keysPane(record: SessionRecord, control: SessionKeys['control']): PaneInfo | undefined {
+function keysPane(record: SessionRecord, control: ControlAction | 'term' | undefined): PaneInfo | undefined {
   return control === 'end' || control === 'term' ? (mainPane(record) ?? activePane(record)) : activePane(record);
 }
 
@@ -254,7 +258,7 @@ export function decideHead(context: SessionContext): {
   if (!head) return { code: null, bucket: context.bucket };
   const facts = {
     target: context.name,
-    pane: head.kind === 'keys' ? keysPane(context.record, head.control) : activePane(context.record),
+    pane: head.kind === 'keys' ? keysPane(context.record, controlOf(head.input)) : activePane(context.record),
     shellSession: context.record.shell === true,
     subagent: context.record.parent !== undefined,
     approvalPending: context.approvalOnScreen,
@@ -262,24 +266,30 @@ export function decideHead(context: SessionContext): {
   };
   let answerKeys: string[] | undefined;
   let code: RefusalCode | null;
-  if (head.kind === 'keys' && head.control) {
-    const control = controlHead(context, head.control, facts);
+  if (head.kind !== 'keys') {
+    code = refusalFor({ ...facts, body: head.body, addressedToThisComputer: head.addressedToThisComputer });
+  } else if (head.input.kind === 'control') {
+    const control = controlHead(context, head.input.action, facts);
     if ('code' in control) code = control.code;
     else {
       code = null;
       answerKeys = control.keys;
     }
-  } else if (head.kind === 'keys') {
+  } else if (head.input.kind === 'request') {
+    // answered by the listener's IO before it reaches a session (machines/delivery.ts): never typed
+    code = 'inject_failed';
+  } else {
     // Key input comes in a pane.keys frame addressed to this computer by the relay's routing; an answer is judged
     // as the keys it will type (they end in a confirming key).
-    const typed = head.answer ? { keys: ['Enter'], text: '' } : { keys: head.keys, text: head.text };
+    const input = head.input;
+    const typed = input.kind === 'answer' ? { keys: ['Enter'], text: '' } : { keys: input.keys, text: input.text };
     code = keysRefusal({ ...facts, addressedToThisComputer: true, ...typed });
     if (!code) {
-      const approval = decideApprovalInput(head, context.approvalOnScreen ? context.approval : null);
+      const approval = decideApprovalInput(input, context.approvalOnScreen ? context.approval : null);
       if (!approval.ok) code = approval.code;
       else if (approval.keys) answerKeys = approval.keys;
     }
-  } else code = refusalFor({ ...facts, body: head.body, addressedToThisComputer: head.addressedToThisComputer });
+  }
   if (code) return { code, bucket: context.bucket };
   const taken = takeToken(
     SESSION_INPUT_BUCKET,
@@ -530,19 +540,24 @@ export const sessionMachine = setup({
               guard: 'headIsKeys',
               target: 'typingKeys',
               actions: enqueueActions(({ context, enqueue }) => {
-                const head = context.queue[0] as SessionKeys;
+                const { ref, input } = context.queue[0] as SessionKeys;
                 const { bucket, answerKeys } = decideHead(context);
                 // an answer types the keys of its choice, worked out from the prompt on screen now; end types the
                 // agent's exit command, then Enter
-                const exit = head.control === 'end' ? EXIT_COMMANDS[context.record.meta?.agent ?? ''] : undefined;
-                const keys = answerKeys ? { ...head, keys: answerKeys, text: exit ?? '' } : head;
+                const exit = controlOf(input) === 'end' ? EXIT_COMMANDS[context.record.meta?.agent ?? ''] : undefined;
+                const typed =
+                  answerKeys !== undefined
+                    ? { keys: answerKeys, text: exit ?? '' }
+                    : input.kind === 'type'
+                      ? { keys: input.keys, text: input.text }
+                      : { keys: [], text: '' };
                 enqueue.assign({
-                  currentKeys: keys,
+                  currentKeys: { ref, input, ...typed },
                   queue: context.queue.slice(1),
                   bucket,
-                  ...(head.answer ? { answered: head.answer.fingerprint } : {}),
+                  ...(input.kind === 'answer' ? { answered: input.fingerprint } : {}),
                 });
-                if (head.answer) enqueue.raise({ type: 'APPROVAL.ANSWERING' });
+                if (input.kind === 'answer') enqueue.raise({ type: 'APPROVAL.ANSWERING' });
               }),
             },
             {
@@ -578,19 +593,21 @@ export const sessionMachine = setup({
           invoke: {
             src: 'typeKeys',
             input: ({ context }) => {
-              const pane = keysPane(context.record, context.currentKeys!.control)!;
+              const typing = context.currentKeys!;
+              const control = controlOf(typing.input);
+              const pane = keysPane(context.record, control)!;
               return {
                 session: context.name,
                 paneId: pane.id,
-                keys: context.currentKeys!.keys,
-                text: context.currentKeys!.text,
+                keys: typing.keys,
+                text: typing.text,
                 ...(pane.inMode ? { inMode: true } : {}),
-                ...(context.approvalOnScreen && context.approval && !context.currentKeys!.control
+                ...(context.approvalOnScreen && context.approval && !control
                   ? { confirm: { agent: context.approval.agent, fingerprint: context.approval.fingerprint } }
                   : {}),
-                ...(context.currentKeys!.control === 'kill' ? { kill: true } : {}),
-                ...(context.currentKeys!.control === 'term' ? { term: true } : {}),
-                ...(context.currentKeys!.control === 'end' ? { exit: true } : {}),
+                ...(control === 'kill' ? { kill: true } : {}),
+                ...(control === 'term' ? { term: true } : {}),
+                ...(control === 'end' ? { exit: true } : {}),
               };
             },
             onDone: {
@@ -598,7 +615,7 @@ export const sessionMachine = setup({
               actions: [
                 sendParent(({ context }) => keysResult(context, context.currentKeys!.ref, { state: 'typed' })),
                 enqueueActions(({ context, enqueue }) => {
-                  if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.ANSWERED' });
+                  if (context.currentKeys?.input.kind === 'answer') enqueue.raise({ type: 'APPROVAL.ANSWERED' });
                 }),
                 assign({ currentKeys: null }),
               ],
@@ -609,7 +626,7 @@ export const sessionMachine = setup({
                 sendParent(({ context, event }) => keysResult(context, context.currentKeys!.ref, failure(event.error))),
                 enqueueActions(({ context, event, enqueue }) => {
                   if (event.error instanceof PromptChangedError) enqueue.raise({ type: 'APPROVAL.CHANGED' });
-                  else if (context.currentKeys?.answer) enqueue.raise({ type: 'APPROVAL.FAILED' });
+                  else if (context.currentKeys?.input.kind === 'answer') enqueue.raise({ type: 'APPROVAL.FAILED' });
                 }),
                 assign({ currentKeys: null }),
               ],

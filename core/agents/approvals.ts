@@ -397,13 +397,13 @@ export type AnswerDecision = { ok: true; keys: string[] } | { ok: false; code: '
  * other keys, while a prompt shows, need its fingerprint too (the sender saw that prompt). Pure, spec 7.
  */
 export function decideApprovalInput(
-  input: { fingerprint?: string | undefined; answer?: { fingerprint: string; choice: number } | undefined },
+  input: { kind: 'type'; fingerprint?: string } | { kind: 'answer'; fingerprint: string; choice: number },
   onScreen: ApprovalPrompt | null,
 ): AnswerDecision | { ok: true; keys: null } {
-  if (input.answer) {
-    if (!onScreen || onScreen.fingerprint !== input.answer.fingerprint || !onScreen.readable)
+  if (input.kind === 'answer') {
+    if (!onScreen || onScreen.fingerprint !== input.fingerprint || !onScreen.readable)
       return { ok: false, code: 'prompt_changed' };
-    const keys = approvalKeys(onScreen, input.answer.choice);
+    const keys = approvalKeys(onScreen, input.choice);
     return keys.length > 0 ? { ok: true, keys } : { ok: false, code: 'bad_key_name' };
   }
   if (onScreen && input.fingerprint !== onScreen.fingerprint) return { ok: false, code: 'prompt_changed' };

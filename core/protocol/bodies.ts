@@ -270,14 +270,35 @@ export type PhoneRequest =
   /** A new session (issue 30). */
   | { kind: 'launch'; request: LaunchRequest };
 
-/** The request a checked `pane.keys` body carries, or null when it is input to type (keys, an answer, End). */
-export function phoneRequestOf(body: KeysBody): PhoneRequest | null {
-  if (body.control === 'resume' || body.control === 'forget') return { kind: 'past', action: body.control };
-  if (body.schedule) return { kind: 'schedule', request: body.schedule };
-  if (body.file) return { kind: 'file', request: body.file };
-  if (body.transfer) return { kind: 'transfer', chunk: body.transfer };
-  if (body.launch) return { kind: 'launch', request: body.launch };
-  return null;
+/**
+ * What a checked `pane.keys` body asks for, decoded once (`phoneInputOf`): one of these, never two (KeysBody's
+ * refinement). A session's actor branches on `kind`; a `request` never reaches it (machines/delivery.ts).
+ */
+export type PhoneInput =
+  /** Keys and text to type; `fingerprint`: the approval prompt the sender saw, when one was on its screen. */
+  | { kind: 'type'; keys: string[]; text: string; fingerprint?: string }
+  /** An approval card's answer: the keys of that choice, typed for that very prompt only (spec 4.11.2). */
+  | { kind: 'answer'; fingerprint: string; choice: number }
+  /** End (the agent's exit command) or Force end (tmux kill-session) of the running session. */
+  | { kind: 'control'; action: 'end' | 'kill' }
+  /** Asked of the listener's IO instead of typing. */
+  | { kind: 'request'; request: PhoneRequest };
+
+export function phoneInputOf(body: KeysBody): PhoneInput {
+  if (body.answer) return { kind: 'answer', fingerprint: body.answer.fingerprint, choice: body.answer.choice };
+  if (body.control === 'end' || body.control === 'kill') return { kind: 'control', action: body.control };
+  if (body.control === 'resume' || body.control === 'forget')
+    return { kind: 'request', request: { kind: 'past', action: body.control } };
+  if (body.schedule) return { kind: 'request', request: { kind: 'schedule', request: body.schedule } };
+  if (body.file) return { kind: 'request', request: { kind: 'file', request: body.file } };
+  if (body.transfer) return { kind: 'request', request: { kind: 'transfer', chunk: body.transfer } };
+  if (body.launch) return { kind: 'request', request: { kind: 'launch', request: body.launch } };
+  return {
+    kind: 'type',
+    keys: body.keys ?? [],
+    text: body.text ?? '',
+    ...(body.fingerprint ? { fingerprint: body.fingerprint } : {}),
+  };
 }
 
 /**

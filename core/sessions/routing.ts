@@ -10,7 +10,7 @@
 
 import { anyPinned, type ContactOutcome, MAX_DEVICE_ACTORS, type PinsFile } from '../devices/devices.js';
 import { badKeyName } from '../panes/keys.js';
-import { type InboundPurpose, type PhoneRequest, phoneRequestOf } from '../protocol/bodies.js';
+import { type InboundPurpose, type PhoneInput, phoneInputOf } from '../protocol/bodies.js';
 import type {
   ClientFrame,
   PaneAnswerFrame,
@@ -20,7 +20,6 @@ import type {
   WirePush,
 } from '../protocol/index.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
-import type { ControlAction } from './control.js';
 import { activePane } from './inventory.js';
 import type { Ledger } from './ledger.js';
 import { STOPPED_WHILE_TYPING, triagePush } from './ledger.js';
@@ -209,21 +208,12 @@ export function decideOpenedWatch(
   return { kind: 'watch', watchId: id, paneId: pane.id, publicKey: outcome.publicKey, leaseMs };
 }
 
-/** Key input for a session (machines/session.ts SessionKeys). */
+/** A phone's key input for a session (machines/session.ts SessionKeys): what it asks, decoded once. */
 export interface HeldKeys {
   kind: 'keys';
   ref: { deviceId: string; connection: string; seq: number };
-  keys: string[];
-  text: string;
   receivedAt: number;
-  /** The approval prompt the sender saw, when one was on its screen (core/agents/approvals.ts). */
-  fingerprint?: string;
-  /** An approval card's answer: typed only for that very prompt (spec 4.11.2). */
-  answer?: { fingerprint: string; choice: number };
-  /** Ending the session (End or Force end, core/sessions/control.ts), typed through its actor. */
-  control?: Extract<ControlAction, 'end' | 'kill'>;
-  /** What the phone asks of the listener's IO instead (core/protocol/bodies.ts): nothing is typed. */
-  request?: PhoneRequest;
+  input: PhoneInput;
 }
 
 export type OpenedKeysDecision =
@@ -236,20 +226,14 @@ export function decideOpenedKeys(
   outcome: ContactOutcome<'pane.keys'>,
 ): OpenedKeysDecision {
   if (!outcome.accepted) return { kind: 'refuse', code: outcome.code, seq: null, message: outcome.message };
-  const { session, seq, keys = [], text = '', fingerprint, answer, control } = outcome.body;
+  const { session, seq, keys = [] } = outcome.body;
   if (session !== ref.session) return { kind: 'refuse', code: 'bad_seal', seq, message: ANOTHER_SESSION };
   if (badKeyName(keys) !== undefined) return { kind: 'refuse', code: 'bad_key_name', seq };
-  const request = phoneRequestOf(outcome.body);
   const held: HeldKeys = {
     kind: 'keys',
     ref: { deviceId, connection: ref.connection, seq },
-    keys,
-    text,
     receivedAt: ref.receivedAt,
-    ...(fingerprint ? { fingerprint } : {}),
-    ...(answer ? { answer } : {}),
-    ...(control === 'end' || control === 'kill' ? { control } : {}),
-    ...(request ? { request } : {}),
+    input: phoneInputOf(outcome.body),
   };
   return { kind: 'hold', keys: held };
 }

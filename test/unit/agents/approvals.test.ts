@@ -294,7 +294,9 @@ describe('approval dialogs of the real programs', () => {
     const moved = read('A1', 4)!;
     const codex = readApproval('A2', { text: fixture('A2', 1) })!;
     const unread = readApproval('A2', { text: fixture('A2', 1).replace(/^.*\d\. .*$/gm, '') })!;
-    const answer = (fingerprint: string, choice = 0) => ({ answer: { fingerprint, choice } });
+    const answer = (fingerprint: string, choice = 0) => ({ kind: 'answer', fingerprint, choice }) as const;
+    const typed = (fingerprint?: string): { kind: 'type'; fingerprint?: string } =>
+      fingerprint ? { kind: 'type', fingerprint } : { kind: 'type' };
     it.each([
       [
         'the answer to the prompt on screen types its keys',
@@ -322,24 +324,19 @@ describe('approval dialogs of the real programs', () => {
         { ok: false, code: 'prompt_changed' },
       ],
       ['an answer naming no choice of it', answer(shown.fingerprint, 9), shown, { ok: false, code: 'bad_key_name' }],
-      [
-        'keys with the fingerprint of the prompt on screen',
-        { fingerprint: shown.fingerprint },
-        shown,
-        { ok: true, keys: null },
-      ],
-      ['keys without a fingerprint while a prompt shows', {}, shown, { ok: false, code: 'prompt_changed' }],
+      ['keys with the fingerprint of the prompt on screen', typed(shown.fingerprint), shown, { ok: true, keys: null }],
+      ['keys without a fingerprint while a prompt shows', typed(), shown, { ok: false, code: 'prompt_changed' }],
       [
         'keys with the fingerprint of another prompt',
-        { fingerprint: moved.fingerprint },
+        typed(moved.fingerprint),
         shown,
         { ok: false, code: 'prompt_changed' },
       ],
-      ['keys for Codex need its fingerprint too', {}, codex, { ok: false, code: 'prompt_changed' }],
-      ['keys with no prompt on screen', {}, null, { ok: true, keys: null }],
+      ['keys for Codex need its fingerprint too', typed(), codex, { ok: false, code: 'prompt_changed' }],
+      ['keys with no prompt on screen', typed(), null, { ok: true, keys: null }],
       [
         'keys with a stale fingerprint once the prompt is gone',
-        { fingerprint: shown.fingerprint },
+        typed(shown.fingerprint),
         null,
         { ok: true, keys: null },
       ],

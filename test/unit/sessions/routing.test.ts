@@ -6,7 +6,7 @@ import {
   MAX_DEVICE_ACTORS,
   type PinsFile,
 } from '../../../core/devices/devices.js';
-import type { KeysBody, PhoneRequest } from '../../../core/protocol/bodies.js';
+import type { KeysBody, PhoneInput, PhoneRequest } from '../../../core/protocol/bodies.js';
 import type { PaneRequestFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
 import { emptyLedger, LEDGER_KEEP, type Ledger } from '../../../core/sessions/ledger.js';
 import {
@@ -317,33 +317,46 @@ describe('decideOpenedKeys', () => {
   ])('holds %s for the session, stamped for the answer', (_, body, text, keys) => {
     expect(decideOpenedKeys(ref, 'd_phone', accepted(body))).toEqual({
       kind: 'hold',
-      keys: { kind: 'keys', ref: { deviceId: 'd_phone', connection: 'c1', seq: 4 }, keys, text, receivedAt: 1_000 },
+      keys: {
+        kind: 'keys',
+        ref: { deviceId: 'd_phone', connection: 'c1', seq: 4 },
+        receivedAt: 1_000,
+        input: { kind: 'type', keys, text },
+      },
     });
   });
-  it.each<[string, Partial<KeysBody>, PhoneRequest | null, 'end' | 'kill' | undefined]>([
-    ['End', { control: 'end' }, null, 'end'],
-    ['Force end', { control: 'kill' }, null, 'kill'],
-    ['resume', { control: 'resume' }, { kind: 'past', action: 'resume' }, undefined],
-    ['forget', { control: 'forget' }, { kind: 'past', action: 'forget' }, undefined],
+  const request = (r: PhoneRequest): PhoneInput => ({ kind: 'request', request: r });
+  it.each<[string, Partial<KeysBody>, PhoneInput]>([
+    ['End', { control: 'end' }, { kind: 'control', action: 'end' }],
+    ['Force end', { control: 'kill' }, { kind: 'control', action: 'kill' }],
+    [
+      'an answer',
+      { answer: { fingerprint: 'f'.repeat(16), choice: 1 } },
+      { kind: 'answer', fingerprint: 'f'.repeat(16), choice: 1 },
+    ],
+    [
+      'keys seen over a prompt',
+      { keys: ['Down'], fingerprint: 'f'.repeat(16) },
+      { kind: 'type', keys: ['Down'], text: '', fingerprint: 'f'.repeat(16) },
+    ],
+    ['resume', { control: 'resume' }, request({ kind: 'past', action: 'resume' })],
+    ['forget', { control: 'forget' }, request({ kind: 'past', action: 'forget' })],
     [
       'a schedule',
       { schedule: { action: 'rm', id: 'a1b2c3' } },
-      { kind: 'schedule', request: { action: 'rm', id: 'a1b2c3' } },
-      undefined,
+      request({ kind: 'schedule', request: { action: 'rm', id: 'a1b2c3' } }),
     ],
-    ['a file view', { file: { op: 'list' } }, { kind: 'file', request: { op: 'list' } }, undefined],
-    ['a chunk of a file', { transfer: CHUNK }, { kind: 'transfer', chunk: CHUNK }, undefined],
-    ['a new session', { launch: { op: 'options' } }, { kind: 'launch', request: { op: 'options' } }, undefined],
-  ])('decodes %s once: typed through the session, or a request for the IO side', (_, body, request, control) => {
+    ['a file view', { file: { op: 'list' } }, request({ kind: 'file', request: { op: 'list' } })],
+    ['a chunk of a file', { transfer: CHUNK }, request({ kind: 'transfer', chunk: CHUNK })],
+    ['a new session', { launch: { op: 'options' } }, request({ kind: 'launch', request: { op: 'options' } })],
+  ])('decodes %s once into what it asks: typed through the session, or a request for the IO side', (_, body, input) => {
     const d = decideOpenedKeys(ref, 'd_phone', {
       accepted: true,
       body: { session: 'svc-proj', seq: 4, ...body } as KeysBody,
       publicKey: KEY,
     });
     expect(d.kind).toBe('hold');
-    const keys = d.kind === 'hold' ? d.keys : null;
-    expect(keys?.request ?? null).toEqual(request);
-    expect(keys?.control).toBe(control);
+    expect(d.kind === 'hold' ? d.keys.input : null).toEqual(input);
   });
 });
 
