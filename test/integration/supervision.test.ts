@@ -89,6 +89,24 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     expect(verify.stdout).toMatch(/ok {4}child {5}session\.svc-boom failed 1 time\(s\) in 10 min, restarted/);
   }, 90_000);
 
+  it('a session whose typing fails (its invoked promise rejects): that push is refused, the actor lives on and types the next', async () => {
+    const { c, env, proc } = await faultyListener('promise:session.svc-boom', 'promise-box');
+    expect(proc.output()).toMatch(/SVC_FAULT: injecting failures \(promise:session\.svc-boom\)/);
+
+    const first = await sendPush(relay, 'svc-boom', 'lost to a failed inject', { targetComputer: computer!.hookId });
+    expect(await finalPush(relay, first)).toMatchObject({ state: 'refused', code: 'inject_failed' });
+    // the machine handles its own promise's failure: nothing for the supervisor to restart
+    const other = await sendPush(relay, 'svc-proj', 'the other session', { targetComputer: computer!.hookId });
+    expect(await finalPush(relay, other)).toMatchObject({ state: 'injected' });
+    await typedInto(c, 'svc-proj', 'the other session');
+    const again = await sendPush(relay, 'svc-boom', 'typed by the same actor', { targetComputer: computer!.hookId });
+    expect(await finalPush(relay, again)).toMatchObject({ state: 'injected' });
+    await typedInto(c, 'svc-boom', 'typed by the same actor');
+    expect(await c.tmux.capture('svc-boom')).not.toContain('lost to a failed inject');
+    expect((await debugState(env)).failing).toEqual([]);
+    expect(proc.output()).not.toMatch(/child session\.svc-boom failed/);
+  }, 90_000);
+
   it('a session actor that keeps failing is given up: svc verify fails on it, the listener serves the rest', async () => {
     const { c, env, proc } = await faultyListener('action:session.svc-boom!', 'given-up-box');
     const failures = async () => (await debugState(env)).failing.find((f) => f.id === 'session.svc-boom');
