@@ -164,6 +164,22 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     expect(verify.stdout).toMatch(/ok {4}child {5}devices failed 1 time\(s\) in 10 min, restarted/);
   }, 60_000);
 
+  it("a device's opening of a sealed message failing (its invoked promise rejects): refused, not typed; the next opens", async () => {
+    const { c, env, proc } = await faultyListener('promise:device.*', 'opening-box');
+    await proc.waitForLine(/server persisted listener.sessions/);
+    const send = (text: string) =>
+      runSvc(['agent', 'send', '--computer', 'opening-box', '--session', 'svc-proj', text], env);
+    const lost = await send('lost to a failed opening');
+    expect(lost.code).toBe(1);
+    // a failure to open is a bad seal to the sender (core/devices/devices.ts openFailure): never typed
+    expect(lost.stderr).toMatch(/not typed into svc-proj: bad_seal/);
+    const sent = await send('opened by the same device');
+    expect(sent.stdout).toBe('typed into svc-proj\n');
+    await typedInto(c, 'svc-proj', 'opened by the same device');
+    expect(await c.tmux.capture('svc-proj')).not.toContain('lost to a failed opening');
+    expect((await debugState(env)).failing).toEqual([]);
+  }, 60_000);
+
   it('the relay link failing at once is restarted; the devices.json watch failing for good is left off, and said', async () => {
     const { c, env, proc } = await faultyListener('callback:relay,callback:pinsWatch!', 'singleton-box');
     expect(proc.output()).toMatch(/child relay failed.*restarted at once/);
