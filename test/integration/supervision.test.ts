@@ -180,6 +180,14 @@ describe('a listener whose children fail (SVC_FAULT)', () => {
     expect((await debugState(env)).failing).toEqual([]);
   }, 60_000);
 
+  it('a tmux reading that fails (the inventory’s invoked promise rejects) is said, and the next reading serves', async () => {
+    const { c, proc } = await faultyListener('promise:inventory', 'reading-box');
+    await proc.waitForLine(/tmux inventory failed: InjectedFault: SVC_FAULT: injected promise failure in inventory/);
+    const id = await sendPush(relay, 'svc-proj', 'after a failed reading', { targetComputer: computer!.hookId });
+    expect(await finalPush(relay, id)).toMatchObject({ state: 'injected' });
+    await typedInto(c, 'svc-proj', 'after a failed reading');
+  }, 60_000);
+
   it('the relay link failing at once is restarted; the devices.json watch failing for good is left off, and said', async () => {
     const { c, env, proc } = await faultyListener('callback:relay,callback:pinsWatch!', 'singleton-box');
     expect(proc.output()).toMatch(/child relay failed.*restarted at once/);
