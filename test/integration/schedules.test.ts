@@ -123,6 +123,30 @@ describe('svc schedule with the listener', () => {
     expect(list.stdout).toMatch(/ended at its max-runtime/);
   }, 120_000);
 
+  it('a run that cannot start (SVC_FAULT: its start promise rejects) is recorded as such, and said; nothing runs', async () => {
+    const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
+    const add = await runSvc(
+      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--json'],
+      env,
+      { cwd: project },
+    );
+    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    listener = spawnSvc(['listener'], {
+      ...env,
+      SVC_CLOCK_OFFSET_MS: String(due.toMillis() + 5_000 - Date.now()),
+      SVC_FAULT: `promise:schedule.${id}`,
+    });
+    await listener.waitForLine(/connected to ws:/);
+    await listener.waitForLine(new RegExp(`schedule ${id}: SVC_FAULT: injected promise failure in schedule\\.${id}`));
+    await waitFor(async () => (await schedules())[0]?.last?.result === 'start_failed', {
+      timeoutMs: 20_000,
+      what: 'the run recorded as not started',
+    });
+    expect(await sessionExists(session)).toBe(false);
+    const list = await runSvc(['schedule'], env);
+    expect(list.stdout).toMatch(/could not start/);
+  }, 90_000);
+
   it('an agent that does not end on its exit command gets SIGTERM a minute later; svc schedule says so', async () => {
     // the fake does not end on /exit (a hung or busy agent); SIGTERM ends it
     fakeAgentScript(computer.home.home, 'claude', {
