@@ -19,10 +19,10 @@ import {
 import { type KeyView, refreshKeys } from './device.js';
 import type { ComputerInfo } from './inventory.js';
 import { Link, type LinkState } from './link.js';
+import { FINAL, takesStatus } from './messageState.js';
 
 /** An unsent message older than this is not sent by itself any more: the relay would not type it either. */
 export const STALE_UNSENT_MS = 120_000;
-const FINAL = new Set(['injected', 'refused', 'expired']);
 
 interface InventoryCache {
   computers: ComputerInfo[];
@@ -230,12 +230,17 @@ export class App {
     await this.save({ ...m, state: 'expired', code: 'cancelled', envelope: null });
   }
 
+  /**
+   * The message as it is now, here at once and then in IndexedDB: what the next status is judged against is never a
+   * put behind (two saves in flight used to finish in IndexedDB's order, the stale one last). IndexedDB keeps the
+   * puts in the order they were made, so it ends as this list does.
+   */
   private async save(message: Message): Promise<void> {
-    await putMessage(message);
     const i = this.messages.findIndex((m) => m.clientId === message.clientId);
     if (i >= 0) this.messages[i] = message;
     else this.messages.push(message);
     this.changed();
+    await putMessage(message);
   }
 
   /** Send the outbox, oldest first, one at a time (sequence stamps must reach the computer in order). */
@@ -309,7 +314,7 @@ export class App {
       if (this.earlyStatus.size > 100) this.earlyStatus.delete(this.earlyStatus.keys().next().value!);
       return;
     }
-    if (FINAL.has(m.state) && !(m.state === 'refused' && m.code === 'session_not_found')) return;
+    if (!takesStatus(m, state)) return;
     await this.save({ ...m, state, code, updatedAt: Date.now() });
   }
 
