@@ -119,10 +119,18 @@ export async function runWrapper(run: WrapperRun): Promise<number> {
           return 1;
         }
         return finish(run, tmux, socket.path, plan);
-      case 'attach':
-        if (plan.unused && run.target.kind === 'agent')
-          run.stderr(unusedArgsLine(plan.name, run.target.agent.subcommand, plan.unused, run.wt !== undefined));
-        return finish(run, tmux, socket.path, plan);
+      case 'attach': {
+        const line =
+          plan.unused && run.target.kind === 'agent'
+            ? unusedArgsLine(plan.name, run.target.agent.subcommand, plan.unused, run.wt !== undefined)
+            : null;
+        // Said when the person is back on their own screen: tmux, taking over the terminal, discards what was
+        // written to it and not yet read (tcflush), and its alternate screen would hide the line anyway.
+        if (line && plan.then !== 'attach') run.stderr(line);
+        const code = await finish(run, tmux, socket.path, plan);
+        if (line && plan.then === 'attach') run.stderr(line);
+        return code;
+      }
     }
   }
   run.stderr('svc: other svc runs kept taking the session name; try again');

@@ -206,13 +206,13 @@ describe('svc <agent> in a terminal', () => {
     await waitFor(async () => (await tmux.capture('svc-proj')).includes('fake agent'), { what: 'the banner' });
     const run = svcInPty(['cc', '--detatch', '--model', 'x']);
     await waitFor(() => run.output().includes('claude (fake agent)'), { timeoutMs: 15_000, what: 'reattached' });
-    expect(run.output()).toContain(
-      'svc: reattached to svc-proj, which runs already: not passed to it: --detatch --model x',
-    );
-    expect(run.output()).toContain('(did you mean --detach for --detatch?)');
     expect(Object.keys(await sessions())).toEqual(['svc-proj']);
+    // said once the person is back on their screen (tmux discards what is written just before it attaches)
     run.term.write('\x02d');
     expect(await run.exited).toBe(0);
+    const after = run.output().slice(run.output().lastIndexOf('[detached'));
+    expect(after).toContain('svc: reattached to svc-proj, which runs already: not passed to it: --detatch --model x');
+    expect(after).toContain('(did you mean --detach for --detatch?)');
   });
 
   it('creates and attaches when there is nothing to reattach', async () => {
