@@ -35,8 +35,8 @@ type ToolResult = {
   isError?: boolean;
 };
 
-async function startListener(): Promise<SpawnedSvc> {
-  const proc = spawnSvc(['listener'], env);
+async function startListener(extra: NodeJS.ProcessEnv = {}): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['listener'], { ...env, ...extra });
   await proc.waitForLine(/connected to ws:/);
   await proc.waitForLine(/control socket/);
   return proc;
@@ -155,6 +155,21 @@ describe('svc mcp', () => {
     expect(databaseHolds(relay.dataDir, said)).toBe(false);
     expect(relay.logs.join('\n')).not.toContain(asked);
     expect(relay.logs.join('\n')).not.toContain(said);
+  });
+
+  it('an answer whose opening fails (SVC_FAULT: the ask’s promise rejects) is refused; the ask waits and takes the next', async () => {
+    listener = await startListener({ SVC_FAULT: 'promise:ask.*' });
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const pending = call(client, 'svc_ask', { question: token('deploy now'), timeout: 60 });
+    const { body } = await question(sock);
+    // a failure to open is a bad seal to the phone (machines/ask.ts): the agent is not answered
+    expect(await answer(sock, body, token('lost'))).toMatchObject({ state: 'refused', code: 'bad_seal' });
+    const said = token('yes, deploy');
+    expect(await answer(sock, body, said)).toMatchObject({ state: 'accepted' });
+    const result = await pending;
+    expect(result.structuredContent).toMatchObject({ status: 'answered', answer: said });
+    expect(listener.output()).toMatch(/SVC_FAULT: injecting failures \(promise:ask\.\*\)/);
   });
 
   it('returns a timeout result within a second of the timeout, and refuses an answer after it', async () => {
