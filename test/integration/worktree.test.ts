@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock, waitFor as waitForState } from 'xstate';
+import { createFaults, parseFaults } from '../../actors/debug/faults.js';
 import { createGit, type Git } from '../../actors/worktrees/git.js';
 import {
   checkWorktreeActor,
@@ -264,6 +265,37 @@ describe('worktree machine with real git', () => {
     expect(existsSync(path)).toBe(false);
     expect(worktreePaths()).toEqual([app]);
     expect(sh(app, 'branch', '--list', 'feat/m').trim()).toBe('feat/m');
+  });
+
+  it('a check that fails (SVC_FAULT: its promise rejects) holds it with the error as the reason, removes nothing, and the next look removes it', async () => {
+    const r = await ensure('feat/m');
+    if (!r.ok) throw new Error(r.message);
+    const parsed = parseFaults('promise:worktree.*');
+    if ('error' in parsed) throw new Error(parsed.error);
+    const faults = createFaults(parsed.rules);
+    const clock = new SimulatedClock();
+    const actor = createActor(
+      worktreeMachine.provide({
+        actors: {
+          checkWorktree: faults.promise(checkWorktreeActor(git)),
+          removeWorktree: faults.promise(removeWorktreeActor(git)),
+        },
+      }),
+      {
+        id: `worktree.${r.branchSlug}`,
+        clock,
+        input: { slug: r.branchSlug, path: r.path, repo: r.repo, branch: r.branch, sessionName: r.sessionName },
+      },
+    );
+    actor.start();
+    actor.send({ type: 'SESSION.GONE' });
+    clock.increment(30_000);
+    await waitForState(actor, (snap) => snap.value === 'held', { timeout: 10_000 });
+    expect(actor.getSnapshot().context.reason).toMatch(/SVC_FAULT: injected promise failure in worktree\.feat-m/);
+    expect(existsSync(r.path)).toBe(true);
+    clock.increment(300_000); // the next look (the fault fired once)
+    await waitForState(actor, (snap) => snap.value === 'removed', { timeout: 10_000 });
+    expect(existsSync(r.path)).toBe(false);
   });
 
   it('holds one with an ignored file, and the file is still there', async () => {
