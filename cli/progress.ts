@@ -6,6 +6,8 @@
  * (`wipeProgress`), so its error never lands on the end of one.
  */
 
+import { progressShown } from '../core/cli/commandLine.js';
+
 /** How a step reads on its line: a spinner frame, what, and the seconds so far once there is one. */
 export function progressLine(what: string, tick: number, elapsedMs: number): string {
   const frame = FRAMES[tick % FRAMES.length];
@@ -38,7 +40,7 @@ export function wipeProgress(): void {
 }
 
 export function progress(stream: Stream = process.stderr, env: NodeJS.ProcessEnv = process.env): Progress {
-  const shown = stream.isTTY === true && !env.CI && env.TERM !== 'dumb';
+  const shown = progressShown(stream.isTTY === true, env);
   let what = '';
   let since = 0;
   let tick = 0;

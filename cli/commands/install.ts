@@ -135,8 +135,7 @@ export default defineCommand({
         );
       process.exitCode = refused || hooks.codexTrust || !tmuxPath ? 1 : 0;
     } catch (err) {
-      shown.done();
-      fail(err);
+      fail(err); // wipes the progress line first
     }
   },
 });

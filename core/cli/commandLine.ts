@@ -21,6 +21,14 @@ export function qrStyle(isTTY: boolean, env: Readonly<Record<string, string | un
   return isTTY ? 'blocks' : 'none';
 }
 
+/**
+ * A progress line (cli/progress.ts) only on a terminal that redraws in place: never in a pipe or a file, under CI
+ * (its logs keep every redraw) or with TERM=dumb.
+ */
+export function progressShown(isTTY: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  return isTTY && !env.CI && env.TERM !== 'dumb';
+}
+
 /** The part of a command's definition the command line checks (citty's `args`). */
 export interface FlagSpec {
   type?: 'boolean' | 'string' | 'enum' | 'positional' | undefined;

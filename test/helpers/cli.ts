@@ -6,6 +6,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as pty from 'node-pty';
 
 export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.js');
 
@@ -110,3 +111,27 @@ export function spawnSvc(args: string[], env: NodeJS.ProcessEnv, opts: { bin?: s
     },
   };
 }
+
+/**
+ * `svc …` in a real terminal (node-pty, 120×40, xterm): `output()` is every byte it drew. CI is taken out of its
+ * environment, which turns the progress line off (core/cli/commandLine.ts progressShown).
+ */
+export function svcInTerminal(args: string[], env: NodeJS.ProcessEnv) {
+  const terminalEnv: NodeJS.ProcessEnv = { ...env, TERM: 'xterm-256color' };
+  delete terminalEnv.CI;
+  const term = pty.spawn(process.execPath, [SVC_BIN, ...args], {
+    name: 'xterm-256color',
+    cols: 120,
+    rows: 40,
+    env: terminalEnv as Record<string, string>,
+  });
+  let out = '';
+  term.onData((d) => {
+    out += d;
+  });
+  const exited = new Promise<number>((r) => term.onExit(({ exitCode }) => r(exitCode)));
+  return { term, output: () => out, exited };
+}
+
+/** What a terminal keeps of each line of raw output: the text after the line's last wipe (`\r` + erase line). */
+export const keptLines = (raw: string) => raw.split('\n').map((line) => line.split('\r\x1b[2K').at(-1) ?? '');

@@ -16,9 +16,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, delimiter, dirname, join } from 'node:path';
-import * as pty from 'node-pty';
 import { describe, expect, it } from 'vitest';
-import { runSvc, SVC_BIN, svcEnv, tempHome } from '../helpers/cli.js';
+import { keptLines, runSvc, SVC_BIN, svcEnv, svcInTerminal, tempHome } from '../helpers/cli.js';
 import {
   AGENTS_BIN,
   agentInstalled,
@@ -225,26 +224,15 @@ describe('svc install with files it must handle with care', () => {
       const piped = await runSvc(['install', '--dry-run'], env);
       expect(piped).toMatchObject({ code: 0, stderr: '' });
       expect(piped.stdout).toContain('Gemini CLI: would add');
-      const terminalEnv: NodeJS.ProcessEnv = { ...env, TERM: 'xterm-256color' };
-      delete terminalEnv.CI; // a spinner stays off under CI
-      const term = pty.spawn(process.execPath, [SVC_BIN, 'install', '--dry-run'], {
-        name: 'xterm-256color',
-        cols: 120,
-        rows: 40,
-        env: terminalEnv as Record<string, string>,
-      });
-      let out = '';
-      term.onData((d) => {
-        out += d;
-      });
-      const code = await new Promise<number>((r) => term.onExit(({ exitCode }) => r(exitCode)));
-      expect(code).toBe(0);
+      const run = svcInTerminal(['install', '--dry-run'], env);
+      expect(await run.exited).toBe(0);
+      const out = run.output();
       // each step drawn, then wiped before the lines that follow it: what the terminal keeps of each line (the
       // text after its last wipe) is never a progress line
       const steps = ['looking for agents on PATH…', 'reading the hooks…'];
       for (const step of steps) expect(out).toContain(step);
       expect(out.indexOf(steps[0]!)).toBeLessThan(out.indexOf('Gemini CLI: would add'));
-      const kept = out.split('\n').map((line) => line.split('\r\x1b[2K').at(-1) ?? '');
+      const kept = keptLines(out);
       expect(kept.filter((line) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/.test(line))).toEqual([]);
       expect(kept.some((line) => line.startsWith('Gemini CLI: would add'))).toBe(true);
     } finally {

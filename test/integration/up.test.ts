@@ -7,9 +7,9 @@ import { X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { delimiter, join } from 'node:path';
-import * as pty from 'node-pty';
+import type * as pty from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv, tempHome } from '../helpers/cli.js';
+import { keptLines, type SpawnedSvc, spawnSvc, svcEnv, svcInTerminal, tempHome } from '../helpers/cli.js';
 import { registerTestDevice } from '../helpers/devices.js';
 import { api, waitFor } from '../helpers/relay.js';
 import { startTmuxServer, type TmuxServer } from '../helpers/tmux.js';
@@ -21,8 +21,6 @@ let home: ReturnType<typeof tempHome> | null = null;
 let term: pty.IPty | null = null;
 
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
-/** What a terminal keeps of each line: the text after the line's last wipe (`\r` + erase line). */
-const visibleLines = (raw: string) => raw.split('\n').map((line) => line.split('\r\x1b[2K').at(-1) ?? '');
 
 afterEach(async () => {
   term?.kill('SIGINT');
@@ -98,27 +96,18 @@ describe('svc up', () => {
   it('on a terminal, says what it is doing while it starts, then wipes that line before the banner', async () => {
     home = tempHome();
     tmux = await startTmuxServer();
-    const env = svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath, TERM: 'xterm-256color' });
-    delete env.CI; // CI sets it, and a spinner stays off under CI
-    term = pty.spawn(process.execPath, [SVC_BIN, 'up', '--port', '0'], {
-      name: 'xterm-256color',
-      cols: 120,
-      rows: 40,
-      env: env as Record<string, string>,
-    });
-    let out = '';
-    term.onData((d) => {
-      out += d;
-    });
-    await waitFor(() => out.includes('svc is up (new account created)'), {
+    const run = svcInTerminal(['up', '--port', '0'], svcEnv(home.home, { SVC_TMUX_SOCKET: tmux.socketPath }));
+    term = run.term;
+    await waitFor(() => run.output().includes('svc is up (new account created)'), {
       timeoutMs: 15_000,
       what: 'the banner on the terminal',
     });
+    const out = run.output();
     for (const step of ["opening the relay's database…", 'starting the relay…', 'making an account and logging in…'])
       expect(out).toContain(step);
     // wiped before anything else is printed: what stays on each line of the terminal is never the progress line
     // (the listener's own log lines, printed as it starts, are not glued onto it either)
-    expect(visibleLines(out).filter((line) => SPINNER.test(line))).toEqual([]);
+    expect(keptLines(out).filter((line) => SPINNER.test(line))).toEqual([]);
     const banner = out.indexOf('svc is up (new account created)');
     expect(out.slice(banner)).not.toMatch(SPINNER);
   });

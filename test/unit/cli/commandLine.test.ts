@@ -8,6 +8,7 @@ import {
   firstPositional,
   flagNames,
   NOT_YET,
+  progressShown,
   qrStyle,
   unknownCommandLine,
   unknownFlagLine,
@@ -36,6 +37,16 @@ describe('core/cli/commandLine', () => {
     [true, { TERM: 'dumb' }, false],
   ])('colorEnabled(tty %s, %j) = %s', (tty, env, on) => {
     expect(colorEnabled(tty, env)).toBe(on);
+  });
+
+  it.each([
+    [true, {}, true],
+    [false, {}, false], // a pipe, a file
+    [true, { CI: 'true' }, false],
+    [true, { TERM: 'dumb' }, false],
+    [true, { NO_COLOR: '1' }, true], // plain characters: colour is another question
+  ])('progressShown(tty %s, %j) = %s', (tty, env, on) => {
+    expect(progressShown(tty, env)).toBe(on);
   });
 
   it.each([
