@@ -408,7 +408,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
       }),
       asks: asksMachine.provide({
         actors: {
-          ask: askMachine.provide({ actors: { openAnswer: faults.promise(fromPromise(openAnswerLogic(me))) } }),
+          ask: askMachine.provide({
+            actors: { openAnswer: faults.promise(fromPromise(openAnswerLogic(me))) },
+            actions: { log: logAction },
+          }),
         },
         actions: {
           log: logAction,

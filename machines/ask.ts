@@ -17,6 +17,7 @@
 import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import { type AnswerBody, checkAnswer, type Recipient } from '../core/mcp/ask.js';
 import type { AskCode } from '../core/protocol/codes.js';
+import type { LogParams } from './log.js';
 
 export interface AskInput {
   id: string;
@@ -96,6 +97,8 @@ export const askMachine = setup({
     roomInQueue: ({ context }) => context.queued.length < MAX_QUEUED,
   },
   actions: {
+    /** A line for the listener's log (actors/listener.ts). */
+    log: (_, _params: LogParams) => {},
     /** The answer being opened was taken: every answer that waited behind it comes second. */
     refuseQueued: enqueueActions(({ context, enqueue }) => {
       for (const q of context.queued)
@@ -130,7 +133,16 @@ export const askMachine = setup({
           on: {
             ANSWER: {
               target: 'opening',
-              actions: assign({ from: ({ event }) => ({ deviceId: event.deviceId, connection: event.connection }) }),
+              actions: [
+                assign({ from: ({ event }) => ({ deviceId: event.deviceId, connection: event.connection }) }),
+                {
+                  type: 'log',
+                  params: ({ context, event }) => ({
+                    level: 'info',
+                    message: `answer to ask ${context.id} from ${event.deviceId ?? 'a connection without device'}: opening`,
+                  }),
+                },
+              ],
             },
           },
         },

@@ -4,7 +4,8 @@
  *
  *   SVC_FAULT=<where>:<actor id>[!][,...]
  *
- * `where` is `action` (the child's provided actions throw: a session's when it starts typing a push), `promise` (the
+ * `where` is `action` (the child's provided actions throw: a session's when it starts typing a push, an ask's when it
+ * takes an answer to open), `promise` (the
  * promises it invokes reject) or `callback` (the callback actors it runs throw as they start). The actor id may end
  * with `*` (a prefix: `session.svc-*`). Without `!` a fault fires once; with it, every time.
  *

@@ -156,9 +156,15 @@ export function askResultText(outcome: AskOutcome, opts: { clamped?: boolean } =
         'Carry on with your best judgement, or ask again later.'
       );
     case 'failed':
-      return `The question was not asked: ${outcome.message} (${outcome.code}). Carry on without an answer.`;
+      // the listener stopped or failed after the question was sent: it was asked
+      return ASKED_THEN_FAILED.has(outcome.code)
+        ? `No answer: ${outcome.message} (${outcome.code}). Carry on without an answer.`
+        : `The question was not asked: ${outcome.message} (${outcome.code}). Carry on without an answer.`;
   }
 }
+
+/** The failures that come after the question was sealed and sent: the phone saw it. */
+const ASKED_THEN_FAILED: ReadonlySet<AskCode> = new Set(['listener_stopped', 'ask_failed']);
 
 /** The one-line reason the model reads for a failed ask or notification. */
 export const ASK_FAILURE_TEXT: Partial<Record<AskCode, string>> = {

@@ -13,7 +13,7 @@ import { runSvc, type SpawnedSvc, spawnSvc, type tempHome } from '../helpers/cli
 import { loggedInComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
 import { svcMcpClient } from '../helpers/mcp.js';
-import { api, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
+import { api, finalPush, sendPush, startTestRelay, type TestRelay, TestSocket, waitFor } from '../helpers/relay.js';
 import { fakeAgentCommand, type TmuxServer } from '../helpers/tmux.js';
 
 let relay: TestRelay;
@@ -170,6 +170,51 @@ describe('svc mcp', () => {
     const result = await pending;
     expect(result.structuredContent).toMatchObject({ status: 'answered', answer: said });
     expect(listener.output()).toMatch(/SVC_FAULT: injecting failures \(promise:ask\.\*\)/);
+  });
+
+  it('an ask whose actor fails (SVC_FAULT: its action throws as it takes an answer) is ended: the agent told in words, the phone sees it closed, the listener serves on', async () => {
+    listener = await startListener({ SVC_FAULT: 'action:ask.*' });
+    const sock = await appSocket();
+    const client = await mcpClient();
+    const pending = call(client, 'svc_ask', { question: token('ship it'), timeout: 60 });
+    const { body } = await question(sock);
+    const envelope = await app.seal('ask.answer', computer, {
+      id: body.id,
+      session: body.session,
+      text: token('lost'),
+      sentAt: Date.now(),
+    });
+    sock.send({ type: 'ask.answer', computer: hookId, id: body.id, envelope });
+    // the agent's tool call returns at once, in words, not after its 60 s
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ status: 'failed', code: 'ask_failed' });
+    expect(result.content[0]?.text).toMatch(/^No answer: the svc listener failed while waiting for the answer/);
+    await sock.next('ask.closed', (f) => f.id === body.id && f.state === 'expired');
+    expect(await answer(sock, body, token('late'))).toMatchObject({ state: 'refused', code: 'ask_expired' });
+    // logged with its id, the event it failed on and what became of it, then the stack
+    const actorId = `ask.${body.id}`;
+    await listener.waitForLine(new RegExp(`child ${actorId.replace('.', '\\.')} failed handling ANSWER: ended`));
+    expect(listener.output()).toMatch(/InjectedFault: SVC_FAULT: injected action failure in ask\./);
+    const state = JSON.parse((await runSvc(['debug', 'state', '--json'], env)).stdout) as {
+      failing: { id: string; failures: number }[];
+    };
+    expect(state.failing).toEqual([expect.objectContaining({ id: actorId, failures: 1 })]);
+
+    // the listener serves on: a message typed into the session, the next ask answered
+    // (a push, not `svc agent send`: that pins its own device, and asks are then sealed for pinned devices only)
+    const sent = await sendPush({ url: relay.url, apiKey: key }, 'svc-proj', 'still served', {
+      targetComputer: hookId,
+    });
+    expect(await finalPush({ url: relay.url, apiKey: key }, sent)).toMatchObject({ state: 'injected' });
+    await waitFor(async () => (await tmux.capture('svc-proj')).includes('you said: still served'), {
+      what: 'the message typed into svc-proj',
+    });
+    const next = call(client, 'svc_ask', { question: token('and now'), timeout: 60 });
+    const second = await question(sock, () => true);
+    expect(second.body.id).not.toBe(body.id);
+    expect(await answer(sock, second.body, 'yes')).toMatchObject({ state: 'accepted' });
+    expect((await next).structuredContent).toMatchObject({ status: 'answered', answer: 'yes' });
   });
 
   it('returns a timeout result within a second of the timeout, and refuses an answer after it', async () => {

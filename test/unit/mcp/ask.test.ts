@@ -102,6 +102,10 @@ describe('answers', () => {
     expect(askResultText({ state: 'failed', code: 'no_device', message: 'no phone' })).toMatch(
       /not asked: no phone \(no_device\)/,
     );
+    // asked, then the listener's actor for it failed: the question did reach the phone
+    const failed = askResultText({ state: 'failed', code: 'ask_failed', message: 'the listener failed' });
+    expect(failed).toMatch(/^No answer: the listener failed \(ask_failed\)\. Carry on/);
+    expect(failed).not.toMatch(/not asked/);
   });
 });
 
