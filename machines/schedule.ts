@@ -10,7 +10,9 @@
  * Deadlines are timestamps in the file (`run.startedAt`, `run.endingSince`), checked on each TICK against the
  * tick's wall-clock time, so a listener that restarts (or a laptop that slept) rebuilds the run from the file and
  * tmux instead of from a timer. Ending types the agent's own exit command through its session actor, the way the
- * app's End does; it is never a kill. `done` and `skipped` wait for the next run like `waiting`.
+ * app's End does; it is never a kill. `done` and `skipped` wait for the next run like `waiting`. In any of those three,
+ * a reading that shows its session while it has no run means it failed between starting the session and writing the
+ * run down: it takes that session as its run (the prompt is typed, max-runtime counts from then).
  */
 import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import type { SessionRecord } from '../core/protocol/index.js';
@@ -72,6 +74,9 @@ export interface StartRunInput {
   session: string;
 }
 
+/** Not looking after a run, and its session is in tmux: that session is its run (`unclaimedSession`). */
+const CLAIM_SESSION = { guard: 'unclaimedSession', target: '#schedule.running', actions: 'claimSession' } as const;
+
 export const scheduleMachine = setup({
   types: {
     context: {} as ScheduleContext,
@@ -88,6 +93,24 @@ export const scheduleMachine = setup({
     log: (_, _params: LogParams) => {},
     /** Write the run's bookkeeping to the schedules file. */
     persist: (_, _params: { id: string; patch: Pick<ScheduleEntry, 'run' | 'last'> }) => {},
+    /** Its session, found in tmux with no run in the file, becomes its run, started now (`unclaimedSession`). */
+    claimSession: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'TICK' || !event.session) return;
+      const run: ScheduleRun = {
+        session: event.session.name,
+        at: event.now, // the time it was due is not known: the file never had it
+        startedAt: event.now,
+        prompted: false,
+        seen: true,
+      };
+      enqueue.assign({ run, now: event.now });
+      enqueue({
+        type: 'persist',
+        params: { id: context.entry.id, patch: { run, last: context.last ?? undefined } },
+      } as never);
+      const message = `schedule ${context.entry.id}: ${run.session} runs with no run in the file (its actor failed after starting it): looked after from now, its max-runtime counted from now`;
+      enqueue({ type: 'log', params: { level: 'warn', message } } as never);
+    }),
     /** The run is over: its result is the last one, and the actor looks after no session any more. */
     finish: enqueueActions(({ context, enqueue }, params: { result: Extract<RunResult, 'ended' | 'exited'> }) => {
       if (!context.run) return;
@@ -120,6 +143,12 @@ export const scheduleMachine = setup({
       event.type === 'TICK' &&
       context.run !== null &&
       endDue(context.run.startedAt, context.entry.maxRuntimeMs, event.now),
+    /**
+     * Its session is in tmux but the file holds no run: the actor failed after starting it and before writing it
+     * down (rebuilt from the file, it does not know it). Looked after from now on, so its prompt is typed (it cannot
+     * have been: that is written first) and its max-runtime counts.
+     */
+    unclaimedSession: ({ context, event }) => event.type === 'TICK' && event.session !== null && context.run === null,
     mayPrompt: ({ context, event }) => event.type === 'TICK' && promptable(context.entry, event.session),
     endAgain: ({ context, event }) =>
       event.type === 'TICK' && event.now - (context.run?.endingSince ?? event.now) >= ENDING_RETRY_MS,
@@ -140,7 +169,7 @@ export const scheduleMachine = setup({
     },
     waiting: {
       description: 'No run yet; the scheduler sends START or SKIP when one is due.',
-      on: { START: 'starting', SKIP: 'skipped' },
+      on: { START: 'starting', SKIP: 'skipped', TICK: CLAIM_SESSION },
     },
     starting: {
       entry: assign({
@@ -320,7 +349,7 @@ export const scheduleMachine = setup({
     },
     done: {
       description: 'The last run is over (or could not start); waits for the next.',
-      on: { START: 'starting', SKIP: 'skipped' },
+      on: { START: 'starting', SKIP: 'skipped', TICK: CLAIM_SESSION },
     },
     skipped: {
       description: 'The last due run was skipped (missed, the previous run still there, three running).',
@@ -330,7 +359,7 @@ export const scheduleMachine = setup({
         enqueue.assign({ last });
         enqueue({ type: 'persist', params: { id: context.entry.id, patch: { run: context.run, last } } });
       }),
-      on: { START: 'starting', SKIP: { target: 'skipped', reenter: true } },
+      on: { START: 'starting', SKIP: { target: 'skipped', reenter: true }, TICK: CLAIM_SESSION },
     },
   },
 });

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { runSvc, type SpawnedSvc, spawnSvc } from '../helpers/cli.js';
 import { loggedInComputer, type TestComputer } from '../helpers/computer.js';
 import { computerDevice, databaseHolds, registerTestDevice, type TestDevice } from '../helpers/devices.js';
-import { startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
+import { finalPush, sendPush, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
 import { fakeAgentScript, waitFor } from '../helpers/tmux.js';
 
 const ZONE = 'Europe/Berlin';
@@ -86,6 +86,26 @@ const submitted = () =>
     .filter((e) => e.event === 'submit')
     .map((e) => e.text as string);
 
+/** A schedule due in 4 minutes with the prompt, and the listener started 5 s past it with SVC_FAULT `<kind>:schedule.<id>`. */
+async function dueWithFault(kind: 'action' | 'promise') {
+  const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
+  const add = await runSvc(
+    ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--json'],
+    env,
+    {
+      cwd: project,
+    },
+  );
+  const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+  listener = spawnSvc(['listener'], {
+    ...env,
+    SVC_CLOCK_OFFSET_MS: String(due.toMillis() + 5_000 - Date.now()),
+    SVC_FAULT: `${kind}:schedule.${id}`,
+  });
+  await listener.waitForLine(/connected to ws:/);
+  return { id, session };
+}
+
 const sessionExists = async (name: string) =>
   (await computer.tmux.run(['list-sessions', '-F', '#{session_name}']).catch(() => '')).split('\n').includes(name);
 
@@ -124,20 +144,8 @@ describe('svc schedule with the listener', () => {
   }, 120_000);
 
   it('a run that cannot start (SVC_FAULT: its start promise rejects) is recorded as such, and said; nothing runs', async () => {
-    const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
-    const add = await runSvc(
-      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--json'],
-      env,
-      { cwd: project },
-    );
-    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
-    listener = spawnSvc(['listener'], {
-      ...env,
-      SVC_CLOCK_OFFSET_MS: String(due.toMillis() + 5_000 - Date.now()),
-      SVC_FAULT: `promise:schedule.${id}`,
-    });
-    await listener.waitForLine(/connected to ws:/);
-    await listener.waitForLine(new RegExp(`schedule ${id}: SVC_FAULT: injected promise failure in schedule\\.${id}`));
+    const { id, session } = await dueWithFault('promise');
+    await listener!.waitForLine(new RegExp(`schedule ${id}: SVC_FAULT: injected promise failure in schedule\\.${id}`));
     await waitFor(async () => (await schedules())[0]?.last?.result === 'start_failed', {
       timeoutMs: 20_000,
       what: 'the run recorded as not started',
@@ -145,6 +153,29 @@ describe('svc schedule with the listener', () => {
     expect(await sessionExists(session)).toBe(false);
     const list = await runSvc(['schedule'], env);
     expect(list.stdout).toMatch(/could not start/);
+  }, 90_000);
+
+  it('a schedule actor that fails writing down the run it started (SVC_FAULT: its action throws) is rebuilt, takes that session, types the prompt once; the listener serves on', async () => {
+    const { id, session } = await dueWithFault('action');
+    // its first action of its own is writing the started run: it throws, the session already made
+    await listener!.waitForLine(
+      new RegExp(`child schedule\\.${id} failed handling \\S+: rebuilt from the schedules file`),
+    );
+    expect(listener!.output()).toMatch(
+      new RegExp(`InjectedFault: SVC_FAULT: injected action failure in schedule\\.${id}`),
+    );
+    await listener!.waitForLine(new RegExp(`schedule ${id}: ${session} runs with no run in the file`), 30_000);
+    await waitFor(() => submitted().includes(PROMPT), { timeoutMs: 30_000, what: 'the prompt typed' });
+    expect(submitted()).toEqual([PROMPT]);
+    expect(await schedules()).toEqual([expect.objectContaining({ id, running: true })]);
+    const sessions = (await computer.tmux.run(['list-sessions', '-F', '#{session_name}'])).split('\n');
+    expect(sessions.filter((s) => s === session)).toHaveLength(1);
+    // the listener serves on: a push to another session is typed
+    const pushed = await sendPush({ url: relay.url, apiKey: key }, 'svc-proj', 'still served', {
+      targetComputer: computer.hookId,
+    });
+    expect(await finalPush({ url: relay.url, apiKey: key }, pushed)).toMatchObject({ state: 'injected' });
+    expect(listener!.child.exitCode).toBeNull();
   }, 90_000);
 
   it('an agent that does not end on its exit command gets SIGTERM a minute later; svc schedule says so', async () => {

@@ -65,6 +65,8 @@ function harness(entries: ScheduleEntry[], start: number) {
   let startFails = false;
   /** Schedule ids whose next write throws after it is made: a bug in the actor, its file already written. */
   const failAfterWrite = new Set<string>();
+  /** Schedule ids whose next write throws before it is made (the file is left as it was). */
+  const failBeforeWrite = new Set<string>();
   const failures: { id: string; what: string }[] = [];
   const scheduler = schedulerMachine.provide({
     actors: {
@@ -78,6 +80,7 @@ function harness(entries: ScheduleEntry[], start: number) {
         },
         actions: {
           persist: (_, { id, patch }) => {
+            if (failBeforeWrite.delete(id)) throw new Error(`a bug in schedule ${id}, before its write`);
             change({ kind: 'runtime', id, patch });
             if (failAfterWrite.delete(id)) throw new Error(`a bug in schedule ${id}`);
           },
@@ -115,6 +118,7 @@ function harness(entries: ScheduleEntry[], start: number) {
       startFails = true;
     },
     failAfterWrite: (id: string) => void failAfterWrite.add(id),
+    failBeforeWrite: (id: string) => void failBeforeWrite.add(id),
     /** Schedule `id`'s actor fails now, as xstate tells the scheduler of it. */
     failActor: async (id: string) => {
       const scheduler = actor.getSnapshot().children.scheduler;
@@ -270,6 +274,30 @@ describe('schedules (spec 4.8)', () => {
     expect(h.state(a.id)).toEqual({ running: 'typing' });
     expect(h.started).toEqual([scheduledSessionName(a), scheduledSessionName(b)]);
     expect(h.keys.map((k) => k.text).sort()).toEqual(['a', 'b']);
+  });
+
+  it('a schedule actor that fails before writing down the run it started takes its session as the run when rebuilt', async () => {
+    const created = at('2026-11-24T07:00');
+    const e = entry({ agent: 'A1', at: '07:30', prompt: 'once', maxRuntime: '1h' }, created);
+    const h = harness([e], created);
+    h.failBeforeWrite(e.id);
+    await h.tickAt(at('2026-11-24T07:30:03'));
+    expect(h.started).toEqual([scheduledSessionName(e)]);
+    expect(h.failures.map((f) => f.id)).toEqual([`schedule.${e.id}`]);
+    expect(h.file().schedules[0]?.run).toBeUndefined();
+    h.show(session(scheduledSessionName(e), 'idle'));
+    await h.tickAt(at('2026-11-24T07:30:08'));
+    // rebuilt with no run: the reading shows its session, which it now looks after; never started a second time
+    expect(h.state(e.id)).toEqual({ running: 'pending' });
+    expect(h.file().schedules[0]?.run).toMatchObject({ session: scheduledSessionName(e), prompted: false });
+    await h.tickAt(at('2026-11-24T07:30:13'));
+    expect(h.keys.map((k) => k.text)).toEqual(['once']);
+    expect(h.started).toEqual([scheduledSessionName(e)]);
+    // its max-runtime counts from when it was taken: ended an hour on
+    await h.result(e.id, true);
+    await h.tickAt(at('2026-11-24T08:30:09'));
+    expect(h.state(e.id)).toBe('ending');
+    expect(h.keys.map((k) => k.control ?? k.text)).toEqual(['once', 'end']);
   });
 
   it('a schedule actor that fails with its prompt in flight is rebuilt without typing the prompt again', async () => {
