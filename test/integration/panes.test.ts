@@ -26,8 +26,8 @@ let app: TestDevice;
 
 const token = (what: string) => `${what}-${randomBytes(6).toString('hex')}`;
 
-async function startListener(): Promise<SpawnedSvc> {
-  const proc = spawnSvc(['listener'], env);
+async function startListener(extra: NodeJS.ProcessEnv = {}): Promise<SpawnedSvc> {
+  const proc = spawnSvc(['listener'], { ...env, ...extra });
   await proc.waitForLine(/connected to ws:/);
   await proc.waitForLine(/server persisted listener.sessions/);
   return proc;
@@ -164,6 +164,27 @@ describe('live panes', () => {
     expect(renewing.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
     // ...and not the tablet, whose lease lapsed.
     expect(lapsing.all('pane.frame').length).toBe(tabletFrames);
+  });
+
+  it('a live pane whose actor fails (SVC_FAULT: its action throws as it records its lease) is started again and streams; keys are typed meanwhile', async () => {
+    listener = await startListener({ SVC_FAULT: 'action:watch.*' });
+    const sock = await appSocket();
+    await watch(sock, 'svc-proj', 1);
+    const id = `watch.${app.deviceId}/svc-proj`;
+    await listener.waitForLine(
+      new RegExp(`child ${id.replace(/[./]/g, '\\$&')} failed handling \\S+: started again in 1 s`),
+    );
+    expect(listener.output()).toMatch(/InjectedFault: SVC_FAULT: injected action failure in watch\./);
+    // the listener serves on: the phone's keys are typed
+    const line = token('typed meanwhile');
+    await keys(sock, 'svc-proj', { seq: 1, text: line, keys: ['Enter'] });
+    expect(await sock.next('keys.result', (f) => f.seq === 1)).toMatchObject({ state: 'typed' });
+    // started again from its input: the phone gets frames with what is on the pane now
+    await status(sock, 'streaming');
+    await waitFor(async () => (await appScreen(sock, 'svc-proj')).text.includes(`you said: ${line}`), {
+      what: 'the typed line in the frames of the restarted stream',
+    });
+    expect(sock.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
   });
 
   it('refuses a watch from an app without a device key (e2ee_required) and for a session it lacks', async () => {

@@ -8,17 +8,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createActor, SimulatedClock, waitFor as waitForState } from 'xstate';
+import { createActor, fromPromise, SimulatedClock, waitFor as waitForState } from 'xstate';
 import { createFaults, parseFaults } from '../../actors/debug/faults.js';
 import { createGit, type Git } from '../../actors/worktrees/git.js';
 import {
   checkWorktreeActor,
   createWorktreeIndex,
   ensureWorktree,
+  findSvcWorktrees,
   removeWorktreeActor,
 } from '../../actors/worktrees/worktrees.js';
 import { parseMark, WORKTREE_MARK_FILE } from '../../core/worktrees/worktree.js';
-import { worktreeMachine } from '../../machines/worktree.js';
+import type { LogParams } from '../../machines/log.js';
+import { type WorktreeInput, worktreeMachine } from '../../machines/worktree.js';
+import { worktreeId, worktreesMachine } from '../../machines/worktrees.js';
+import { waitFor } from '../helpers/relay.js';
 
 /** A private git environment: no user or system config, a fixed identity. */
 function gitEnv(home: string): NodeJS.ProcessEnv {
@@ -306,5 +310,54 @@ describe('worktree machine with real git', () => {
     expect(actor.getSnapshot().value).toBe('held');
     expect(actor.getSnapshot().context.reason).toBe('ignored files (node_modules/)');
     expect(readFileSync(join(path, 'node_modules', 'dep.js'), 'utf8')).toBe('x\n');
+  });
+});
+
+describe('the worktrees supervisor with real git', () => {
+  it('a worktree actor that fails (SVC_FAULT: its action throws as it says what holds it) is spawned again at the next scan; the work stays', async () => {
+    const r = await ensure('feat/m');
+    if (!r.ok) throw new Error(r.message);
+    mkdirSync(join(r.path, 'node_modules'));
+    writeFileSync(join(r.path, 'node_modules', 'dep.js'), 'x\n');
+    const parsed = parseFaults('action:worktree.*');
+    if ('error' in parsed) throw new Error(parsed.error);
+    const lines: string[] = [];
+    const failures: { id: string; what: string }[] = [];
+    const log = (_: unknown, p: LogParams) => void lines.push(p.message);
+    // wrapped as the listener wraps its children (actors/listener.ts)
+    const { worktrees } = createFaults(parsed.rules).children({
+      worktrees: worktreesMachine.provide({
+        actors: {
+          worktree: worktreeMachine.provide({
+            actors: { checkWorktree: checkWorktreeActor(git), removeWorktree: removeWorktreeActor(git) },
+            actions: { log },
+          }),
+          findWorktrees: fromPromise<(WorktreeInput & { repoName: string })[]>(
+            async () => (await findSvcWorktrees({ git, index: createWorktreeIndex(indexFile) })).worktrees,
+          ),
+        },
+        actions: { log, reportFailure: (_, { id, what }) => void failures.push({ id, what }) },
+      }),
+    });
+    const clock = new SimulatedClock();
+    const actor = createActor(worktrees, { clock, input: { now: () => clock.now() } });
+    actor.start();
+    const id = worktreeId('app', r.branchSlug);
+    const child = () => actor.getSnapshot().children[id];
+    await waitFor(() => child(), { what: 'its worktree actor' });
+    actor.send({ type: 'SESSIONS', sessions: {} }); // its session is gone
+    clock.increment(30_000); // the grace: then git is asked, and it is held, which it logs: the fault
+    await waitFor(() => failures.length > 0, { what: 'the failure' });
+    expect(failures).toEqual([{ id, what: 'rebuilt at the next scan of git worktrees' }]);
+    expect(child()).toBeUndefined();
+    expect(actor.getSnapshot().status).toBe('active');
+    clock.increment(60_000); // the next scan
+    await waitFor(() => child(), { what: 'its worktree actor spawned again' });
+    clock.increment(30_000); // its session is still gone: looked at again, held (the fault fired once)
+    const held = `worktree ${r.path} held: ignored files (node_modules/)`;
+    await waitFor(() => lines.includes(held), { what: 'the held line' });
+    expect(readFileSync(join(r.path, 'node_modules', 'dep.js'), 'utf8')).toBe('x\n');
+    expect(worktreePaths()).toContain(r.path);
+    actor.stop();
   });
 });
