@@ -12,8 +12,10 @@
  * CPUs, the same way for every target.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
@@ -21,6 +23,7 @@ import { createAccount } from '../relay-server/accounts.js';
 import { openPostgresStore } from '../relay-server/postgresStore.js';
 import { openSqliteStore } from '../relay-server/sqliteStore.js';
 import type { Store } from '../relay-server/store.js';
+import { selfSigned } from '../test/helpers/certs.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { startRedis } from '../test/helpers/redis.js';
 import {
@@ -45,6 +48,7 @@ const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--secon
   --rate R      pushes per second, round-robin over the accounts (default 2000)
   --seconds S   how long pushes are sent (default 20)
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
+  --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
   --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
   --json        the results as JSON on stdout`;
 
@@ -67,6 +71,9 @@ interface Result {
 }
 
 let profileDir: string | null = null;
+/** With --tls: the certificate every server serves, which the clients trust (PEM). */
+let tlsCa: string | null = null;
+type Agent = HttpAgent | HttpsAgent;
 
 function startProcess(args: string[], ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
   const node = profileDir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`] : [];
@@ -128,9 +135,11 @@ function post(
 ): Promise<{ status: number; json: unknown }> {
   const data = JSON.stringify(body);
   return new Promise((resolvePromise, reject) => {
+    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
     const req = request(`${url}${path}`, {
       method: 'POST',
       agent,
+      ...(tlsCa ? { ca: tlsCa } : {}),
       headers: {
         Authorization: `Bearer ${key}`,
         'content-type': 'application/json',
@@ -154,7 +163,9 @@ async function measure(target: Target, opts: { sockets: number; rate: number; se
   progress(`${target.name}: ${opts.sockets} accounts`);
   const keys = await target.accounts(opts.sockets);
   const { url, proc } = await target.start();
-  const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  const agent = url.startsWith('https:')
+    ? new HttpsAgent({ keepAlive: true, maxSockets: 128 })
+    : new HttpAgent({ keepAlive: true, maxSockets: 128 });
   const hooks = await pool(keys, 64, async (key) => {
     const r = await post(agent, url, '/computers', key, { name: 'bench' });
     if (r.status !== 200) throw new Error(`POST /computers: ${r.status} ${JSON.stringify(r.json)}`);
@@ -169,7 +180,10 @@ async function measure(target: Target, opts: { sockets: number; rate: number; se
     128,
     ({ key, hookId }) =>
       new Promise<void>((resolvePromise, reject) => {
-        const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`, { headers: { Authorization: `Bearer ${key}` } });
+        const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`, {
+          headers: { Authorization: `Bearer ${key}` },
+          ...(tlsCa ? { ca: tlsCa } : {}),
+        });
         sockets.push(ws);
         ws.on('error', reject);
         ws.on('open', () =>
@@ -249,6 +263,7 @@ async function main(opts: {
   rate: number;
   seconds: number;
   postgres: boolean;
+  tls: boolean;
   json: boolean;
   profile: string | null;
 }) {
@@ -256,16 +271,25 @@ async function main(opts: {
   const load = loadAverage();
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-relay-'));
   onCleanup('temp dir', () => rm(root, { recursive: true, force: true }));
+  // --tls: one self-signed certificate for 127.0.0.1, served by each server, trusted by the clients
+  const cert = { cert: join(root, 'bench.crt'), key: join(root, 'bench.key') };
+  if (opts.tls) {
+    selfSigned(cert, { cn: '127.0.0.1', san: 'IP:127.0.0.1' });
+    tlsCa = readFileSync(cert.cert, 'utf8');
+  }
+  const tlsArgs = opts.tls ? ['--tls-cert', cert.cert, '--tls-key', cert.key] : [];
+  const relayTls = opts.tls ? [...tlsArgs, '--host', '127.0.0.1', '--https-port', '0'] : [];
   const relayServe = (name: string, extra: string[]) => () =>
     startProcess(
-      [SVC_BIN, 'relay', 'serve', '--port', '0', '--data', join(root, name), ...extra],
-      /relay listening on (http:\/\/\S+)/,
+      [SVC_BIN, 'relay', 'serve', '--port', '0', '--data', join(root, name), ...relayTls, ...extra],
+      /relay listening on (https?:\/\/\S+)/,
     );
   const targets: Target[] = [
     {
-      name: 'raw ws + http (floor)',
+      name: opts.tls ? 'raw wss + https (floor)' : 'raw ws + http (floor)',
       accounts: async (n) => Array.from({ length: n }, (_, i) => `raw-key-${i}-${Math.random().toString(36).slice(2)}`),
-      start: () => startProcess([join(ROOT, 'dist', 'bench', 'relayRaw.js')], /raw listening on (http:\/\/\S+)/),
+      start: () =>
+        startProcess([join(ROOT, 'dist', 'bench', 'relayRaw.js'), ...tlsArgs], /raw listening on (https?:\/\/\S+)/),
     },
     {
       name: 'relay, SQLite',
@@ -304,7 +328,7 @@ async function main(opts: {
   }
   const f = (x: number | undefined | null, unit = ' ms') => (x === undefined || x === null ? '-' : `${x}${unit}`);
   const lines = [
-    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new`,
+    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}`,
     '',
     '  server                      p50       p99       max   received   CPU/push   CPU      RSS     vs floor: p50 / p99 / CPU',
   ];
@@ -324,6 +348,7 @@ if (isMain) {
       rate: { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '20' },
       postgres: { type: 'boolean', default: false },
+      tls: { type: 'boolean', default: false },
       profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -342,6 +367,7 @@ if (isMain) {
     rate: int('rate'),
     seconds: int('seconds'),
     postgres: values.postgres === true,
+    tls: values.tls === true,
     json: values.json === true,
     profile: typeof values.profile === 'string' ? resolve(values.profile) : null,
   };

@@ -3,8 +3,11 @@
  * nothing else — no storage, no auth beyond a map lookup by key, no limits, no replay. `POST /computers` answers a
  * hook id, a WebSocket that says `subscribe` is the key's listener, `POST /pushes/send` numbers the push per key and
  * writes `push.new` to that listener. Run as its own process so its CPU is its own: prints `raw listening on <url>`.
+ * With `--tls-cert FILE --tls-key FILE` it serves HTTPS and WSS instead (node:https, the same handler).
  */
-import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 
@@ -19,7 +22,13 @@ const entry = (key: string) => {
   return e;
 };
 
-const server = createServer((req, res) => {
+const flag = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const [certFile, keyFile] = [flag('--tls-cert'), flag('--tls-key')];
+
+const handle = (req: IncomingMessage, res: ServerResponse) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
@@ -38,7 +47,11 @@ const server = createServer((req, res) => {
     }
     res.writeHead(404).end();
   });
-});
+};
+const server =
+  certFile && keyFile
+    ? createHttpsServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, handle)
+    : createHttpServer(handle);
 const wss = new WebSocketServer({ server, path: '/ws' });
 wss.on('connection', (ws, req) => {
   const key = keyOf(req.headers.authorization);
@@ -51,5 +64,6 @@ wss.on('connection', (ws, req) => {
   });
 });
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`raw listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  const scheme = certFile ? 'https' : 'http';
+  process.stdout.write(`raw listening on ${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
 });
