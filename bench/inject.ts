@@ -238,6 +238,7 @@ export async function waitUntil<T>(check: () => T | Promise<T>, what: string, ti
 export interface Stats {
   n: number;
   p50: number;
+  p90: number;
   p99: number;
   mean: number;
   min: number;
@@ -253,6 +254,7 @@ export function stats(values: readonly number[]): Stats | null {
   return {
     n: v.length,
     p50: round(rank(0.5)),
+    p90: round(rank(0.9)),
     p99: round(rank(0.99)),
     mean: round(v.reduce((a, b) => a + b, 0) / v.length),
     min: round(v[0] as number),
@@ -483,6 +485,29 @@ export function procSample(pid: number): ProcSample {
 
 // ---------------------------------------------------------------------------
 // The listener process
+
+/**
+ * `svc login` as a person runs it, with a private HOME and the private tmux socket (no other SVC_ variable of this
+ * process, no TMUX): the environment the listener is then started with, and the computer's id at the relay.
+ */
+export async function benchLogin(o: {
+  home: string;
+  socketPath: string;
+  relayUrl: string;
+  apiKey: string;
+  extra?: NodeJS.ProcessEnv;
+}): Promise<{ env: NodeJS.ProcessEnv; hookId: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: o.home, SVC_TMUX_SOCKET: o.socketPath };
+  for (const k of Object.keys(env)) if (k.startsWith('SVC_') && k !== 'SVC_TMUX_SOCKET') delete env[k];
+  delete env.TMUX;
+  Object.assign(env, o.extra);
+  const login = await execText(
+    process.execPath,
+    [SVC_BIN, 'login', '--url', o.relayUrl, '--key', o.apiKey, '--name', 'bench', '--json'],
+    { env, timeoutMs: 30_000 },
+  );
+  return { env, hookId: (JSON.parse(login.stdout) as { hookId: string }).hookId };
+}
 
 export interface ListenerProc {
   child: ChildProcessWithoutNullStreams;
@@ -1012,16 +1037,13 @@ async function main(opts: Options): Promise<number> {
   progress(`tmux ${tmuxVersion} on ${socketPath}: ${catSessions.length} sessions running cat`);
 
   // svc login and the listener, as a user would run them, with a private HOME and the private tmux socket.
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, SVC_TMUX_SOCKET: socketPath };
-  for (const k of Object.keys(env)) if (k.startsWith('SVC_') && k !== 'SVC_TMUX_SOCKET') delete env[k];
-  delete env.TMUX;
-  if (opts.listenerTmux === 'process') env.SVC_TMUX_PERSISTENT = '0';
-  const login = await execText(
-    process.execPath,
-    [SVC_BIN, 'login', '--url', relay.url, '--key', account.apiKey, '--name', 'bench', '--json'],
-    { env, timeoutMs: 30_000 },
-  );
-  const hookId = (JSON.parse(login.stdout) as { hookId: string }).hookId;
+  const { env, hookId } = await benchLogin({
+    home,
+    socketPath,
+    relayUrl: relay.url,
+    apiKey: account.apiKey,
+    ...(opts.listenerTmux === 'process' ? { extra: { SVC_TMUX_PERSISTENT: '0' } } : {}),
+  });
 
   let listener = startListenerProc(env);
   onCleanup('listener', () => listener.stop());

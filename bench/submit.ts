@@ -17,6 +17,7 @@ import { createTmux } from '../actors/tmux/tmux.js';
 import { agentById } from '../core/agents/registry.js';
 import { type FakeModel, startFakeModel, userTexts } from '../test/fakes/fakeModel.js';
 import {
+  AGENTS_BIN,
   CLAUDE_CODE,
   CODEX,
   GEMINI_CLI,
@@ -47,7 +48,6 @@ const USAGE = `usage: node dist/bench/submit.js [--agents A1,A2,A3,A4] [--delays
   --json     the results as JSON on stdout`;
 
 const AGENTS: Record<string, RealAgent> = { A1: CLAUDE_CODE, A2: CODEX, A3: GEMINI_CLI, A4: PI };
-const AGENT_BIN = join(ROOT, 'test', 'agents', 'node_modules', '.bin');
 const SUBMIT_TIMEOUT_MS = 15_000;
 
 interface Row {
@@ -85,7 +85,7 @@ async function measureAgent(
   const { paneId } = await tmux.newSession({
     name: session,
     cwd: place.proj,
-    command: [join(AGENT_BIN, agent.program), ...(agent.args ?? [])],
+    command: [join(AGENTS_BIN, agent.program), ...(agent.args ?? [])],
     env: place.env,
     width: 200,
     height: 50,

@@ -22,9 +22,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './tmux.js';
 
-/** Where the agents' programs are: test/agents/node_modules/.bin, or `SVC_AGENTS_BIN`. */
-export const AGENTS_BIN =
-  process.env.SVC_AGENTS_BIN ?? resolve(dirname(fileURLToPath(import.meta.url)), '../agents/node_modules/.bin');
+/**
+ * Where the agents' programs are: test/agents/node_modules/.bin, or `SVC_AGENTS_BIN`. From this file in the source
+ * tree (vitest) or compiled into dist/test/helpers (the benchmarks), the same folder.
+ */
+const HERE = dirname(fileURLToPath(import.meta.url));
+const AGENT_BINS = [
+  resolve(HERE, '../agents/node_modules/.bin'),
+  resolve(HERE, '../../../test/agents/node_modules/.bin'),
+];
+export const AGENTS_BIN = process.env.SVC_AGENTS_BIN ?? AGENT_BINS.find((dir) => existsSync(dir)) ?? AGENT_BINS[0]!;
 
 /** What an agent's setup writes into: its HOME, its project (a git repository), and the fake model's URL. */
 export interface AgentPlace {
