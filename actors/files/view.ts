@@ -20,8 +20,6 @@ import {
   statSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { lintSource } from '@secretlint/core';
-import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import {
   changeFileView,
   checkViewPath,
@@ -63,8 +61,15 @@ function git(cwd: string, args: string[]): Promise<{ ok: boolean; out: string; c
   });
 }
 
-/** Secret-looking strings in `text` masked (secretlint's recommended rules); how many were. */
+/**
+ * Secret-looking strings in `text` masked (secretlint's recommended rules); how many were. secretlint is loaded at
+ * the first file shown, not with the listener (it is a tenth of an idle listener's memory).
+ */
 export async function maskSecrets(text: string, filePath: string): Promise<{ text: string; masked: number }> {
+  const [{ lintSource }, { creator: recommended }] = await Promise.all([
+    import('@secretlint/core'),
+    import('@secretlint/secretlint-rule-preset-recommend'),
+  ]);
   const result = await lintSource({
     source: { content: text, filePath, contentType: 'text' },
     options: { config: { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }] } },

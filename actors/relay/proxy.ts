@@ -1,9 +1,10 @@
 /**
  * The relay connections through a proxy (core/daemon/proxy.ts decides which): an HTTP CONNECT tunnel for the
- * WebSocket (`https-proxy-agent`), and undici's ProxyAgent for `fetch`. Direct when no proxy applies.
+ * WebSocket (`https-proxy-agent`), and undici's ProxyAgent for `fetch`. Direct when no proxy applies. Both libraries
+ * are loaded the first time a proxy applies, not before: together they are about a fifth of an idle listener's
+ * memory (docs/benchmarks.md), and most computers have no proxy.
  */
-import { HttpsProxyAgent } from 'https-proxy-agent';
-import { ProxyAgent, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'node:http';
 import { type ProxySettings, proxyFor, proxySettings } from '../../core/daemon/proxy.js';
 
 /** The config file's settings once it was read (actors/daemon/configFile.ts), over the environment's. */
@@ -19,16 +20,21 @@ const settings = (): ProxySettings => proxySettings(fromFile, process.env);
 /** The proxy a connection to `url` goes through (null: direct). Throws on a proxy setting that is not a URL. */
 export const relayProxy = (url: string): string | null => proxyFor(url, settings());
 
-/** The agent a WebSocket to `url` needs, if it goes through a proxy. */
-export function wsAgent(url: string): HttpsProxyAgent<string> | undefined {
+/**
+ * The agent a WebSocket to `url` needs: none when it goes direct (at once, no library loaded), else a CONNECT tunnel
+ * through its proxy (a promise: the library is loaded then). Throws on a proxy setting that is not a URL.
+ */
+export function wsAgent(url: string): null | Promise<Agent> {
   const proxy = relayProxy(url);
-  return proxy ? new HttpsProxyAgent(proxy) : undefined;
+  if (!proxy) return null;
+  return import('https-proxy-agent').then(({ HttpsProxyAgent }) => new HttpsProxyAgent(proxy));
 }
 
 /** `fetch`, through the proxy for the URL when one applies. */
-export const proxiedFetch: typeof fetch = (input, init) => {
+export const proxiedFetch: typeof fetch = async (input, init) => {
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
   const proxy = relayProxy(url);
   if (!proxy) return fetch(input, init);
+  const { ProxyAgent, fetch: undiciFetch } = await import('undici');
   return undiciFetch(url, { ...(init as object), dispatcher: new ProxyAgent(proxy) } as never) as never;
 };

@@ -2,6 +2,7 @@
  * The real WebSocket behind the relay link machine. One socket per invocation; stopping the actor closes it.
  * The API key goes in the Authorization header of the upgrade, never in the URL; redirects are not followed.
  */
+import type { Agent } from 'node:http';
 import WebSocket from 'ws';
 import { fromCallback } from 'xstate';
 import { MAX_WS_FRAME_BYTES, parseFrame, RelayFrame } from '../../core/protocol/index.js';
@@ -12,6 +13,13 @@ export type SocketEvent = Extract<RelayLinkEvent, { type: `SOCKET.${string}` }>;
 
 export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInput>(({ input, sendBack, receive }) => {
   const emit = (event: SocketEvent) => sendBack(event as RelayLinkEvent);
+  // until the socket exists (a proxy's library still loading): nothing to send on, and stopping means not opening it
+  let stopped = false;
+  let send = (_command: RelaySocketCommand) => {};
+  let stop = () => {
+    stopped = true;
+  };
+  receive((command) => send(command));
   let agent: ReturnType<typeof wsAgent>;
   try {
     agent = wsAgent(input.wsUrl);
@@ -20,6 +28,24 @@ export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInpu
     emit({ type: 'SOCKET.ERROR', message: `proxy setting: ${(err as Error).message}` });
     return () => {};
   }
+  const open = (proxyAgent: Agent | null) => {
+    if (stopped) return;
+    ({ send, stop } = connect(input, emit, proxyAgent));
+  };
+  if (agent === null) open(null);
+  else
+    agent.then(open, (err: Error) => {
+      if (!stopped) emit({ type: 'SOCKET.ERROR', message: `proxy: ${err.message}` });
+    });
+  return () => stop();
+});
+
+/** The socket itself: what to send on it and how to close it. */
+function connect(
+  input: RelaySocketInput,
+  emit: (event: SocketEvent) => void,
+  agent: Agent | null,
+): { send(command: RelaySocketCommand): void; stop(): void } {
   const ws = new WebSocket(input.wsUrl, {
     // through the configured proxy (a CONNECT tunnel), if one applies (actors/relay/proxy.ts)
     ...(agent ? { agent } : {}),
@@ -64,17 +90,18 @@ export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInpu
     }
   });
 
-  receive((command) => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    if (command.type === 'PING') ws.ping();
-    else ws.send(JSON.stringify(command.frame));
-  });
-
-  return () => {
-    closed = true;
-    ws.removeAllListeners('message');
-    if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-    else ws.close(1000, 'listener closing');
-    ws.on('error', () => {});
+  return {
+    send(command) {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      if (command.type === 'PING') ws.ping();
+      else ws.send(JSON.stringify(command.frame));
+    },
+    stop() {
+      closed = true;
+      ws.removeAllListeners('message');
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, 'listener closing');
+      ws.on('error', () => {});
+    },
   };
-});
+}

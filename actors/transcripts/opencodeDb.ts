@@ -10,14 +10,19 @@
  * its shared-memory lock are not held for days).
  */
 import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { opencodeEvents, opencodeTodos } from '../../core/transcripts/opencode.js';
 import type { FollowPosition, FollowResult } from './follow.js';
 import type { FiledSession } from './locate.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+// better-sqlite3 is loaded at the first opencode database read, not with every listener (most follow no opencode)
+const require = createRequire(import.meta.url);
+let BetterSqlite: typeof Database | null = null;
 
 type Reader = { ino: number; db: Database.Database; statements: Map<string, Database.Statement>; used: number };
 /** The open connection per file. */
@@ -61,7 +66,8 @@ function reader(dbPath: string): Reader | null {
   }
   close(dbPath);
   // `timeout`: how long a read waits on opencode's lock (SQLite's busy timeout), without a pragma statement
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true, timeout: 200 });
+  BetterSqlite ??= require('better-sqlite3') as typeof Database;
+  const db = new BetterSqlite(dbPath, { readonly: true, fileMustExist: true, timeout: 200 });
   const made: Reader = { ino, db, statements: new Map(), used: Date.now() };
   readers.set(dbPath, made);
   opened++;
