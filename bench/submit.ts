@@ -17,7 +17,7 @@ import { createTmux } from '../actors/tmux/tmux.js';
 import { agentById } from '../core/agents/registry.js';
 import { type FakeModel, startFakeModel, userTexts } from '../test/fakes/fakeModel.js';
 import {
-  AGENTS_BIN,
+  agentProgram,
   CLAUDE_CODE,
   CODEX,
   GEMINI_CLI,
@@ -85,7 +85,7 @@ async function measureAgent(
   const { paneId } = await tmux.newSession({
     name: session,
     cwd: place.proj,
-    command: [join(AGENTS_BIN, agent.program), ...(agent.args ?? [])],
+    command: [agentProgram(agent), ...(agent.args ?? [])],
     env: place.env,
     width: 200,
     height: 50,

@@ -5,9 +5,9 @@
  *   SVC_FAULT=<where>:<actor id>[!][,...]
  *
  * `where` is `action` (the child's provided actions throw: a session's when it starts typing a push, an ask's when it
- * takes an answer to open), `promise` (the
- * promises it invokes reject) or `callback` (the callback actors it runs throw as they start). The actor id may end
- * with `*` (a prefix: `session.svc-*`). Without `!` a fault fires once; with it, every time.
+ * takes an answer to open), `promise` (the promises it invokes reject) or `callback` (the callback actors it runs
+ * throw as they start). The actor id may end with `*` (a prefix: `session.svc-*`). Without `!` a fault fires once;
+ * with it, every time.
  *
  * It is honoured only where the package's own tests are beside it (a source checkout): an installed package has no
  * `test/` and says it ignored the switch. The phone cannot set it: it is the listener process's environment.

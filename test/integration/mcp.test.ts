@@ -66,7 +66,8 @@ async function question(sock: TestSocket, match: (f: { session: string }) => boo
   return { frame, body };
 }
 
-async function answer(sock: TestSocket, body: QuestionBody, text: string, extra: Record<string, unknown> = {}) {
+/** The phone's sealed answer to `body`, sent. */
+async function sendAnswer(sock: TestSocket, body: QuestionBody, text: string, extra: Record<string, unknown> = {}) {
   const envelope = await app.seal('ask.answer', computer, {
     id: body.id,
     session: body.session,
@@ -75,6 +76,11 @@ async function answer(sock: TestSocket, body: QuestionBody, text: string, extra:
     ...extra,
   });
   sock.send({ type: 'ask.answer', computer: hookId, id: body.id, envelope });
+}
+
+/** The phone's sealed answer to `body`, sent; then what the computer answered it. */
+async function answer(sock: TestSocket, body: QuestionBody, text: string, extra: Record<string, unknown> = {}) {
+  await sendAnswer(sock, body, text, extra);
   return sock.next('ask.result', (f) => f.id === body.id, 10_000);
 }
 
@@ -178,13 +184,7 @@ describe('svc mcp', () => {
     const client = await mcpClient();
     const pending = call(client, 'svc_ask', { question: token('ship it'), timeout: 60 });
     const { body } = await question(sock);
-    const envelope = await app.seal('ask.answer', computer, {
-      id: body.id,
-      session: body.session,
-      text: token('lost'),
-      sentAt: Date.now(),
-    });
-    sock.send({ type: 'ask.answer', computer: hookId, id: body.id, envelope });
+    await sendAnswer(sock, body, token('lost'));
     // the agent's tool call returns at once, in words, not after its 60 s
     const result = await pending;
     expect(result.isError).toBe(true);

@@ -86,17 +86,21 @@ const submitted = () =>
     .filter((e) => e.event === 'submit')
     .map((e) => e.text as string);
 
+/**
+ * `svc schedule add cc --at <due> … --json` in the project, as a person types it: the schedule's id and session, and
+ * what it said on stderr.
+ */
+async function addSchedule(due: DateTime, ...more: string[]) {
+  const add = await runSvc(['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), ...more, '--json'], env, {
+    cwd: project,
+  });
+  return { ...(JSON.parse(add.stdout) as { id: string; session: string }), stderr: add.stderr };
+}
+
 /** A schedule due in 4 minutes with the prompt, and the listener started 5 s past it with SVC_FAULT `<kind>:schedule.<id>`. */
 async function dueWithFault(kind: 'action' | 'promise') {
   const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
-  const add = await runSvc(
-    ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--json'],
-    env,
-    {
-      cwd: project,
-    },
-  );
-  const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+  const { id, session } = await addSchedule(due, '--prompt', PROMPT);
   listener = spawnSvc(['listener'], {
     ...env,
     SVC_CLOCK_OFFSET_MS: String(due.toMillis() + 5_000 - Date.now()),
@@ -112,13 +116,8 @@ const sessionExists = async (name: string) =>
 describe('svc schedule with the listener', () => {
   it('starts the run at its local time, types the prompt once, and ends it at max-runtime with /exit', async () => {
     const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
-    const add = await runSvc(
-      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--max-runtime', '5m', '--json'],
-      env,
-      { cwd: project },
-    );
-    expect(add.stderr).toMatch(/no listener is running/);
-    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    const { id, session, stderr } = await addSchedule(due, '--prompt', PROMPT, '--max-runtime', '5m');
+    expect(stderr).toMatch(/no listener is running/);
     expect(session).toBe(`svc-nightly-sched-${id}`);
 
     await startListenerAt(due.toMillis() + 5_000);
@@ -187,14 +186,7 @@ describe('svc schedule with the listener', () => {
       FAKE_AGENT_IGNORE_EXIT: '1',
     });
     const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 4 });
-    const add = await runSvc(
-      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--max-runtime', '5m', '--json'],
-      env,
-      {
-        cwd: project,
-      },
-    );
-    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    const { id, session } = await addSchedule(due, '--max-runtime', '5m');
     await startListenerAt(due.toMillis() + 5_000);
     await waitFor(() => sessionExists(session), { timeoutMs: 20_000, what: 'the scheduled session' });
     // the run is in the schedules file
@@ -223,14 +215,7 @@ describe('svc schedule with the listener', () => {
     const app: TestDevice = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'phone');
     const me = await computerDevice({ url: relay.url, apiKey: key }, computer.hookId);
     const due = DateTime.local({ zone: ZONE }).startOf('minute').plus({ minutes: 1 });
-    const add = await runSvc(
-      ['schedule', 'add', 'cc', '--at', due.toFormat('HH:mm'), '--prompt', PROMPT, '--json'],
-      env,
-      {
-        cwd: project,
-      },
-    );
-    const { id, session } = JSON.parse(add.stdout) as { id: string; session: string };
+    const { id, session } = await addSchedule(due, '--prompt', PROMPT);
     const sock = await TestSocket.open(relay.wsUrl, key);
     sockets.push(sock);
     sock.send({ type: 'subscribe', role: 'app', deviceId: app.deviceId });
