@@ -446,6 +446,10 @@ export async function startListener(opts: ListenerOptions = {}): Promise<Running
                       pane: { inMode: input.inMode },
                       sleep: realSleep,
                     });
+                    if (result.heldFor === 'approval')
+                      log.warn(
+                        `${input.session}: an approval prompt came up after the paste; its Enter was not sent (it would have answered the prompt)`,
+                      );
                     return { submitted: result.submitted };
                   }),
                 ),

@@ -6,6 +6,7 @@
 import type { SubmitStrategy } from '../../core/agents/registry.js';
 import {
   CHECK_LINES,
+  enterWouldAnswer,
   inputCleared,
   LOOK_MS,
   type PaneFacts,
@@ -27,6 +28,9 @@ export interface InjectResult {
   plan: SubmitPlan;
   /** The pane was in a tmux mode and was taken out of it before the text was typed. */
   leftMode: boolean;
+  /** `'approval'`: an approval prompt came up between the paste and its Enter; the Enter was not sent (it would
+   *  have answered the prompt) and `submitted` is `false`. */
+  heldFor?: 'approval';
 }
 
 export interface InjectOptions {
@@ -62,6 +66,7 @@ export async function injectText({ tmux, target, text, strategy, pane, sleep }: 
         await sleep(step.ms);
         break;
       case 'enter':
+        if (enterWouldAnswer({ screen: plan.screen, before })) return { ...done(false), heldFor: 'approval' };
         await tmux.sendKeys(target, ['Enter']);
         enters += 1;
         break;

@@ -50,6 +50,7 @@ export type SubmitStep =
   /** One bracketed paste of the whole text; `leaveMode` first when set. */
   | { op: 'paste'; text: string; leaveMode?: true }
   | { op: 'wait'; ms: number }
+  /** Enter; not sent, and the plan stopped, when the last snapshot reads an approval prompt (`enterWouldAnswer`). */
   | { op: 'enter' }
   /** Read the screen now; it is the "before" for the steps that follow. */
   | { op: 'snapshot' }
@@ -254,6 +255,16 @@ export function inputCleared(check: {
     if (before !== null && squash(before) !== '' && squash(before) === after) return false;
   }
   return true;
+}
+
+/**
+ * May the Enter after a paste be sent, given the screen read just before it? Not when it shows an approval prompt
+ * (by the agent's trusted rules): the prompt came up after the pane was judged free (the agent was working and asked
+ * meanwhile), and its highlighted choice is what an Enter would take. No rules, no reading: the Enter goes.
+ */
+export function enterWouldAnswer(check: { screen?: ScreenRules | undefined; before?: string | undefined }): boolean {
+  if (!check.screen || check.before === undefined) return false;
+  return readScreen(check.screen, { text: check.before }) === 'awaiting_approval';
 }
 
 /**

@@ -33,8 +33,12 @@
  *   shown, with a `Stop` event; the first one's `hookSpecificOutput.additionalContext` is shown as `context: <text>`.
  * - `FAKE_AGENT_BUSY_MS=<ms>`: print a numbered `working… <n>` line every <ms> without end, as a build log or an
  *   agent's spinner keeps a screen changing (the listener's cost with busy panes, `bench/state.ts`).
+ * - `FAKE_AGENT_DIALOG_ON_PASTE=1`: the first bracketed paste is followed by an approval dialog in Codex's words
+ *   (`Would you like to run the following command?` … `Press enter to confirm or esc to cancel`) in place of the
+ *   input line, as when the agent asks while a message is on its way: Enter then logs `confirm`, Escape `cancel`,
+ *   and either closes it.
  * - `FAKE_AGENT_LOG=<file>`: append one JSON line per event, for exact assertions and timing:
- *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"exit", "t": <ms since start>, …}`;
+ *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"confirm"|"cancel"|"exit", "t": <ms since start>, …}`;
  *   `submit`/`newline`/`swallow` carry `sinceTextMs` (time since the last text arrived), `submit` the `text`.
  *
  * What tmux shows as `#{pane_current_command}` for this script (tmux 3.3a, Linux; checked by hand and by
@@ -80,6 +84,15 @@ let lastCharAt = -Infinity;
 let burstChars = 0;
 let swallowNext = false;
 let escTimer = null;
+let dialogOnPaste = process.env.FAKE_AGENT_DIALOG_ON_PASTE === '1';
+let dialog = false;
+const DIALOG = [
+  '  Would you like to run the following command?',
+  '  $ touch svc-approval-probe.txt',
+  '› 1. Yes, proceed (y)',
+  '  2. No, and tell Codex what to do differently (esc)',
+  '  Press enter to confirm or esc to cancel',
+];
 
 const now = () => performance.now() - started;
 
@@ -123,6 +136,12 @@ function fitTail(text, maxCols) {
 }
 
 function drawInput() {
+  if (dialog) {
+    DIALOG.forEach((line, i) => {
+      out.write(`\x1b[${rows - DIALOG.length + 1 + i};1H\x1b[2K${line}`);
+    });
+    return;
+  }
   const room = Math.max(1, cols - width(prompt) - 2);
   out.write(`\x1b[${rows};1H\x1b[2K${prompt} ${fitTail(visible(input), room)}`);
 }
@@ -166,7 +185,18 @@ function insertText(text, how) {
     if (swallowAfterPaste) swallowNext = true;
   }
   log(how, { length: text.length });
+  if (how === 'paste' && dialogOnPaste) {
+    dialogOnPaste = false;
+    dialog = true;
+  }
   drawInput();
+}
+
+/** Enter (`confirm`) or Escape (`cancel`) in the approval dialog: it closes and the screen is drawn again. */
+function closeDialog(event) {
+  dialog = false;
+  log(event);
+  setupScreen();
 }
 
 function typeChars(text) {
@@ -183,6 +213,7 @@ function enter() {
   const t = now();
   const sinceTextMs = Math.round((t - lastTextAt) * 10) / 10;
   burstChars = 0;
+  if (dialog) return closeDialog('confirm');
   if (swallowNext) {
     swallowNext = false;
     log('swallow', { sinceTextMs });
@@ -279,7 +310,8 @@ function consume() {
         escTimer = setTimeout(() => {
           if (buf === '\x1b') {
             buf = '';
-            log('escape');
+            if (dialog) closeDialog('cancel');
+            else log('escape');
           }
         }, 30);
         return;

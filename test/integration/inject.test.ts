@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { injectText, realSleep } from '../../actors/agents/inject.js';
 import { typeKeysLogic } from '../../actors/seal/e2ee.js';
-import { agentById, genericProgram, type SubmitStrategy } from '../../core/agents/registry.js';
+import { agentById, agentSubmit, genericProgram, type SubmitStrategy } from '../../core/agents/registry.js';
 import { fakeAgentCommand, startTmuxServer, type TmuxServer, waitFor } from '../helpers/tmux.js';
 
 interface AgentEvent {
@@ -159,6 +159,19 @@ describe('Codex paste burst (FAKE_AGENT_PASTE_BURST_MS=150)', () => {
     // the first Enter became a newline; the retry (after the window) submitted
     expect((await a.events()).map((e) => e.event)).toEqual(expect.arrayContaining(['newline', 'submit']));
     expect((await a.submits())[0]?.startsWith('hurried')).toBe(true);
+  });
+});
+
+describe('an approval dialog that comes up between the paste and its Enter (FAKE_AGENT_DIALOG_ON_PASTE=1)', () => {
+  it("Codex's strategy with its screen rules sends no Enter into it: the dialog is still open for the person", async () => {
+    const a = await startAgent('codex', { FAKE_AGENT_DIALOG_ON_PASTE: 1 });
+    const r = await inject(a.session, 'and then tidy up', agentSubmit(agentById('A2')!));
+    expect(r).toMatchObject({ submitted: false, enters: 0, heldFor: 'approval' });
+    expect(await server.capture(a.session)).toContain('Would you like to run the following command?');
+    // the dialog is still open: Escape cancels it (an Enter sent before would have confirmed and closed it)
+    await server.tmux.sendKeys(a.session, ['Escape']);
+    await waitFor(async () => (await a.events()).some((e) => ['cancel', 'escape'].includes(e.event)));
+    expect((await a.events()).map((e) => e.event)).toEqual(['ready', 'paste', 'cancel']);
   });
 });
 

@@ -102,7 +102,8 @@ afterEach(async () => {
   await listener?.stop();
   listener = null;
   await tmux.cleanup();
-  home.cleanup();
+  // the fake agent's hooks (`svc remote-hook claude`) outlive its pane for a moment and still write under ~/.svc
+  await home.removeWhenFree();
 });
 
 describe('sticky REMOTE through the listener', () => {

@@ -7,6 +7,7 @@ import { readScreen } from '../../../core/agents/screens.js';
 import {
   DEFAULT_RETRY_DELAY_MS,
   DEFAULT_VERIFY_DELAY_MS,
+  enterWouldAnswer,
   inputCleared,
   LANDED_WITHIN_MS,
   LITERAL_MAX_BYTES,
@@ -506,6 +507,46 @@ describe('an approval prompt on screen while the input line still holds our text
     const r = await injectText({ tmux, target: { pane: '%1' }, text: TEXT, strategy, sleep: async () => {} });
     expect(enters).toHaveLength(1);
     expect(r).toMatchObject({ submitted: 'unverified', enters: 1 });
+  });
+});
+
+describe('an approval prompt that comes up between the paste and its Enter (the agent asked meanwhile)', () => {
+  const fixture = (id: string, name: string) =>
+    readFileSync(new URL(`../../fixtures/screens/${id}/${name}.txt`, import.meta.url), 'utf8');
+
+  it.each([
+    ['A1', 'awaiting_approval-1', true],
+    ['A2', 'awaiting_approval-2', true],
+    ['A3', 'awaiting_approval-3', true],
+    ['A1', 'idle-1', false],
+    ['A2', 'working-1', false],
+  ])('%s %s: the Enter would answer it: %s', (id, name, answers) => {
+    const { screen } = agentSubmit(agentById(id)!);
+    expect(enterWouldAnswer({ screen, before: fixture(id, name) })).toBe(answers);
+  });
+
+  it('no rules or no reading: the Enter goes', () => {
+    expect(enterWouldAnswer({ before: fixture('A2', 'awaiting_approval-1') })).toBe(false);
+    expect(enterWouldAnswer({ screen: agentSubmit(agentById('A2')!).screen })).toBe(false);
+  });
+
+  it.each(['A1', 'A2', 'A3'])('%s: the paste lands in the dialog; no Enter is sent into it', async (id) => {
+    const strategy = agentSubmit(agentById(id)!);
+    let pasted = false;
+    const keys: string[][] = [];
+    const tmux = {
+      sendLiteral: async () => {},
+      paste: async () => {
+        pasted = true;
+      },
+      sendKeys: async (_t: unknown, k: string[]) => {
+        keys.push(k);
+      },
+      capture: async () => fixture(id, pasted ? 'awaiting_approval-1' : 'idle-1'),
+    };
+    const r = await injectText({ tmux, target: { pane: '%1' }, text: 'fix it', strategy, sleep: async () => {} });
+    expect(keys).toEqual([]);
+    expect(r).toMatchObject({ submitted: false, enters: 0, heldFor: 'approval' });
   });
 });
 
