@@ -2,11 +2,11 @@
  * `~/.svc/devices.json` (0600): the devices this computer pinned (core/devices/devices.ts). The listener and `svc devices`
  * both change it, always as operations applied to the file as it is on disk at that moment (read, apply, write a
  * temp file, rename), under `devices.json.lock` (actors/fileLock.ts), so neither undoes the other's change. The
- * running listener notices the file changing (`watchPins`, a stat every half second) and also reads it afresh at
+ * running listener notices the file changing (`watchPins`, an inotify watch on its directory) and also reads it afresh at
  * every sealed contact; reading needs no lock, since the file is only ever replaced whole.
  */
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, unwatchFile, watch, watchFile } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { fromCallback } from 'xstate';
 import { applyPinOps, emptyPins, type PinOp, PinsFile } from '../../core/devices/devices.js';
 import { withFileLockSync } from '../fileLock.js';
@@ -70,14 +70,36 @@ export function readPinsSafely(path: string): PinsReading {
   }
 }
 
-/** Polls the file's stat; sends `PINS.LOADED` to the listener when it changed (also after our own writes). */
-export function watchPins(path: string, intervalMs = 500) {
+/**
+ * Sends `PINS.LOADED` to the listener when the file changed (also after our own writes). The directory is watched
+ * (inotify: nothing runs until a file in it changes; the file itself is replaced whole, so its own inode is not the
+ * one to watch); where a watch cannot be had (no inotify, its limit reached) the file's stat is polled every
+ * `pollMs` instead.
+ */
+export function watchPins(path: string, pollMs = 500, watchDir: typeof watch = watch) {
   return fromCallback(({ sendBack }) => {
     const onChange = () => {
       const reading = readPinsSafely(path);
       sendBack({ type: 'PINS.LOADED', pins: reading.pins, unreadable: reading.unreadable });
     };
-    watchFile(path, { interval: intervalMs, persistent: false }, onChange);
-    return () => unwatchFile(path, onChange);
+    const poll = () => {
+      watchFile(path, { interval: pollMs, persistent: false }, onChange);
+      return () => unwatchFile(path, onChange);
+    };
+    let stop: () => void;
+    try {
+      const name = basename(path);
+      const watcher = watchDir(dirname(path), { persistent: false }, (_event, file) => {
+        if (file === null || file === name) onChange();
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        stop = poll();
+      });
+      stop = () => watcher.close();
+    } catch {
+      stop = poll();
+    }
+    return () => stop();
   });
 }

@@ -3,7 +3,9 @@
  * SQLite file), the real `svc listener` process, real tmux on a private socket.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readPins, updatePins } from '../../actors/devices/pins.js';
 import { applyFrame } from '../../core/panes/frames.js';
 import type { FrameBody } from '../../core/protocol/bodies.js';
 import { openDatabase } from '../../relay-server/sqlite/db.js';
@@ -164,6 +166,29 @@ describe('live panes', () => {
     expect(renewing.all('pane.status').filter((f) => f.state === 'stopped')).toEqual([]);
     // ...and not the tablet, whose lease lapsed.
     expect(lapsing.all('pane.frame').length).toBe(tabletFrames);
+  });
+
+  it('stops for a device another process forgets in ~/.svc/devices.json (`svc devices forget` writes it), and streams on for the other', async () => {
+    listener = await startListener();
+    const tablet = await registerTestDevice({ url: relay.url, apiKey: key }, 'app', 'tablet');
+    const phone = await appSocket();
+    const forgotten = await appSocket(tablet.deviceId);
+    await watch(phone, 'svc-proj', 1);
+    await watch(forgotten, 'svc-proj', 1, 30_000, tablet);
+    await status(phone, 'streaming');
+    await status(forgotten, 'streaming');
+    const pins = join(home.home, '.svc', 'devices.json');
+    await waitFor(async () => readPins(pins).devices[tablet.deviceId] !== undefined, { what: 'the tablet pinned' });
+    // as `svc devices forget` does it, from another process, and nothing said to the relay: the file alone tells
+    updatePins(pins, [{ op: 'forget', deviceId: tablet.deviceId }]);
+    expect(await status(forgotten, 'stopped')).toMatchObject({ code: 'requested' });
+    const tabletFrames = forgotten.all('pane.frame').length;
+    const line = token('after forget');
+    await tmux.run(['send-keys', '-t', '=svc-proj:', '-l', line]);
+    await waitFor(async () => (await appScreen(phone, 'svc-proj')).text.includes(line), {
+      what: 'the line on the phone',
+    });
+    expect(forgotten.all('pane.frame').length).toBe(tabletFrames);
   });
 
   it('a live pane whose actor fails (SVC_FAULT: its action throws as it records its lease) is started again and streams; keys are typed meanwhile', async () => {
