@@ -71,6 +71,8 @@ interface Options {
   poller: 'control' | 'exec';
   /** How the listener reaches tmux: its persistent control-mode client (as shipped), or a process per call. */
   listenerTmux: 'persistent' | 'process';
+  /** Node options for the listener alone (NODE_OPTIONS), e.g. `--max-semi-space-size=1`, for comparison. */
+  listenerNodeOptions: string;
   json: boolean;
 }
 
@@ -89,6 +91,8 @@ const USAGE = `usage: node dist/bench/inject.js [options]
   --listener-tmux persistent|process
                         the listener's tmux calls: through its persistent control-mode client (default,
                         as shipped) or a process per call (SVC_TMUX_PERSISTENT=0), for comparison
+  --listener-node-options "FLAGS"
+                        Node options for the listener process alone (its NODE_OPTIONS), for comparison
   --json                print the result as JSON on stdout (progress stays on stderr)`;
 
 class UsageError extends Error {}
@@ -106,6 +110,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     pollIntervalMs: 0,
     poller: 'control',
     listenerTmux: 'persistent',
+    listenerNodeOptions: '',
     json: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -161,6 +166,12 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         const v = inline ?? argv[++i];
         if (v !== 'persistent' && v !== 'process') throw new UsageError('--listener-tmux is persistent or process');
         o.listenerTmux = v;
+        break;
+      }
+      case '--listener-node-options': {
+        const v = inline ?? argv[++i];
+        if (v === undefined) throw new UsageError('--listener-node-options needs the flags');
+        o.listenerNodeOptions = v;
         break;
       }
       case '--json':
@@ -729,6 +740,8 @@ interface PhaseResult {
   captureMs: Stats | null;
   pacedWaits: number;
   failures: Failure[];
+  /** The listener's CPU over the phase (both paths' messages, and its ticks meanwhile) per svc message, ms. */
+  listenerCpuPerMessageMs?: number;
 }
 
 const isFailure = (x: OursSample | BaseSample | Failure): x is Failure => 'error' in x;
@@ -751,9 +764,11 @@ async function runPhase(
   const pacedStart = b.paced;
   const total = warmup + messages;
   let lastReport = now();
+  let cpuFrom: ReturnType<typeof procSample> | null = null;
   for (let i = 0; i < total; i++) {
     const session = sessions[i % sessions.length] as string;
     const measured = i >= warmup;
+    if (i === warmup) cpuFrom = procSample(b.listener.pid);
     const tag = randomBytes(4).toString('hex');
     const o = await sendOurs(b, session, `m-${i}-${tag}`, needleFor(`m-${i}-${tag}`));
     const c = await sendBaseline(b, session, `b-${i}-${tag}`, needleFor(`b-${i}-${tag}`));
@@ -770,9 +785,12 @@ async function runPhase(
       progress(`${label}: ${i + 1}/${total}`);
     }
   }
+  const cpuTo = procSample(b.listener.pid);
+  const cpuMs = cpuFrom ? ((cpuTo.selfTicks - cpuFrom.selfTicks) / clockTicks()) * 1000 : 0;
   const oursStats = stats(ours.map((s) => s.visibleMs));
   const baseStats = stats(base.map((s) => s.visibleMs));
   return {
+    listenerCpuPerMessageMs: Math.round((cpuMs / Math.max(1, messages)) * 1000) / 1000,
     sessions: sessions.length,
     messages,
     warmup,
@@ -912,6 +930,7 @@ function phaseTable(title: string, p: PhaseResult, baselineNote: string): string
     row('  one capture-pane poll', p.captureMs),
     `  polls per message: svc p50 ${p.pollsPerSample.ours?.p50 ?? '-'}, baseline p50 ${p.pollsPerSample.baseline?.p50 ?? '-'}; ` +
       `waits to stay in the session bucket: ${p.pacedWaits}; failures: ${p.failures.length}`,
+    `  the listener's CPU per svc message (its ticks meanwhile included): ${p.listenerCpuPerMessageMs ?? '-'} ms`,
   ];
   return lines.join('\n');
 }
@@ -1042,7 +1061,12 @@ async function main(opts: Options): Promise<number> {
     socketPath,
     relayUrl: relay.url,
     apiKey: account.apiKey,
-    ...(opts.listenerTmux === 'process' ? { extra: { SVC_TMUX_PERSISTENT: '0' } } : {}),
+    extra: {
+      ...(opts.listenerTmux === 'process' ? { SVC_TMUX_PERSISTENT: '0' } : {}),
+      ...(opts.listenerNodeOptions
+        ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${opts.listenerNodeOptions}`.trim() }
+        : {}),
+    },
   });
 
   let listener = startListenerProc(env);

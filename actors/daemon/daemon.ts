@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../../core/daemon/config.js';
 import { type DaemonAge, daemonAge, listenerPidsFromPs, PS_COLUMNS, staleLine } from '../../core/daemon/daemon.js';
+import { nodeFlagsFor } from '../../core/daemon/nodeFlags.js';
 import type { SvcPaths } from '../../core/daemon/paths.js';
 import { withFileLock } from '../fileLock.js';
 import { ensurePrivateDir } from '../files.js';
@@ -169,7 +170,7 @@ function readFileSafe(path: string): string | null {
 // ---------------------------------------------------------------------------
 // Start, stop
 
-/** Start `node <entry> listener` in the background, stdout and stderr appended to listener.log; wait for its pid file. */
+/** Start `node <flags> <entry> listener` (core/daemon/nodeFlags.ts) in the background, stdout and stderr appended to listener.log; wait for its pid file. */
 async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; line?: string }> {
   ensurePrivateDir(ctx.paths.dir);
   const out = openSync(ctx.paths.log, 'a', 0o600);
@@ -177,7 +178,7 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
   if (ctx.socketPath) env.SVC_TMUX_SOCKET = ctx.socketPath;
   delete env.TMUX; // the daemon is not inside anyone's pane
   // The node this CLI runs on (its native modules are built for it), never the first `node` on PATH.
-  const child = spawn(process.execPath, [ctx.entry, 'listener'], {
+  const child = spawn(process.execPath, [...nodeFlagsFor(['listener']), ctx.entry, 'listener'], {
     detached: true,
     stdio: ['ignore', out, out],
     env,

@@ -10,6 +10,7 @@
  * again writes the file anew, so it points at the node and svc that ran the install.
  */
 import { dirname, join } from 'node:path';
+import { nodeFlagsFor } from '../daemon/nodeFlags.js';
 
 export const SERVICE_LABEL = 'app.svc.listener';
 export const SYSTEMD_UNIT = `${SERVICE_LABEL}.service`;
@@ -108,7 +109,7 @@ export function systemdUnit(f: ServiceFacts): string {
     '',
     '[Service]',
     'Type=simple',
-    `ExecStart=${[systemdWord(f.node), systemdWord(f.svcBin), ...words.map(systemdArg)].join(' ')}`,
+    `ExecStart=${[systemdWord(f.node), ...nodeFlagsFor(words), systemdWord(f.svcBin), ...words.map(systemdArg)].join(' ')}`,
     env('PATH', servicePath(f)),
     env('LANG', serviceLang(f)),
     // the listener writes ~/.svc/listener.log itself; the journal keeps what it cannot
@@ -140,7 +141,7 @@ export function launchdPlist(f: ServiceFacts): string {
     '<plist version="1.0">',
     '<dict>',
     `  <key>Label</key>${str(SERVICE_LABEL)}`,
-    `  <key>ProgramArguments</key><array>${[f.node, f.svcBin, ...words].map(str).join('')}</array>`,
+    `  <key>ProgramArguments</key><array>${[f.node, ...nodeFlagsFor(words), f.svcBin, ...words].map(str).join('')}</array>`,
     '  <key>EnvironmentVariables</key><dict>',
     `    <key>PATH</key>${str(servicePath(f))}`,
     `    <key>LANG</key>${str(serviceLang(f))}`,

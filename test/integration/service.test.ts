@@ -97,7 +97,12 @@ describe.skipIf(!onPath('python3'))('the LaunchAgent', () => {
     );
     const parsed = JSON.parse(read);
     expect(parsed.Label).toBe('app.svc.listener');
-    expect(parsed.ProgramArguments).toEqual([process.execPath, '/a/<odd> & "svc"/bin/svc.js', 'listener']);
+    expect(parsed.ProgramArguments).toEqual([
+      process.execPath,
+      '--max-semi-space-size=1',
+      '/a/<odd> & "svc"/bin/svc.js',
+      'listener',
+    ]);
     expect(parsed.RunAtLoad).toBe(true);
     expect(parsed.EnvironmentVariables.LANG).toBe('C.UTF-8');
     expect(parsed.EnvironmentVariables.PATH.split(':')).toContain('/usr/bin');
@@ -110,7 +115,9 @@ describe.runIf(process.platform === 'linux')('svc listener --install-service and
     expect(install.code, install.stderr).toBe(0);
     expect(install.stdout).toMatch(/^login service installed: .*app\.svc\.listener\.service/m);
     expect(install.stdout).toMatch(/loginctl enable-linger me/);
-    expect(readFileSync(unitFile(), 'utf8')).toContain(`ExecStart="${process.execPath}" "${SVC_BIN}" listener`);
+    expect(readFileSync(unitFile(), 'utf8')).toContain(
+      `ExecStart="${process.execPath}" --max-semi-space-size=1 "${SVC_BIN}" listener`,
+    );
     expect(ran()).toEqual([
       'systemctl --user daemon-reload',
       'systemctl --user enable app.svc.listener.service',
