@@ -1,7 +1,8 @@
 /**
  * The tmux sessions' actors, and their supervisor: invoked by the listener as `sessions`, it keeps one
- * `session.<name>` actor per session of the newest tmux reading (made when one appears, told each reading, stopped
- * with what it held answered when one ends), hands each the input the listener releases, and passes their results on.
+ * `session.<name>` actor per session of the newest tmux reading (made when one appears, told each reading it does not
+ * already hold, stopped with what it held answered when one ends), hands each the input the listener releases, and
+ * passes their results on.
  *
  *   supervising: READING → spawn | UPDATE | stop     INPUT → the session's actor, or refused when it is down
  *
@@ -13,6 +14,7 @@
 import { enqueueActions, setup } from 'xstate';
 import type { ApprovalPrompt } from '../core/agents/approvals.js';
 import type { SessionRecord } from '../core/protocol/index.js';
+import { readingIsNews, readingKey } from '../core/sessions/readings.js';
 import { isRemote, type RemoteSessions, remoteAfterReading, withRemote } from '../core/sessions/remoteMode.js';
 import { decideFailure, describeFailure, type Failures, isDown, pruneFailures } from '../core/supervision.js';
 import { clockOf, type LogParams, logLine, type SupervisorInput } from './log.js';
@@ -58,6 +60,8 @@ export interface SessionsContext {
   failures: Record<string, Failures>;
   /** The sessions in sticky REMOTE, saved at each change (`saveRemote`) so a restart keeps them. */
   remote: RemoteSessions;
+  /** What each session actor was last told (`readingKey`): a reading it already holds is not told again. */
+  told: Record<string, string>;
 }
 
 export type SessionsEvent =
@@ -125,19 +129,26 @@ export const sessionsMachine = setup({
   },
 }).createMachine({
   id: 'sessions',
-  context: ({ input }) => ({ input, sessions: {}, failures: input.failures ?? {}, remote: input.remote ?? {} }),
+  context: ({ input }) => ({
+    input,
+    sessions: {},
+    failures: input.failures ?? {},
+    remote: input.remote ?? {},
+    told: {},
+  }),
   initial: 'supervising',
   states: {
     supervising: {
       on: {
         READING: {
           description:
-            'An actor per session of the reading: made for a new one (or one whose backoff after a failure passed), told the reading otherwise; a session gone is stopped, what it held answered.',
+            'An actor per session of the reading: made for a new one (or one whose backoff after a failure passed), told the reading otherwise when it is news to it (core/sessions/readings.ts); a session gone is stopped, what it held answered.',
           actions: enqueueActions(({ context, event, enqueue, self }) => {
             const next = event.sessions;
             const now = clockOf(context);
             const failures = { ...context.failures };
             const children = self.getSnapshot().children as Children;
+            const told: Record<string, string> = {};
             let restored = false;
             for (const name of Object.keys(context.sessions)) {
               if (next[name]) continue;
@@ -164,18 +175,23 @@ export const sessionsMachine = setup({
                   enqueue.sendTo(sessionId(name), { type: 'REMOTE.OFF' } satisfies SessionEvent);
                   restored = true;
                 }
-                enqueue.sendTo(sessionId(name), { type: 'UPDATE', record, ...screen } satisfies SessionEvent);
+                const reading = { record, ...screen };
+                const region = (children[sessionId(name)]?.getSnapshot().value as { approval?: unknown }).approval;
+                told[name] = readingKey(reading);
+                if (readingIsNews(reading, context.told[name], region))
+                  enqueue.sendTo(sessionId(name), { type: 'UPDATE', ...reading } satisfies SessionEvent);
               } else {
                 enqueue(logLine('debug', `${name}: an actor made from the reading`));
                 const remote = isRemote(context.remote, record);
                 enqueue.spawnChild('session', { id: sessionId(name), input: { name, record, ...screen, remote } });
+                told[name] = readingKey({ record, ...screen });
                 // back in REMOTE (after a restart of the listener or of this supervisor)
                 if (remote) restored = true;
               }
             }
             // records of failures that left the window, or of sessions that ended, are dropped
             const gone = (id: string) => !next[id.slice('session.'.length)];
-            enqueue.assign({ sessions: next, failures: pruneFailures(failures, now, gone) });
+            enqueue.assign({ sessions: next, failures: pruneFailures(failures, now, gone), told });
             // sticky REMOTE ends with its session (or when another is made under its name)
             const remote = remoteAfterReading(context.remote, next);
             if (remote !== context.remote) {
@@ -239,7 +255,8 @@ export const sessionsMachine = setup({
             const now = clockOf(context);
             const { record, decision } = decideFailure('session', context.failures[id], now, describeFailure(error));
             enqueue.stopChild(id);
-            enqueue.assign({ failures: { ...context.failures, [id]: record } });
+            const { [id.slice('session.'.length)]: _forgotten, ...told } = context.told;
+            enqueue.assign({ failures: { ...context.failures, [id]: record }, told });
             enqueue.sendParent({ type: 'CHILD.DOWN', id } satisfies SessionsToListener);
             const what =
               decision.kind === 'give_up'
