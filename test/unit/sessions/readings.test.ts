@@ -49,7 +49,11 @@ describe('the sessions supervisor tells a session actor only the readings it doe
     const actor = createActor(sessionsMachine, {
       input: {},
       inspect: (e) => {
-        if (e.type === '@xstate.event' && e.event.type === 'UPDATE' && e.actorRef.id === 'session.proj')
+        if (
+          e.type === '@xstate.event' &&
+          e.event.type === 'UPDATE' &&
+          (e.actorRef as { id?: string }).id === 'session.proj'
+        )
           updates.push(e.event);
       },
     }).start();
