@@ -5,7 +5,7 @@
  * running listener notices the file changing (`watchPins`, an inotify watch on its directory) and also reads it afresh at
  * every sealed contact; reading needs no lock, since the file is only ever replaced whole.
  */
-import { readFileSync, unwatchFile, watch, watchFile } from 'node:fs';
+import { type FSWatcher, readFileSync, unwatchFile, watch, watchFile } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { fromCallback } from 'xstate';
 import { applyPinOps, emptyPins, type PinOp, PinsFile } from '../../core/devices/devices.js';
@@ -70,36 +70,63 @@ export function readPinsSafely(path: string): PinsReading {
   }
 }
 
+/** How long after a change the file is read: the events of one write come together, and a hand edit has ended. */
+const SETTLE_MS = 30;
+
 /**
  * Sends `PINS.LOADED` to the listener when the file changed (also after our own writes). The directory is watched
  * (inotify: nothing runs until a file in it changes; the file itself is replaced whole, so its own inode is not the
- * one to watch); where a watch cannot be had (no inotify, its limit reached) the file's stat is polled every
+ * one to watch), with a stat every `safetyPollMs` behind it (a watch can end without an error: its folder removed and
+ * made again, events dropped); where a watch cannot be had (no inotify, its limit reached) the stat runs every
  * `pollMs` instead.
  */
-export function watchPins(path: string, pollMs = 500, watchDir: typeof watch = watch) {
+export function watchPins(
+  path: string,
+  {
+    pollMs = 500,
+    safetyPollMs = 30_000,
+    watchDir = watch,
+  }: { pollMs?: number; safetyPollMs?: number; watchDir?: typeof watch } = {},
+) {
   return fromCallback(({ sendBack }) => {
     const onChange = () => {
       const reading = readPinsSafely(path);
       sendBack({ type: 'PINS.LOADED', pins: reading.pins, unreadable: reading.unreadable });
     };
-    const poll = () => {
-      watchFile(path, { interval: pollMs, persistent: false }, onChange);
-      return () => unwatchFile(path, onChange);
+    let timer: NodeJS.Timeout | null = null;
+    const soon = () => {
+      if (timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        onChange();
+      }, SETTLE_MS);
+      timer.unref();
     };
-    let stop: () => void;
+    let polling = 0;
+    const poll = (interval: number) => {
+      if (polling) unwatchFile(path, onChange);
+      polling = interval;
+      watchFile(path, { interval, persistent: false }, onChange);
+    };
+    let watcher: FSWatcher | null = null;
     try {
       const name = basename(path);
-      const watcher = watchDir(dirname(path), { persistent: false }, (_event, file) => {
-        if (file === null || file === name) onChange();
+      watcher = watchDir(dirname(path), { persistent: false }, (_event, file) => {
+        if (file === null || file === name) soon();
       });
       watcher.on('error', () => {
-        watcher.close();
-        stop = poll();
+        watcher?.close();
+        watcher = null;
+        poll(pollMs);
       });
-      stop = () => watcher.close();
+      poll(safetyPollMs);
     } catch {
-      stop = poll();
+      poll(pollMs);
     }
-    return () => stop();
+    return () => {
+      watcher?.close();
+      if (polling) unwatchFile(path, onChange);
+      if (timer) clearTimeout(timer);
+    };
   });
 }

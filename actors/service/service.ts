@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { nodeFlagsFor } from '../../core/daemon/nodeFlags.js';
 import {
   RELAY_STATE_DIR,
   RELAY_UNIT,
@@ -84,7 +85,7 @@ export function installService(f: ServiceFacts): ServiceOutcome {
   const ok = runAll(serviceCommands(f, 'install'), lines);
   lines.unshift(
     `login service ${again ? (same ? 'already installed' : 'repointed') : 'installed'}: ${file}` +
-      ` (runs ${f.node} ${f.svcBin} ${serviceCommand(f).join(' ')})`,
+      ` (runs ${[f.node, ...nodeFlagsFor(serviceCommand(f)), f.svcBin, ...serviceCommand(f)].join(' ')})`,
   );
   if (f.platform === 'systemd') {
     const user = process.env.USER || process.env.LOGNAME || String(f.uid);

@@ -3,8 +3,8 @@
  * every reading, and a reading comes every 5 s and for every push (each is judged on a fresh one): with 20 sessions,
  * 20 `UPDATE`s, nearly all repeating what the actor already holds. A reading is left untold only where telling it
  * would change nothing: the actor was last told exactly this (its record and what its screen showed), no approval
- * prompt is in it, and the actor's approval region is at `none` (a prompt's card is sealed again at each reading until
- * it is, and a refused `prompt_changed` or a typed answer settles at the next reading, so those always hear it).
+ * prompt is in it, and the actor's approval region is at `none` (a refused `prompt_changed` or a typed answer settles
+ * at the next reading, so an actor in any other approval state always hears it, as does one shown a prompt).
  */
 import type { ApprovalPrompt } from '../agents/approvals.js';
 import type { SessionRecord } from '../protocol/index.js';

@@ -2,7 +2,7 @@
  * `watchPins` on a real file: a change written as `svc devices` writes it reaches the listener as `PINS.LOADED`,
  * through the directory watch, and through the stat poll where no watch can be had.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'vitest';
@@ -44,16 +44,23 @@ async function pinThenForget(path: string, seen: PinsFile[]) {
 }
 
 describe('watchPins', () => {
-  it('passes on what another process writes, through the directory watch (no poll: its interval is a minute)', async () => {
-    const { path, seen } = watching((p) => watchPins(p, 60_000));
+  it('passes on what another process writes, through the directory watch (the stat behind it: once a minute)', async () => {
+    const { path, seen } = watching((p) => watchPins(p, { safetyPollMs: 60_000 }));
     await pinThenForget(path, seen);
   });
 
   it('polls the file where no watch can be had (inotify refused)', async () => {
     const refuse = (() => {
       throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
-    }) as unknown as Parameters<typeof watchPins>[2];
-    const { path, seen } = watching((p) => watchPins(p, 50, refuse));
+    }) as unknown as typeof watch;
+    const { path, seen } = watching((p) => watchPins(p, { pollMs: 50, watchDir: refuse }));
+    await pinThenForget(path, seen);
+  });
+
+  it('still notices through the stat behind it when the watch goes quiet without an error (its folder made again)', async () => {
+    // a real watch on the folder whose events go nowhere: the watch is there, and says nothing
+    const silent = ((dir: string) => watch(dir, { persistent: false }, () => {})) as unknown as typeof watch;
+    const { path, seen } = watching((p) => watchPins(p, { safetyPollMs: 50, watchDir: silent }));
     await pinThenForget(path, seen);
   });
 });
