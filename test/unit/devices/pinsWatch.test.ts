@@ -36,11 +36,26 @@ function watching(make: (path: string) => ReturnType<typeof watchPins>) {
 const pin = (deviceId: string) =>
   ({ op: 'pin', deviceId, publicKey: `k-${deviceId}`, fingerprint: 'f', at: 1, lastSeq: {} }) as const;
 
+/**
+ * Pin, then forget, each written as `svc devices` writes it (a new file renamed over the old). A stat poll takes its
+ * first look some time after it starts, and a file written before that look is its starting point, not a change: so
+ * each write is made again (the same content, a new file) until it is seen.
+ */
 async function pinThenForget(path: string, seen: PinsFile[]) {
-  updatePins(path, [pin('d_one')]);
-  await waitFor(() => seen.some((p) => p.devices.d_one !== undefined), { what: 'd_one pinned' });
-  updatePins(path, [{ op: 'forget', deviceId: 'd_one' }]);
-  await waitFor(() => seen.at(-1)?.devices.d_one === undefined, { what: 'd_one forgotten' });
+  await waitFor(
+    () => {
+      updatePins(path, [pin('d_one')]);
+      return seen.some((p) => p.devices.d_one !== undefined);
+    },
+    { what: 'd_one pinned', intervalMs: 100 },
+  );
+  await waitFor(
+    () => {
+      updatePins(path, [{ op: 'forget', deviceId: 'd_one' }]);
+      return seen.at(-1)?.devices.d_one === undefined;
+    },
+    { what: 'd_one forgotten', intervalMs: 100 },
+  );
 }
 
 describe('watchPins', () => {
