@@ -471,10 +471,12 @@ describe('injectText waits for states, not for fixed times (a busy machine)', ()
   });
 });
 
+/** A real agent's screen as captured (test/fixtures/screens), trailing blank lines dropped. */
+const fixture = (id: string, name: string) =>
+  readFileSync(new URL(`../../fixtures/screens/${id}/${name}.txt`, import.meta.url), 'utf8').replace(/\n+$/, '');
+
 describe('an approval prompt on screen while the input line still holds our text (the last guard)', () => {
   const TEXT = 'run a command, svc-approve';
-  const fixture = (id: string, name: string) =>
-    readFileSync(new URL(`../../fixtures/screens/${id}/${name}.txt`, import.meta.url), 'utf8').replace(/\n+$/, '');
   /** The real dialog of each agent, with its input line below it still holding our text (a redraw caught halfway). */
   const both = (id: string) => {
     const line = id === 'A2' ? `› ${TEXT}` : id === 'A1' ? `❯ ${TEXT}` : ` >   ${TEXT}`;
@@ -511,9 +513,6 @@ describe('an approval prompt on screen while the input line still holds our text
 });
 
 describe('an approval prompt that comes up between the paste and its Enter (the agent asked meanwhile)', () => {
-  const fixture = (id: string, name: string) =>
-    readFileSync(new URL(`../../fixtures/screens/${id}/${name}.txt`, import.meta.url), 'utf8');
-
   it.each([
     ['A1', 'awaiting_approval-1', true],
     ['A2', 'awaiting_approval-2', true],
