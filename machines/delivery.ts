@@ -34,10 +34,15 @@ import { actorDown, type HeldInput, type SessionsEvent, sessionId, sessionShown 
 import type { WatchesEvent } from './watches.js';
 import type { WorktreesEvent } from './worktrees.js';
 
-/** A push for its session (a sealed one already opened: `body` is its text). */
-function heldPush(push: WirePush, receivedAt: number, hookId: string): HeldInput {
-  const addressedToThisComputer = push.targetComputer === hookId;
-  const event = { type: 'PUSH' as const, push: { id: push.id, body: push.body, addressedToThisComputer, receivedAt } };
+/**
+ * A push for its session (a sealed one already opened: `body` is its text). It may wait for its agent's turn to end
+ * for what is left of the replay window: the relay gives up on a push unanswered for twice the window.
+ */
+function heldPush(push: WirePush, receivedAt: number, context: { hookId: string; replayWindowMs: number }): HeldInput {
+  const addressedToThisComputer = push.targetComputer === context.hookId;
+  const turnWaitMs = Math.max(0, context.replayWindowMs - push.ageMs);
+  const body = { id: push.id, body: push.body, addressedToThisComputer, receivedAt, turnWaitMs };
+  const event = { type: 'PUSH' as const, push: body };
   return { kind: 'push', session: push.agentSessionName, id: push.id, event };
 }
 
@@ -162,7 +167,7 @@ export const linkFrame: Step<'LINK.FRAME'> = ({ context, event, enqueue, system 
       // Claimed before it is opened or typed: whatever happens next, it is never typed twice.
       settle({ state: 'claimed' });
       if (d.kind === 'contact') toDevice(d);
-      else if (d.kind === 'hold') enqueue.raise({ type: 'HOLD', held: heldPush(push, receivedAt, context.hookId) });
+      else if (d.kind === 'hold') enqueue.raise({ type: 'HOLD', held: heldPush(push, receivedAt, context) });
       else {
         const { id, agentSessionName: session } = push;
         enqueue.raise({ type: 'SESSION.RESULT', session, id, state: 'refused', code: d.code });
@@ -177,11 +182,12 @@ export const reading: Step<'INVENTORY.SNAPSHOT'> = ({ context, event, enqueue })
   for (const record of event.sessions) next[record.name] = record;
   // the session actors follow the reading (machines/sessions.ts); an ended session's answers come from it
   if (isUp(context, 'sessions')) {
-    const { approvalOnScreen, approvals, unreadable } = event;
+    const { approvalOnScreen, approvals, unreadable, midTurn } = event;
     const screens = {
       approvalOnScreen,
       ...(approvals ? { approvals } : {}),
       ...(unreadable ? { unreadable } : {}),
+      ...(midTurn ? { midTurn } : {}),
     };
     enqueue.sendTo('sessions', { type: 'READING', sessions: next, ...screens } satisfies SessionsEvent);
   }
@@ -251,7 +257,7 @@ export const deviceResult: Step<'DEVICE.RESULT'> = ({ context, event, enqueue })
   if (ref.kind === 'push') {
     const { push, receivedAt } = ref;
     const d = decideOpenedPush(push, outcome as ContactOutcome<'agent.command'>);
-    if (d.kind === 'hold') enqueue.raise({ type: 'HOLD', held: heldPush(d.push, receivedAt, context.hookId) });
+    if (d.kind === 'hold') enqueue.raise({ type: 'HOLD', held: heldPush(d.push, receivedAt, context) });
     else {
       const { kind: _, ...refused } = d;
       enqueue.raise({

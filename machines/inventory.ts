@@ -81,6 +81,8 @@ export type InventoryOutEvent =
    * `answers`: how many REFRESH requests had come when this reading began; it is newer than each of them.
    * `approvalOnScreen`: the sessions showing an approval prompt in this reading (before any debounce).
    * `unreadable`: the sessions whose screen should have been read and could not be (messages are refused).
+   * `midTurn`: the sessions whose agent is in a turn in this reading and types a message only after it
+   * (`AgentSpec.typeAfterTurn`): their pushes wait.
    */
   | {
       type: 'INVENTORY.SNAPSHOT';
@@ -90,6 +92,7 @@ export type InventoryOutEvent =
       /** What each of those prompts asks (core/agents/approvals.ts). */
       approvals: Record<string, ApprovalPrompt>;
       unreadable: string[];
+      midTurn: string[];
       /** Why it was taken: the listener ticks the scheduler only on the poll's readings. */
       cause: ReadingCause;
       /** When it was read (epoch ms). */
@@ -181,6 +184,7 @@ export const inventoryMachine = setup({
                   approvalOnScreen: read.approvalOnScreen,
                   approvals: read.approvals,
                   unreadable: read.unreadable,
+                  midTurn: read.midTurn,
                   cause: context.cause,
                   takenAt,
                 });

@@ -110,6 +110,7 @@ export type ListenerEvent =
       approvalOnScreen: string[];
       approvals?: Record<string, ApprovalPrompt>;
       unreadable?: string[];
+      midTurn?: string[];
       /** Why the reading was taken (machines/inventory.ts); absent: a tick. */
       cause?: ReadingCause;
       /** When it was read (epoch ms). */

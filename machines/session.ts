@@ -3,8 +3,9 @@
  * and a delivery region that types queued pushes one at a time, checking the refusal rules (spec 7) right before
  * each one, because the pane may have changed while the push waited.
  */
-import { assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, not, raise, sendParent, setup } from 'xstate';
 import { type ApprovalPrompt, decideApprovalInput, PromptChangedError } from '../core/agents/approvals.js';
+import { TURN_WAIT_MS } from '../core/agents/registry.js';
 import { keysRefusal } from '../core/panes/keys.js';
 import type { PhoneInput } from '../core/protocol/bodies.js';
 import type { PaneInfo, RefusalCode, SessionRecord } from '../core/protocol/index.js';
@@ -25,6 +26,14 @@ export interface SessionPush {
   addressedToThisComputer: boolean;
   /** When the listener received it (epoch ms): the rate limit counts arrivals, not typing. */
   receivedAt: number;
+  /**
+   * How long it may wait for the agent's turn to end (the `turn` region): what is left of the relay's replay window
+   * when it arrived, so it is typed or refused before the relay gives up on it (at twice the window). Absent:
+   * `TURN_WAIT_MS`.
+   */
+  turnWaitMs?: number;
+  /** It waited that long: typed whatever the screen shows. */
+  waited?: true;
 }
 
 /** A phone's key input: the device, its connection and its stamp, for the answer (`keys.result`). */
@@ -112,6 +121,7 @@ export interface SessionInput {
   approvalOnScreen?: boolean;
   approval?: ApprovalPrompt | null;
   screenUnreadable?: boolean;
+  midTurn?: boolean;
   /** It was in sticky REMOTE when the listener before this one stopped (core/sessions/remoteMode.ts). */
   remote?: boolean;
 }
@@ -130,7 +140,14 @@ export interface SessionContext {
   answered: string | null;
   /** The last reading should have read the agent's screen and could not: input is refused (fail closed). */
   screenUnreadable: boolean;
+  /**
+   * The last reading showed the agent in a turn, and it is one that may lose a message typed then
+   * (`AgentSpec.typeAfterTurn`, core/sessions/view.ts `midTurn`): pushes wait in `parked`.
+   */
+  midTurn: boolean;
   queue: QueueItem[];
+  /** Pushes waiting for the agent's turn to end, in arrival order; key input passes them (Escape must stop a turn). */
+  parked: SessionPush[];
   current: SessionPush | null;
   /** Key input being typed. */
   currentKeys: TypingKeys | null;
@@ -152,6 +169,7 @@ export type SessionEvent =
       approvalOnScreen?: boolean;
       approval?: ApprovalPrompt | null;
       screenUnreadable?: boolean;
+      midTurn?: boolean;
     }
   | { type: 'PUSH'; push: SessionPush }
   | { type: 'KEYS'; keys: SessionKeys }
@@ -165,7 +183,9 @@ export type SessionEvent =
   | { type: 'APPROVAL.ANSWERING' }
   | { type: 'APPROVAL.ANSWERED' }
   | { type: 'APPROVAL.FAILED' }
-  | { type: 'APPROVAL.CHANGED' };
+  | { type: 'APPROVAL.CHANGED' }
+  /** The first parked push waited as long as it may: they are all typed now, turn or not. */
+  | { type: 'TURN.WAITED' };
 
 /** What a session tells the listener about each push it was given. */
 export type SessionResult = {
@@ -212,7 +232,7 @@ export function unanswered(context: SessionContext): (SessionResult | SessionKey
   const out: (SessionResult | SessionKeysResult)[] = [];
   if (context.current) out.push(pushResult(context, context.current.id, cut));
   if (context.currentKeys) out.push(keysResult(context, context.currentKeys.ref, cut));
-  for (const item of context.queue) {
+  for (const item of [...context.parked, ...context.queue]) {
     out.push(item.kind === 'keys' ? keysResult(context, item.ref, gone) : pushResult(context, item.id, gone));
   }
   return out;
@@ -345,6 +365,7 @@ export const sessionMachine = setup({
             approvalOnScreen: event.approvalOnScreen === true,
             approval: event.approvalOnScreen ? (event.approval ?? null) : null,
             screenUnreadable: event.screenUnreadable === true,
+            midTurn: event.midTurn === true,
           }
         : {},
     ),
@@ -387,9 +408,16 @@ export const sessionMachine = setup({
       !!event.approval &&
       event.approval.fingerprint !== context.answered,
     queueEmpty: ({ context }) => context.queue.length === 0,
+    unparks: ({ context }) => context.parked.length > 0 && !context.midTurn,
+    headParks: ({ context }) => {
+      const head = context.queue[0];
+      return head?.kind !== 'keys' && !head?.waited && (context.midTurn || context.parked.length > 0);
+    },
+    hasParked: ({ context }) => context.parked.length > 0,
     headRefused: ({ context }) => decideHead(context).code !== null,
     headIsKeys: ({ context }) => context.queue[0]?.kind === 'keys',
   },
+  delays: { turnWait: ({ context }) => context.parked[0]?.turnWaitMs ?? TURN_WAIT_MS },
 }).createMachine({
   id: 'session',
   type: 'parallel',
@@ -400,7 +428,9 @@ export const sessionMachine = setup({
     approval: input.approvalOnScreen ? (input.approval ?? null) : null,
     answered: null,
     screenUnreadable: input.screenUnreadable === true,
+    midTurn: input.midTurn === true,
     queue: [],
+    parked: [],
     current: null,
     currentKeys: null,
     bucket: null,
@@ -512,16 +542,48 @@ export const sessionMachine = setup({
         },
       },
     },
+    turn: {
+      description:
+        'Pushes for an agent in a turn (AgentSpec.typeAfterTurn) are parked until a reading shows the turn over; ' +
+        'after what is left of the relay’s replay window (turnWait) they are typed whatever the screen shows, and ' +
+        'the agent queues them (a long turn, or a rule that misreads a finished one). Key input is never parked.',
+      initial: 'free',
+      states: {
+        free: { always: { guard: 'hasParked', target: 'waiting' } },
+        waiting: {
+          always: { guard: not('hasParked'), target: 'free' },
+          after: { turnWait: { target: 'free', actions: raise({ type: 'TURN.WAITED' }) } },
+        },
+      },
+    },
     delivery: {
       initial: 'ready',
       on: {
         PUSH: { actions: assign({ queue: ({ context, event }) => [...context.queue, event.push] }) },
         KEYS: { actions: assign({ queue: ({ context, event }) => [...context.queue, event.keys] }) },
+        'TURN.WAITED': {
+          actions: assign(({ context }) => ({
+            queue: [...context.parked.map((p) => ({ ...p, waited: true as const })), ...context.queue],
+            parked: [],
+          })),
+        },
       },
       states: {
         ready: {
           always: [
+            // the turn is over (or the screen no longer says so): the parked pushes go first, in their order
+            {
+              guard: 'unparks',
+              actions: assign(({ context }) => ({ queue: [...context.parked, ...context.queue], parked: [] })),
+            },
             { guard: 'queueEmpty' },
+            {
+              guard: 'headParks',
+              actions: assign(({ context }) => ({
+                parked: [...context.parked, context.queue[0] as SessionPush],
+                queue: context.queue.slice(1),
+              })),
+            },
             {
               guard: 'headRefused',
               actions: enqueueActions(({ context, enqueue }) => {

@@ -45,6 +45,8 @@ export interface Screens {
   approvalOnScreen: string[];
   approvals?: Record<string, ApprovalPrompt>;
   unreadable?: string[];
+  /** The sessions whose agent is in a turn and takes a message only after it (`AgentSpec.typeAfterTurn`). */
+  midTurn?: string[];
 }
 
 export interface SessionsInput extends SupervisorInput {
@@ -164,6 +166,7 @@ export const sessionsMachine = setup({
                 approvalOnScreen: event.approvalOnScreen.includes(name),
                 approval: event.approvals?.[name] ?? null,
                 screenUnreadable: event.unreadable?.includes(name) === true,
+                midTurn: event.midTurn?.includes(name) === true,
               };
               const failed = failures[sessionId(name)];
               if (isDown(failed, now)) continue;
@@ -176,7 +179,8 @@ export const sessionsMachine = setup({
                   restored = true;
                 }
                 const reading = { record, ...screen };
-                const region = (children[sessionId(name)]?.getSnapshot().value as { approval?: unknown }).approval;
+                const region = (children[sessionId(name)]?.getSnapshot().value as { approval?: unknown } | undefined)
+                  ?.approval;
                 told[name] = readingKey(reading);
                 if (readingIsNews(reading, context.told[name], region))
                   enqueue.sendTo(sessionId(name), { type: 'UPDATE', ...reading } satisfies SessionEvent);

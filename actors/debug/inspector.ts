@@ -65,6 +65,8 @@ export const SUMMARISERS: Record<string, Summariser> = {
       foreground: short(pane?.command ?? null, 40),
       panes: c.record.panes.length,
       queued: c.queue.length,
+      // pushes held until the agent's turn is over (machines/session.ts `turn`)
+      afterTurn: c.parked.length,
       typing: c.current?.id ?? null,
       tokens: c.bucket ? Math.floor(c.bucket.tokens) : null,
     };

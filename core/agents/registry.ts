@@ -58,6 +58,13 @@ export interface SubmitStrategy {
   screen?: ScreenRules;
 }
 
+/**
+ * How long a push for an agent with `typeAfterTurn` waits for its turn to end before it is typed anyway (the agent
+ * then queues it), when the relay's replay window does not say less: the relay's default window. A long turn gets the
+ * message within that time, and a screen rule that misreads a finished turn cannot hold messages for ever.
+ */
+export const TURN_WAIT_MS = 120_000;
+
 export interface AgentSpec {
   /** Spec numbering: `A1`..`A16`; `generic` for a program the registry does not know. */
   id: string;
@@ -85,6 +92,13 @@ export interface AgentSpec {
   /** How its state is read from its pane (`core/agents/screens.ts`); `null`: no rules, always `unknown`. */
   screenRules: ScreenRules | null;
   submit: SubmitStrategy;
+  /**
+   * A message for it is typed only once its screen no longer reads `working` (the push waits in its session actor,
+   * at most what is left of the relay's replay window): for an agent seen to lose a message typed during its turn. Claude Code queues such a
+   * message, draws it in its transcript, and sometimes never sends it to the model when its turn ends at that moment
+   * (docs/agents.md, A1).
+   */
+  typeAfterTurn?: true;
 }
 
 /**
@@ -165,6 +179,7 @@ export const AGENTS: readonly AgentSpec[] = [
     // input line right below a rule (test/fixtures/screens/A1). The real 2.1.197 submitted every Enter 0-100 ms
     // after a paste, quiet and loaded (bench/submit.ts, docs/benchmarks.md): 50 ms is the floor plus a margin.
     submit: { kind: 'paste', enterDelayMs: 50, inputLine: BOXED_PROMPT, inputBelowRule: 1 },
+    typeAfterTurn: true,
   },
   {
     id: 'A2',

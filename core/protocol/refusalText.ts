@@ -54,7 +54,7 @@ export function pushStateText(state: PushState | 'sending' | 'unsent', code: str
     case 'pending':
       return 'Sent; waiting for the computer.';
     case 'delivered':
-      return 'The computer has it; typing…';
+      return 'The computer has it; typed when the agent can take it…';
     case 'injected':
       return 'typed';
     case 'refused':

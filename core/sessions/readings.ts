@@ -15,6 +15,7 @@ export interface SessionReading {
   approvalOnScreen: boolean;
   approval: ApprovalPrompt | null;
   screenUnreadable: boolean;
+  midTurn: boolean;
 }
 
 /** A reading as a string, to compare with the one the actor was last told. */

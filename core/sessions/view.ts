@@ -145,6 +145,8 @@ export function panesToRead(described: readonly SessionRecord[]): string[] {
  * not: the picker waits for a second reading, typing must not (text and an Enter could answer the prompt).
  * `unreadable` names the sessions whose agent has trusted screen rules but whose screen is missing from the reading
  * (the pane went away, or its screen could not be filed under its id): nothing may be typed into them as if idle.
+ * `midTurn` names the sessions whose screen shows their agent working in this very reading, for an agent that may
+ * lose a message typed during its turn (`AgentSpec.typeAfterTurn`): their pushes wait for the turn to end.
  */
 export function applyScreens(
   described: readonly SessionRecord[],
@@ -158,9 +160,11 @@ export function applyScreens(
   /** What each prompt of `approvalOnScreen` asks (core/agents/approvals.ts), by session. */
   approvals: Record<string, ApprovalPrompt>;
   unreadable: string[];
+  midTurn: string[];
 } {
   const next: Record<string, DebounceState> = {};
   const approvalOnScreen: string[] = [];
+  const midTurn: string[] = [];
   const approvals: Record<string, ApprovalPrompt> = {};
   const unreadable: string[] = [];
   const sessions = described.map((record) => {
@@ -180,9 +184,10 @@ export function applyScreens(
       const prompt = readApproval(agent.id, { text });
       if (prompt) approvals[record.name] = prompt;
     }
+    if (reading === 'working' && agent?.typeAfterTurn) midTurn.push(record.name);
     const state = nextAgentState(debounce[record.name] ?? initialDebounce(now), reading, now, screenHash(text));
     next[record.name] = state;
     return { ...record, state: state.state };
   });
-  return { sessions, debounce: next, approvalOnScreen, approvals, unreadable };
+  return { sessions, debounce: next, approvalOnScreen, approvals, unreadable, midTurn };
 }

@@ -102,6 +102,8 @@ export interface FakeModel {
   requests: LoggedRequest[];
   /** From now on, answer tool calls after `ms`. */
   setToolDelayMs(ms: number): void;
+  /** From now on, stream the `svc-slow` and `svc-wait` replies over `ms`. */
+  setSlowMs(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -153,6 +155,29 @@ export function userTurnsHold(body: unknown, text: string): boolean {
   return (turns as unknown[])
     .filter((t): t is Json => isObj(t) && t.role === 'user')
     .some((t) => stringsIn(t).some((s) => s.includes(text)));
+}
+
+/** Where `text` stands in a request body, as paths (`.messages.3.content.0.text`). */
+function pathsTo(value: unknown, text: string, at = ''): string[] {
+  if (typeof value === 'string') return value.includes(text) ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => pathsTo(v, text, `${at}.${i}`));
+  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => pathsTo(v, text, `${at}.${k}`));
+  return [];
+}
+
+/** For a test's failure message: each of the last requests, what it was answered with, where `text` stands in it,
+ * and its last turns. */
+export function describeRequests(requests: readonly LoggedRequest[], text: string, last = 6): string {
+  return requests
+    .slice(-last)
+    .map((r) => {
+      const turns = isObj(r.body) ? ([r.body.messages, r.body.input, r.body.contents].find(Array.isArray) ?? []) : [];
+      const tail = (turns as unknown[])
+        .slice(-3)
+        .map((t) => (isObj(t) ? `${String(t.role)}: ${JSON.stringify(t.content ?? t.parts).slice(0, 400)}` : '?'));
+      return `${r.method} ${r.url} (${r.script}) '${text}' at [${pathsTo(r.body, text).join(' ')}]\n  ${tail.join('\n  ')}`;
+    })
+    .join('\n');
 }
 
 const hasToolResult = (content: unknown): boolean =>
@@ -754,6 +779,9 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     requests,
     setToolDelayMs: (ms) => {
       opts.toolDelayMs = ms;
+    },
+    setSlowMs: (ms) => {
+      opts.slowMs = ms;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVAL_PROBE, type FakeModel, startFakeModel, userTurnsHold } from '../fakes/fakeModel.js';
+import { APPROVAL_PROBE, describeRequests, type FakeModel, startFakeModel, userTurnsHold } from '../fakes/fakeModel.js';
 import type { SpawnedSvc } from '../helpers/cli.js';
 import { spawnSvc, type tempHome } from '../helpers/cli.js';
 import { loggedInComputer } from '../helpers/computer.js';
@@ -89,9 +89,8 @@ for (const agent of AGENTS_WITH_APPROVAL) {
     }
     const received = (text: string) =>
       until(() => model.requests.some((r) => userTurnsHold(r.body, text)), `model got ${text}`).catch((e) => {
-        const last = model.requests.at(-1);
         throw new Error(
-          `${(e as Error).message}\n--- the model's last request (${last?.script}) ---\n${JSON.stringify(last?.body).slice(-2_000)}\n--- listener ---\n${listener.output().slice(-2_000)}`,
+          `${(e as Error).message}\n--- the model's last requests ---\n${describeRequests(model.requests, text)}\n--- listener ---\n${listener.output().slice(-2_000)}`,
         );
       });
 
@@ -146,7 +145,8 @@ for (const agent of AGENTS_WITH_APPROVAL) {
       const id = await sendPush(relay, session, 'after the answer, svc-after');
       expect(await finalPush(relay, id, STEP_MS)).toMatchObject({ state: 'injected' });
       await until(() => existsSync(probe()), 'ran the approved command');
-      // typed: on screen at once (queued, or in the transcript), and sent to the model after the tool's turn
+      // typed once Claude Code's turn (the approved command, then its reply) is over: a message it queued at the
+      // moment the turn ended was once drawn in its transcript and never sent (ci62; docs/agents.md, A1)
       await until(async () => (await screen()).includes('svc-after'), 'shows the push');
       await received('svc-after');
     });

@@ -155,7 +155,7 @@ describe('inspector', () => {
     const session = actors.find((a) => a.id === 'session.svc-proj')!;
     expect(session.machine).toBe('session');
     expect(formatStateValue(session.value)).toBe(
-      'attachment.detached, agent.unknown, remote.local, approval.none, delivery.ready',
+      'attachment.detached, agent.unknown, remote.local, approval.none, turn.free, delivery.ready',
     );
     expect(session.summary).toMatchObject({ attached: false, foreground: 'cat', queued: 0, typing: null });
     const relay = actors.find((a) => a.id === 'relay')!;

@@ -131,7 +131,8 @@ describe('the machines of machines/index.ts', () => {
     expect(inventory).toMatch(/\n\s+--\n/);
     const session = chartMermaid(chartModel(MACHINES.find((e) => e.name === 'session')!.machine));
     expect(session).toContain('UPDATE [readsApproval]');
-    expect(session.match(/\n\s+--\n/g)?.length).toBe(4);
+    expect(session.match(/\n\s+--\n/g)?.length).toBe(5);
+    expect(session).toContain(': after turnWait');
   });
 
   it('derives the actor tree from the definitions: the root invokes the link, the inventory and the supervisors, spawns the rest', () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import { createActor, fromCallback, fromPromise, SimulatedClock } from 'xstate';
 import { createFaults, type FaultRule, parseFaults } from '../../../actors/debug/faults.js';
+import { TURN_WAIT_MS } from '../../../core/agents/registry.js';
 import type { ClientFrame, RelayFrame, SessionRecord, WirePush } from '../../../core/protocol/index.js';
 import { emptyLedger, type Ledger, STOPPED_WHILE_TYPING } from '../../../core/sessions/ledger.js';
 import type { RemoteSessions } from '../../../core/sessions/remoteMode.js';
@@ -782,13 +783,106 @@ describe('session actor', () => {
     await flush();
     expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
     // The person answered at the keyboard: the agent works on. The picker waits for a second reading to say so;
-    // the approval region follows the fresh reading.
+    // the approval region follows the fresh reading, and the message waits for the turn to end (Claude Code may
+    // lose one typed during it).
     h.state.screens[pane] = fixture('working-1');
     h.push({ id: 2, body: 'and then this' });
     await flush();
     expect(sessionState(h, 'svc-proj')).toMatchObject({ agent: 'awaitingApproval', approval: 'none' });
+    expect(h.state.typed).toEqual([]);
+    expect(h.results()).toMatchObject([{ id: 1 }]);
+    h.state.screens[pane] = fixture('idle-1');
+    h.clock.increment(5_000);
+    await flush();
     expect(h.state.typed.map((t) => t.text)).toEqual(['and then this']);
     expect(h.results()).toMatchObject([{ id: 1 }, { id: 2, state: 'injected' }]);
+  });
+
+  describe('a message for Claude Code while it works waits for its turn to end (AgentSpec.typeAfterTurn)', () => {
+    const start = async (command: string, agent: string, screen: string) => {
+      const s = session('svc-proj', command, { meta: { kind: 'agent', agent, project: 'proj' } });
+      const h = harness({ sessions: [s] });
+      h.state.screens[s.panes[0]!.id] = screen;
+      await flush();
+      await h.connect();
+      return { h, pane: s.panes[0]!.id };
+    };
+
+    it('typed at the first reading that shows the turn over, messages in their order', async () => {
+      const { h, pane } = await start('claude', 'A1', fixture('working-1'));
+      h.push({ id: 1, body: 'first' });
+      h.push({ id: 2, body: 'second' });
+      await flush();
+      h.clock.increment(5_000);
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      expect(h.results()).toEqual([]);
+      h.state.screens[pane] = fixture('working-2');
+      h.clock.increment(5_000);
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      h.state.screens[pane] = fixture('idle-1');
+      h.clock.increment(5_000);
+      await flush();
+      expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'second']);
+      expect(h.results()).toMatchObject([
+        { id: 1, state: 'injected' },
+        { id: 2, state: 'injected' },
+      ]);
+    });
+
+    it('a turn that ends in an approval prompt: refused approval_pending, nothing typed', async () => {
+      const { h, pane } = await start('claude', 'A1', fixture('working-1'));
+      h.push({ id: 1, body: 'yes' });
+      await flush();
+      h.state.screens[pane] = fixture('awaiting_approval-1');
+      h.clock.increment(5_000);
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'approval_pending' }]);
+    });
+
+    it("typed, still mid-turn, once what was left of the relay's replay window is over (the relay gives up at twice it)", async () => {
+      const { h } = await start('claude', 'A1', fixture('working-1'));
+      expect(TURN_WAIT_MS).toBe(120_000); // the relay's default window, this harness's
+      h.push({ id: 1, body: 'are you stuck?', ageMs: 100_000 });
+      await flush();
+      h.clock.increment(19_000);
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      h.clock.increment(1_000);
+      await flush();
+      expect(h.state.typed.map((t) => t.text)).toEqual(['are you stuck?']);
+      expect(h.results()).toMatchObject([{ id: 1, state: 'injected' }]);
+      // the next one waits its own time: a whole window, as it is new
+      h.push({ id: 2, body: 'still there?' });
+      await flush();
+      h.clock.increment(110_000);
+      await flush();
+      expect(h.state.typed).toHaveLength(1);
+      h.clock.increment(10_000);
+      await flush();
+      expect(h.state.typed.map((t) => t.text)).toEqual(['are you stuck?', 'still there?']);
+    });
+
+    it('refused session_not_found when the session ends before its turn does', async () => {
+      const { h } = await start('claude', 'A1', fixture('working-1'));
+      h.push({ id: 1, body: 'never typed' });
+      await flush();
+      h.state.sessions = [];
+      h.clock.increment(5_000);
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'session_not_found' }]);
+    });
+
+    it('Codex queues a message itself: typed while it works', async () => {
+      const codex = readFileSync(new URL('../../fixtures/screens/A2/working-1.txt', import.meta.url), 'utf8');
+      const { h } = await start('codex', 'A2', codex);
+      h.push({ id: 1, body: 'and the docs' });
+      await flush();
+      expect(h.state.typed.map((t) => t.text)).toEqual(['and the docs']);
+    });
   });
 
   it('refuses a message when the agent’s screen could not be read, and says so in its log once', async () => {

@@ -14,7 +14,13 @@ const record = (extra: Partial<SessionRecord> = {}): SessionRecord => ({
   ...extra,
 });
 const prompt = { fingerprint: 'f1' } as unknown as ApprovalPrompt;
-const quiet: SessionReading = { record: record(), approvalOnScreen: false, approval: null, screenUnreadable: false };
+const quiet: SessionReading = {
+  record: record(),
+  approvalOnScreen: false,
+  approval: null,
+  screenUnreadable: false,
+  midTurn: false,
+};
 
 describe('readingIsNews', () => {
   it.each([
@@ -22,6 +28,8 @@ describe('readingIsNews', () => {
     ['never told', quiet, undefined, 'none', true],
     ['the record changed', { ...quiet, record: record({ attached: true }) }, readingKey(quiet), 'none', true],
     ['the screen became unreadable', { ...quiet, screenUnreadable: true }, readingKey(quiet), 'none', true],
+    ['the agent is in a turn now', { ...quiet, midTurn: true }, readingKey(quiet), 'none', true],
+    ['its turn is over', quiet, readingKey({ ...quiet, midTurn: true }), 'none', true],
     [
       'a prompt on screen, told before',
       { ...quiet, approvalOnScreen: true, approval: prompt },

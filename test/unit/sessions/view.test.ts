@@ -124,6 +124,28 @@ describe('screens to read', () => {
     expect(read.approvalOnScreen).toEqual(['asking']);
     // an agent without trusted rules is never read: unknown, and not unreadable (its messages are typed)
     expect(read.sessions.find((s) => s.name === 'untrusted')?.state).toBe('unknown');
+    expect(read.midTurn).toEqual([]);
+  });
+
+  it('names the sessions in a turn whose agent types a message only after it (Claude Code), not Codex', () => {
+    const screen = (agent: string, name: string) =>
+      readFileSync(new URL(`../../fixtures/screens/${agent}/${name}.txt`, import.meta.url), 'utf8');
+    const [a, b, c] = [pane('claude'), pane('claude'), pane('codex')];
+    const sessions = describeInventory(
+      [
+        rec('cc-working', 1, [a], cc('x')),
+        rec('cc-idle', 2, [b], cc('x')),
+        rec('codex-working', 3, [c], { kind: 'agent', agent: 'A2' }),
+      ],
+      'h',
+    );
+    const read = applyScreens(
+      sessions,
+      { [a.id]: screen('A1', 'working-2'), [b.id]: screen('A1', 'idle-1'), [c.id]: screen('A2', 'working-1') },
+      {},
+      0,
+    );
+    expect(read.midTurn).toEqual(['cc-working']);
   });
 });
 
