@@ -37,6 +37,10 @@
  *   (`Would you like to run the following command?` … `Press enter to confirm or esc to cancel`) in place of the
  *   input line, as when the agent asks while a message is on its way: Enter then logs `confirm`, Escape `cancel`,
  *   and either closes it.
+ * - `FAKE_AGENT_TURN_MS=<ms>`: a submit starts a turn of <ms>, as a model's reply takes time: the title is a braille
+ *   spinner frame (`⠋ <FAKE_AGENT_TITLE or name>`, Claude Code's working cue) until the answer `you said: …` is
+ *   printed, then the title and FAKE_AGENT_STATUS come back. A message submitted during the turn is queued, as
+ *   Claude Code queues one (`queued: <text>` on screen, logged `queued`), and answered after the turn.
  * - `FAKE_AGENT_LOG=<file>`: append one JSON line per event, for exact assertions and timing:
  *   `{"event":"ready"|"paste"|"type"|"submit"|"newline"|"swallow"|"confirm"|"cancel"|"exit", "t": <ms since start>, …}`;
  *   `submit`/`newline`/`swallow` carry `sinceTextMs` (time since the last text arrived), `submit` the `text`.
@@ -83,6 +87,12 @@ let enterSuppressUntil = -Infinity;
 let lastCharAt = -Infinity;
 let burstChars = 0;
 let swallowNext = false;
+const turnMs = Number(process.env.FAKE_AGENT_TURN_MS || 0);
+/** The title outside a turn (a turn puts a spinner frame before it). */
+const title = process.env.FAKE_AGENT_TITLE || name;
+let inTurn = false;
+/** Messages submitted during a turn (FAKE_AGENT_TURN_MS), answered after it. */
+const queued = [];
 let escTimer = null;
 let dialogOnPaste = process.env.FAKE_AGENT_DIALOG_ON_PASTE === '1';
 let dialog = false;
@@ -232,13 +242,37 @@ function enter() {
     drawInput();
     return;
   }
+  if (turnMs > 0 && inTurn) {
+    log('queued', { text, sinceTextMs });
+    queued.push(text);
+    say(`queued: ${visible(text)}`);
+    return;
+  }
   log('submit', { text, sinceTextMs });
   if ((text === '/exit' || text === '/quit') && process.env.FAKE_AGENT_IGNORE_EXIT !== '1') quit(0);
   const context = hook('UserPromptSubmit', { prompt: text });
   if (context) say(`context: ${context.slice(0, 60)}`);
+  if (turnMs > 0) return startTurn(text);
+  answer(text);
+}
+
+function answer(text) {
   say(`you said: ${visible(text)}`);
   hook('Stop', { stop_hook_active: false });
   if (process.env.FAKE_AGENT_STATUS) say(process.env.FAKE_AGENT_STATUS);
+}
+
+/** FAKE_AGENT_TURN_MS: the answer after a turn, the spinner in the title meanwhile; then what was queued. */
+function startTurn(text) {
+  inTurn = true;
+  out.write(`\x1b]2;⠋ ${title}\x1b\\`);
+  drawInput();
+  setTimeout(() => {
+    inTurn = false;
+    out.write(`\x1b]2;${title}\x1b\\`);
+    answer(text);
+    for (const q of queued.splice(0)) answer(q);
+  }, turnMs);
 }
 
 /** Run FAKE_AGENT_HOOK for one event, as Claude Code runs a command hook; its additional context, if any. */
@@ -372,7 +406,7 @@ for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => quit(0));
 out.on('resize', setupScreen);
 out.on('error', () => process.exit(0));
 
-if (process.env.FAKE_AGENT_TITLE) out.write(`\x1b]2;${process.env.FAKE_AGENT_TITLE}\x1b\\`);
+if (process.env.FAKE_AGENT_TITLE || turnMs > 0) out.write(`\x1b]2;${title}\x1b\\`);
 setupScreen();
 say(`✻ ${name} (fake agent) · pid ${process.pid}`);
 say(`cwd: ${process.cwd()}`);

@@ -29,7 +29,7 @@ import { NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
 import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
-import { api, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
+import { api, finalPush, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
 import { fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
 
 const UID = process.getuid?.() ?? 0;
@@ -506,6 +506,88 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     } finally {
       await sock.close();
     }
+  });
+
+  /** The fake agent's events (FAKE_AGENT_LOG), in order. */
+  const fakeEvents = (log: string) =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { event: string; text?: string })
+      : [];
+  /** A plain push as the README's curl sends it; its final state on the relay. */
+  async function pushed(url: string, key: string, body: string) {
+    const hookId = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).hookId as string;
+    const sent = await api(url, 'POST', '/pushes/send', {
+      key,
+      body: { type: 'agent.command', agentSessionName: 'svc-proj', body, targetComputer: hookId },
+    });
+    expect(sent.status).toBe(200);
+    return { id: sent.json.id as number, final: () => finalPush({ url, apiKey: key }, sent.json.id, 30_000) };
+  }
+
+  it('svc up, then svc cc: a push sent while Claude Code is in a turn is typed after it, never queued in it', async () => {
+    const log = join(root, 'agent.log');
+    // the fake draws Claude Code's idle status line, and each answer takes an 8 s turn with the spinner in the title
+    env = {
+      ...env,
+      FAKE_AGENT_PROMPT: '❯',
+      FAKE_AGENT_STATUS: '? for shortcuts',
+      FAKE_AGENT_TURN_MS: '8000',
+      FAKE_AGENT_LOG: log,
+    };
+    const { url, key } = await startUp();
+    expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    await inFront('svc-proj', 'claude');
+    await waitFor(async () => (await capture('svc-proj')).includes('? for shortcuts'), { what: 'the agent idle' });
+
+    const first = await pushed(url, key, 'start the work');
+    expect(await first.final()).toMatchObject({ state: 'injected' });
+    const second = await pushed(url, key, 'and then the docs');
+    // held by the listener until the turn is over: `svc debug state` says so, and the agent has not seen it
+    await waitFor(
+      async () => {
+        const r = await svc(['debug', 'state', '--json']);
+        const { actors } = JSON.parse(r.stdout) as { actors: { id: string; summary: { afterTurn?: number } }[] };
+        return actors.find((a) => a.id === 'session.svc-proj')?.summary.afterTurn === 1;
+      },
+      { timeoutMs: 15_000, what: 'the second push held for the turn' },
+    );
+    expect(fakeEvents(log).map((e) => e.event)).not.toContain('queued');
+    expect(await capture('svc-proj')).not.toContain('and then the docs');
+    expect(await second.final()).toMatchObject({ state: 'injected' });
+    await waitFor(async () => (await capture('svc-proj')).includes('you said: and then the docs'), {
+      timeoutMs: 20_000,
+      what: 'the second message answered',
+    });
+    // each typed once, the second as a turn of its own: nothing was queued inside the first turn
+    const events = fakeEvents(log).filter((e) => e.event === 'submit' || e.event === 'queued');
+    expect(events).toEqual([
+      expect.objectContaining({ event: 'submit', text: 'start the work' }),
+      expect.objectContaining({ event: 'submit', text: 'and then the docs' }),
+    ]);
+  });
+
+  it('svc up, then svc codex: an approval dialog that comes up after the paste does not get its Enter', async () => {
+    const log = join(root, 'agent.log');
+    // the fake puts Codex's approval dialog up right after the first paste, as the agent asking while a message is
+    // on its way
+    env = { ...env, FAKE_AGENT_DIALOG_ON_PASTE: '1', FAKE_AGENT_LOG: log };
+    await fakeAgentBin(root, ['codex']);
+    const { url, key } = await startUp();
+    expect(await svc(['codex', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
+    await inFront('svc-proj', 'codex');
+    const push = await pushed(url, key, 'and then tidy up');
+    // typed (its text is in the agent), not submitted: the listener says why
+    expect(await push.final()).toMatchObject({ state: 'injected' });
+    await up!.waitForLine(/svc-proj: an approval prompt came up after the paste; its Enter was not sent/, 15_000);
+    expect(await capture('svc-proj')).toContain('Would you like to run the following command?');
+    expect(fakeEvents(log).map((e) => e.event)).toEqual(['ready', 'paste']);
+    // the dialog is still the person's to answer: Escape cancels it
+    await runTmux(defaultSocket(), ['send-keys', '-t', '=svc-proj:', 'Escape']);
+    await waitFor(() => fakeEvents(log).some((e) => e.event === 'cancel'), { what: 'the dialog cancelled' });
+    expect(fakeEvents(log).map((e) => e.event)).toEqual(['ready', 'paste', 'cancel']);
   });
 
   it('takes over from a background listener an earlier svc cc started for another relay', async () => {
