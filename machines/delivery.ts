@@ -25,8 +25,8 @@ import {
 import type { AsksEvent } from './asks.js';
 import { type DevicesEvent, deviceActorId } from './devices.js';
 import { promptsDue, promptTyped } from './firstPrompts.js';
-import { isUp, type Owed, type Step, toRelay } from './listenerTypes.js';
-import { logLine } from './log.js';
+import { isUp, type ListenerContext, type Owed, type Step, toRelay } from './listenerTypes.js';
+import { clockOf, logLine } from './log.js';
 import { owe, paid, refuseOwed, sameRef } from './owed.js';
 import type { SchedulerEvent } from './scheduler.js';
 import { isPhoneRef, type SessionKeys, type SessionKeysResult, type SessionResult } from './session.js';
@@ -36,12 +36,13 @@ import type { WorktreesEvent } from './worktrees.js';
 
 /**
  * A push for its session (a sealed one already opened: `body` is its text). It may wait for its agent's turn to end
- * for what is left of the replay window: the relay gives up on a push unanswered for twice the window.
+ * until what is left of the replay window is over (`typeBy`, on the listener's clock): the relay gives up on a push
+ * unanswered for twice the window.
  */
-function heldPush(push: WirePush, receivedAt: number, context: { hookId: string; replayWindowMs: number }): HeldInput {
+function heldPush(push: WirePush, receivedAt: number, context: ListenerContext): HeldInput {
   const addressedToThisComputer = push.targetComputer === context.hookId;
-  const turnWaitMs = Math.max(0, context.replayWindowMs - push.ageMs);
-  const body = { id: push.id, body: push.body, addressedToThisComputer, receivedAt, turnWaitMs };
+  const typeBy = clockOf(context) + Math.max(0, context.replayWindowMs - push.ageMs);
+  const body = { id: push.id, body: push.body, addressedToThisComputer, receivedAt, typeBy };
   const event = { type: 'PUSH' as const, push: body };
   return { kind: 'push', session: push.agentSessionName, id: push.id, event };
 }
@@ -151,6 +152,8 @@ export const linkFrame: Step<'LINK.FRAME'> = ({ context, event, enqueue, system 
       switch (d.kind) {
         case 'ignore':
           return enqueue(logLine('debug', `push ${push.id}: type ${push.type}, ignored`));
+        case 'inHand':
+          return enqueue(logLine('debug', `push ${push.id}: sent again while in hand; answered when it is done`));
         case 'resend':
           return answer(d.state, d.code, d.message);
         case 'expire':

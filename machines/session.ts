@@ -27,12 +27,12 @@ export interface SessionPush {
   /** When the listener received it (epoch ms): the rate limit counts arrivals, not typing. */
   receivedAt: number;
   /**
-   * How long it may wait for the agent's turn to end (the `turn` region): what is left of the relay's replay window
-   * when it arrived, so it is typed or refused before the relay gives up on it (at twice the window). Absent:
-   * `TURN_WAIT_MS`.
+   * Until when (the listener's clock, epoch ms) it may wait for the agent's turn to end (the `turn` region): the end
+   * of what was left of the relay's replay window when it came, so it is typed or refused before the relay gives up
+   * on it (at twice the window). Absent: `receivedAt + TURN_WAIT_MS`.
    */
-  turnWaitMs?: number;
-  /** It waited that long: typed whatever the screen shows. */
+  typeBy?: number;
+  /** Its time to wait is over: typed whatever the screen shows. */
   waited?: true;
 }
 
@@ -124,6 +124,8 @@ export interface SessionInput {
   midTurn?: boolean;
   /** It was in sticky REMOTE when the listener before this one stopped (core/sessions/remoteMode.ts). */
   remote?: boolean;
+  /** The listener's clock (pushes' `typeBy`); Date.now when absent. */
+  now?: () => number;
 }
 
 export interface SessionContext {
@@ -148,6 +150,7 @@ export interface SessionContext {
   queue: QueueItem[];
   /** Pushes waiting for the agent's turn to end, in arrival order; key input passes them (Escape must stop a turn). */
   parked: SessionPush[];
+  now: () => number;
   current: SessionPush | null;
   /** Key input being typed. */
   currentKeys: TypingKeys | null;
@@ -408,7 +411,10 @@ export const sessionMachine = setup({
       !!event.approval &&
       event.approval.fingerprint !== context.answered,
     queueEmpty: ({ context }) => context.queue.length === 0,
-    unparks: ({ context }) => context.parked.length > 0 && !context.midTurn,
+    // the turn is over: not in a turn, and no approval prompt (it comes up mid-turn; the answer's keys pass) nor an
+    // unreadable screen in its place
+    unparks: ({ context }) =>
+      context.parked.length > 0 && !context.midTurn && !context.approvalOnScreen && !context.screenUnreadable,
     headParks: ({ context }) => {
       const head = context.queue[0];
       return head?.kind !== 'keys' && !head?.waited && (context.midTurn || context.parked.length > 0);
@@ -417,7 +423,11 @@ export const sessionMachine = setup({
     headRefused: ({ context }) => decideHead(context).code !== null,
     headIsKeys: ({ context }) => context.queue[0]?.kind === 'keys',
   },
-  delays: { turnWait: ({ context }) => context.parked[0]?.turnWaitMs ?? TURN_WAIT_MS },
+  delays: {
+    // until the first of the parked pushes' times is over (each keeps its own through a turn after a turn)
+    turnWait: ({ context }) =>
+      Math.max(0, Math.min(...context.parked.map((p) => p.typeBy ?? p.receivedAt + TURN_WAIT_MS)) - context.now()),
+  },
 }).createMachine({
   id: 'session',
   type: 'parallel',
@@ -431,6 +441,7 @@ export const sessionMachine = setup({
     midTurn: input.midTurn === true,
     queue: [],
     parked: [],
+    now: input.now ?? Date.now,
     current: null,
     currentKeys: null,
     bucket: null,
@@ -544,9 +555,10 @@ export const sessionMachine = setup({
     },
     turn: {
       description:
-        'Pushes for an agent in a turn (AgentSpec.typeAfterTurn) are parked until a reading shows the turn over; ' +
-        'after what is left of the relay’s replay window (turnWait) they are typed whatever the screen shows, and ' +
-        'the agent queues them (a long turn, or a rule that misreads a finished one). Key input is never parked.',
+        'Pushes for an agent in a turn (AgentSpec.typeAfterTurn) are parked until a reading shows the turn over (and ' +
+        'no approval prompt); once the first one’s time is over (turnWait: what was left of the relay’s replay ' +
+        'window) they are typed whatever the screen shows, and the agent queues them (a long turn, or a rule that ' +
+        'misreads a finished one). Key input is never parked.',
       initial: 'free',
       states: {
         free: { always: { guard: 'hasParked', target: 'waiting' } },
@@ -578,13 +590,6 @@ export const sessionMachine = setup({
             },
             { guard: 'queueEmpty' },
             {
-              guard: 'headParks',
-              actions: assign(({ context }) => ({
-                parked: [...context.parked, context.queue[0] as SessionPush],
-                queue: context.queue.slice(1),
-              })),
-            },
-            {
               guard: 'headRefused',
               actions: enqueueActions(({ context, enqueue }) => {
                 const head = context.queue[0]!;
@@ -597,6 +602,14 @@ export const sessionMachine = setup({
                 );
                 enqueue.assign({ queue: context.queue.slice(1), bucket });
               }),
+            },
+            // refused or not is judged first (a refusal need not wait); the rest waits for the turn to end
+            {
+              guard: 'headParks',
+              actions: assign(({ context }) => ({
+                parked: [...context.parked, context.queue[0] as SessionPush],
+                queue: context.queue.slice(1),
+              })),
             },
             {
               guard: 'headIsKeys',

@@ -187,7 +187,14 @@ export const sessionsMachine = setup({
               } else {
                 enqueue(logLine('debug', `${name}: an actor made from the reading`));
                 const remote = isRemote(context.remote, record);
-                enqueue.spawnChild('session', { id: sessionId(name), input: { name, record, ...screen, remote } });
+                const input = {
+                  name,
+                  record,
+                  ...screen,
+                  remote,
+                  ...(context.input.now ? { now: context.input.now } : {}),
+                };
+                enqueue.spawnChild('session', { id: sessionId(name), input });
                 told[name] = readingKey({ record, ...screen });
                 // back in REMOTE (after a restart of the listener or of this supervisor)
                 if (remote) restored = true;

@@ -84,6 +84,12 @@ export function routeToDevice(deviceId: string, devices: readonly string[]): Dev
 export type PushDecision =
   /** Not an `agent.command`: another tool's push (spec 2.1). */
   | { kind: 'ignore' }
+  /**
+   * Claimed by this listener and not answered yet (opened, waiting for its session's turn, or being typed): a copy
+   * the relay sent again is dropped; the one in hand is answered when it is done. A start settles every claim of the
+   * listener before it (core/sessions/ledger.ts `recoverLedger`), so a claim in the ledger is always this one's.
+   */
+  | { kind: 'inHand' }
   /** Acted on before: its recorded result is sent again and nothing is typed. */
   | { kind: 'resend'; state: 'injected' | 'refused' | 'expired'; code?: string; message?: string }
   /** Older than the replay window: recorded and reported expired, never typed late. */
@@ -104,10 +110,7 @@ export function decidePush(push: WirePush, receivedAt: number, facts: Omit<Route
   if (triage.action === 'ignore' || triage.action === 'expire') return { kind: triage.action };
   if (triage.action === 'resend') {
     const before = triage.outcome;
-    // Claimed but never answered: the listener stopped while typing it; it may have been typed, so never again.
-    if (before.state === 'claimed') {
-      return { kind: 'resend', state: 'refused', code: 'inject_failed', message: STOPPED_WHILE_TYPING };
-    }
+    if (before.state === 'claimed') return { kind: 'inHand' };
     return { kind: 'resend', state: before.state, ...(before.code ? { code: before.code } : {}) };
   }
   if (!isValidSessionName(push.agentSessionName)) return { kind: 'refuse', code: 'invalid_target' };

@@ -35,13 +35,18 @@ afterEach(() => {
 
 function start(input: Partial<SessionInput>) {
   const typed: string[] = [];
+  const clock = new SimulatedClock();
+  /** While set, typing waits for it (what comes while something is typed). */
+  let typing: Promise<void> | null = null;
   const session = sessionMachine.provide({
     actors: {
       inject: fromPromise<InjectOutput, InjectInput>(async ({ input }) => {
+        if (typing) await typing;
         typed.push(`push:${input.text}`);
         return { submitted: true };
       }),
       typeKeys: fromPromise<void, TypeKeysInput>(async ({ input }) => {
+        if (typing) await typing;
         typed.push(`keys:${input.keys.join('+')}`);
       }),
     },
@@ -51,23 +56,42 @@ function start(input: Partial<SessionInput>) {
     actors: { session },
   }).createMachine({
     context: { answers: [] },
-    entry: spawnChild('session', { id: 'session', input: { name: 'svc-proj', record, ...input } }),
+    entry: spawnChild('session', {
+      id: 'session',
+      input: { name: 'svc-proj', record, now: () => clock.now(), ...input },
+    }),
     on: {
       '*': { actions: assign({ answers: ({ context, event }) => [...context.answers, event] }) },
     },
   });
-  const actor = createActor(parent, { clock: new SimulatedClock() });
+  const actor = createActor(parent, { clock });
   running.push(actor);
   actor.start();
   const child = () => (actor.getSnapshot().children as Record<string, AnyActorRef>).session!;
   const send = (e: SessionEvent) => child().send(e);
   const answers = () => actor.getSnapshot().context.answers;
-  return { typed, send, answers, child };
+  const hold = () => {
+    let release = () => {};
+    typing = new Promise<void>((r) => {
+      release = () => {
+        typing = null;
+        r();
+      };
+    });
+    return release;
+  };
+  return { typed, send, answers, child, clock, hold };
 }
 
-const push = (id: number, body: string): SessionEvent => ({
+const push = (id: number, body: string, typeBy?: number): SessionEvent => ({
   type: 'PUSH',
-  push: { id, body, addressedToThisComputer: true, receivedAt: 1_000 },
+  push: { id, body, addressedToThisComputer: true, receivedAt: 0, ...(typeBy === undefined ? {} : { typeBy }) },
+});
+const reading = (midTurn: boolean, more: Partial<Extract<SessionEvent, { type: 'UPDATE' }>> = {}): SessionEvent => ({
+  type: 'UPDATE',
+  record: { ...record, state: midTurn ? 'working' : 'idle' },
+  midTurn,
+  ...more,
 });
 const escapeKey = (seq: number): SessionEvent => ({
   type: 'KEYS',
@@ -89,22 +113,74 @@ describe('pushes wait for the turn to end; key input does not', () => {
     expect(s.answers()).toMatchObject([{ type: 'SESSION.KEYS_RESULT', state: 'typed' }]);
     expect(s.child().getSnapshot().value).toMatchObject({ turn: 'waiting' });
 
-    s.send({ type: 'UPDATE', record: { ...record, state: 'idle' }, midTurn: false });
+    s.send(reading(false));
     await flush();
     expect(s.typed).toEqual(['keys:Escape', 'push:and then the docs']);
     expect(s.answers().at(-1)).toMatchObject({ type: 'SESSION.RESULT', id: 1, state: 'injected' });
     expect(s.child().getSnapshot().value).toMatchObject({ turn: 'free' });
   });
 
-  it('pushes keep their order when the turn ends as another comes', async () => {
+  it('pushes keep their order when the turn ends while key input is typed and another push comes', async () => {
     const s = start({ midTurn: true });
     s.send(push(1, 'one'));
     await flush();
-    // the reading that ends the turn comes with the next push (each push is judged on a fresh reading)
-    s.send({ type: 'UPDATE', record: { ...record, state: 'idle' }, midTurn: false });
+    expect(s.typed).toEqual([]);
+    // Escape is being typed when the second push comes (queued behind it) and the turn ends
+    const release = s.hold();
+    s.send(escapeKey(1));
+    await flush();
     s.send(push(2, 'two'));
+    s.send(reading(false));
+    release();
+    await flush();
+    expect(s.typed).toEqual(['keys:Escape', 'push:one', 'push:two']);
+  });
+
+  it('each parked push keeps its own time through a turn after a turn (the relay gives up at a fixed time)', async () => {
+    const s = start({ midTurn: true });
+    s.send(push(1, 'one', 100_000));
+    s.send(push(2, 'two', 100_000));
+    await flush();
+    s.clock.increment(50_000);
+    // the turn is over: the first is typed and starts a turn of its own, read while it is typed
+    const release = s.hold();
+    s.send(reading(false));
+    await flush();
+    s.send(reading(true));
+    release();
+    await flush();
+    expect(s.typed).toEqual(['push:one']);
+    expect(s.child().getSnapshot().value).toMatchObject({ turn: 'waiting' });
+    s.clock.increment(49_000);
+    await flush();
+    expect(s.typed).toEqual(['push:one']);
+    s.clock.increment(1_000);
     await flush();
     expect(s.typed).toEqual(['push:one', 'push:two']);
+  });
+
+  it('an approval prompt in the turn keeps them waiting; its answer passes; typed when the turn is over', async () => {
+    const s = start({ midTurn: true });
+    s.send(push(1, 'after the command'));
+    await flush();
+    s.send(reading(false, { approvalOnScreen: true }));
+    s.send(escapeKey(1));
+    await flush();
+    expect(s.typed).toEqual(['keys:Escape']);
+    expect(s.answers()).toMatchObject([{ type: 'SESSION.KEYS_RESULT', state: 'typed' }]);
+    s.send(reading(true));
+    await flush();
+    expect(s.typed).toEqual(['keys:Escape']);
+    s.send(reading(false));
+    await flush();
+    expect(s.typed).toEqual(['keys:Escape', 'push:after the command']);
+  });
+
+  it('a push that would be refused is refused at once, not after the turn', async () => {
+    const s = start({ midTurn: true });
+    s.send(push(1, ''));
+    await flush();
+    expect(s.answers()).toMatchObject([{ type: 'SESSION.RESULT', id: 1, state: 'refused', code: 'empty_body' }]);
   });
 
   it('no turn on screen: typed at once', async () => {

@@ -22,7 +22,6 @@ import {
   type RouteFacts,
   releaseHeld,
   routeToDevice,
-  STOPPED_WHILE_TYPING,
   watchId,
 } from '../../../core/sessions/routing.js';
 
@@ -104,10 +103,11 @@ describe('decidePush', () => {
       { kind: 'resend', state: 'refused', code: 'shell_in_front' },
     ],
     [
-      'claimed by a listener that stopped while typing it',
+      // a start settles the claims of the listener before it: a claim is this one's, in hand (waiting for its turn)
+      'claimed and not answered yet: a copy sent again is dropped',
       push(),
       facts({ ledger: ledger({ '5': { state: 'claimed' } }) }),
-      { kind: 'resend', state: 'refused', code: 'inject_failed', message: STOPPED_WHILE_TYPING },
+      { kind: 'inHand' },
     ],
     [
       'older than the ledger keeps',
