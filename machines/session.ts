@@ -411,10 +411,15 @@ export const sessionMachine = setup({
       !!event.approval &&
       event.approval.fingerprint !== context.answered,
     queueEmpty: ({ context }) => context.queue.length === 0,
-    // the turn is over: not in a turn, and no approval prompt (it comes up mid-turn; the answer's keys pass) nor an
-    // unreadable screen in its place
+    // the turn is over: this reading shows no turn, no approval prompt (one comes up mid-turn; its answer's keys pass)
+    // and no unreadable screen, and the debounced state no longer says working (the screen has been quiet a moment:
+    // the turn's end is not the moment to type, core/agents/screens.ts IDLE_QUIET_MS)
     unparks: ({ context }) =>
-      context.parked.length > 0 && !context.midTurn && !context.approvalOnScreen && !context.screenUnreadable,
+      context.parked.length > 0 &&
+      !context.midTurn &&
+      !context.approvalOnScreen &&
+      !context.screenUnreadable &&
+      context.record.state !== 'working',
     headParks: ({ context }) => {
       const head = context.queue[0];
       return head?.kind !== 'keys' && !head?.waited && (context.midTurn || context.parked.length > 0);

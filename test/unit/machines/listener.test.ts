@@ -807,7 +807,7 @@ describe('session actor', () => {
       return { h, pane: s.panes[0]!.id };
     };
 
-    it('typed at the first reading that shows the turn over, messages in their order', async () => {
+    it('typed once the turn is read over and the screen has been quiet a moment, messages in their order', async () => {
       const { h, pane } = await start('claude', 'A1', fixture('working-1'));
       h.push({ id: 1, body: 'first' });
       h.push({ id: 2, body: 'second' });
@@ -821,6 +821,10 @@ describe('session actor', () => {
       await flush();
       expect(h.state.typed).toEqual([]);
       h.state.screens[pane] = fixture('idle-1');
+      h.clock.increment(5_000);
+      await flush();
+      // the first reading without the turn: the picker still says working until a second one, a quiet screen
+      expect(h.state.typed).toEqual([]);
       h.clock.increment(5_000);
       await flush();
       expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'second']);

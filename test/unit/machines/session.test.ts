@@ -176,6 +176,19 @@ describe('pushes wait for the turn to end; key input does not', () => {
     expect(s.typed).toEqual(['keys:Escape', 'push:after the command']);
   });
 
+  it('not at the very end of the turn: typed once the debounced state is no longer working (a quiet screen)', async () => {
+    const s = start({ midTurn: true });
+    s.send(push(1, 'next'));
+    await flush();
+    // this reading shows no turn, but the screen just changed: the picker's state still says working
+    s.send(reading(false, { record: { ...record, state: 'working' } }));
+    await flush();
+    expect(s.typed).toEqual([]);
+    s.send(reading(false));
+    await flush();
+    expect(s.typed).toEqual(['push:next']);
+  });
+
   it('a push that would be refused is refused at once, not after the turn', async () => {
     const s = start({ midTurn: true });
     s.send(push(1, ''));
