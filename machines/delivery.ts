@@ -26,7 +26,7 @@ import type { AsksEvent } from './asks.js';
 import { type DevicesEvent, deviceActorId } from './devices.js';
 import { promptsDue, promptTyped } from './firstPrompts.js';
 import { isUp, type ListenerContext, type Owed, type Step, toRelay } from './listenerTypes.js';
-import { clockOf, logLine } from './log.js';
+import { logLine } from './log.js';
 import { owe, paid, refuseOwed, sameRef } from './owed.js';
 import type { SchedulerEvent } from './scheduler.js';
 import { isPhoneRef, type SessionKeys, type SessionKeysResult, type SessionResult } from './session.js';
@@ -36,12 +36,12 @@ import type { WorktreesEvent } from './worktrees.js';
 
 /**
  * A push for its session (a sealed one already opened: `body` is its text). It may wait for its agent's turn to end
- * until what is left of the replay window is over (`typeBy`, on the listener's clock): the relay gives up on a push
- * unanswered for twice the window.
+ * until what was left of the replay window when it came is over (`typeBy`, counted from its arrival, not from its
+ * opening, which may take long): the relay gives up on a push unanswered for twice the window.
  */
 function heldPush(push: WirePush, receivedAt: number, context: ListenerContext): HeldInput {
   const addressedToThisComputer = push.targetComputer === context.hookId;
-  const typeBy = clockOf(context) + Math.max(0, context.replayWindowMs - push.ageMs);
+  const typeBy = receivedAt + Math.max(0, context.replayWindowMs - push.ageMs);
   const body = { id: push.id, body: push.body, addressedToThisComputer, receivedAt, typeBy };
   const event = { type: 'PUSH' as const, push: body };
   return { kind: 'push', session: push.agentSessionName, id: push.id, event };

@@ -188,7 +188,9 @@ export type SessionEvent =
   | { type: 'APPROVAL.FAILED' }
   | { type: 'APPROVAL.CHANGED' }
   /** The first parked push waited as long as it may: they are all typed now, turn or not. */
-  | { type: 'TURN.WAITED' };
+  | { type: 'TURN.WAITED' }
+  /** A push was parked: the wait is worked out again (the first time to be over may be its). */
+  | { type: 'TURN.PARKED' };
 
 /** What a session tells the listener about each push it was given. */
 export type SessionResult = {
@@ -411,15 +413,10 @@ export const sessionMachine = setup({
       !!event.approval &&
       event.approval.fingerprint !== context.answered,
     queueEmpty: ({ context }) => context.queue.length === 0,
-    // the turn is over: this reading shows no turn, no approval prompt (one comes up mid-turn; its answer's keys pass)
-    // and no unreadable screen, and the debounced state no longer says working (the screen has been quiet a moment:
-    // the turn's end is not the moment to type, core/agents/screens.ts IDLE_QUIET_MS)
+    // the turn is over (`midTurn` waits for the screen to be quiet a moment too), and neither an approval prompt (one
+    // comes up mid-turn; its answer's keys pass) nor an unreadable screen is in its place
     unparks: ({ context }) =>
-      context.parked.length > 0 &&
-      !context.midTurn &&
-      !context.approvalOnScreen &&
-      !context.screenUnreadable &&
-      context.record.state !== 'working',
+      context.parked.length > 0 && !context.midTurn && !context.approvalOnScreen && !context.screenUnreadable,
     headParks: ({ context }) => {
       const head = context.queue[0];
       return head?.kind !== 'keys' && !head?.waited && (context.midTurn || context.parked.length > 0);
@@ -570,6 +567,7 @@ export const sessionMachine = setup({
         waiting: {
           always: { guard: not('hasParked'), target: 'free' },
           after: { turnWait: { target: 'free', actions: raise({ type: 'TURN.WAITED' }) } },
+          on: { 'TURN.PARKED': { target: 'waiting', reenter: true } },
         },
       },
     },
@@ -611,10 +609,14 @@ export const sessionMachine = setup({
             // refused or not is judged first (a refusal need not wait); the rest waits for the turn to end
             {
               guard: 'headParks',
-              actions: assign(({ context }) => ({
-                parked: [...context.parked, context.queue[0] as SessionPush],
-                queue: context.queue.slice(1),
-              })),
+              actions: [
+                assign(({ context }) => ({
+                  parked: [...context.parked, context.queue[0] as SessionPush],
+                  queue: context.queue.slice(1),
+                })),
+                // its time may be the first to be over (a push the relay sent late): the wait is worked out again
+                raise({ type: 'TURN.PARKED' }),
+              ],
             },
             {
               guard: 'headIsKeys',

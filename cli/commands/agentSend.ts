@@ -188,9 +188,9 @@ const send = defineCommand({
             : `svc: not typed into ${result.session}: expired (the computer was away too long)\n`,
         );
       } else if (result.state === 'delivered') {
-        // the computer holds it: typed when the agent's turn is over (at most the relay's replay window), or refused
+        // the computer holds it (Claude Code in a turn: typed when it is over, at most the relay's replay window)
         process.stderr.write(
-          `svc: not typed yet: ${result.session}'s computer has it (push ${result.id}) and types it when the agent is free; do not send it again\n`,
+          `svc: not typed yet: ${result.session}'s computer has it (push ${result.id}), and may still type or refuse it; do not send it again\n`,
         );
       } else {
         process.stderr.write(`svc: no answer from the computer yet (push ${result.id} is ${result.state})\n`);

@@ -145,8 +145,9 @@ export function panesToRead(described: readonly SessionRecord[]): string[] {
  * not: the picker waits for a second reading, typing must not (text and an Enter could answer the prompt).
  * `unreadable` names the sessions whose agent has trusted screen rules but whose screen is missing from the reading
  * (the pane went away, or its screen could not be filed under its id): nothing may be typed into them as if idle.
- * `midTurn` names the sessions whose screen shows their agent working in this very reading, for an agent that may
- * lose a message typed during its turn (`AgentSpec.typeAfterTurn`): their pushes wait for the turn to end.
+ * `midTurn` names the sessions of an agent that may lose a message typed during its turn (`AgentSpec.typeAfterTurn`)
+ * whose screen shows it working in this very reading, or whose debounced state still does (a turn that just ended:
+ * the screen has not been quiet a moment yet, and that moment is the one to avoid): their pushes wait.
  */
 export function applyScreens(
   described: readonly SessionRecord[],
@@ -184,9 +185,9 @@ export function applyScreens(
       const prompt = readApproval(agent.id, { text });
       if (prompt) approvals[record.name] = prompt;
     }
-    if (reading === 'working' && agent?.typeAfterTurn) midTurn.push(record.name);
     const state = nextAgentState(debounce[record.name] ?? initialDebounce(now), reading, now, screenHash(text));
     next[record.name] = state;
+    if (agent?.typeAfterTurn && (reading === 'working' || state.state === 'working')) midTurn.push(record.name);
     return { ...record, state: state.state };
   });
   return { sessions, debounce: next, approvalOnScreen, approvals, unreadable, midTurn };

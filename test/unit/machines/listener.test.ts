@@ -269,7 +269,7 @@ function harness(opts: HarnessOptions = {}) {
   });
   const current = () => state.sockets[state.sockets.length - 1]!;
   const frame = (f: RelayFrame) =>
-    current().sendBack({ type: 'SOCKET.FRAME', frame: f, receivedAt: 1_000 } as RelayLinkEvent);
+    current().sendBack({ type: 'SOCKET.FRAME', frame: f, receivedAt: 1_000 + clock.now() } as RelayLinkEvent);
   const connect = async () => {
     current().sendBack({ type: 'SOCKET.OPEN' });
     frame({ type: 'subscribed', role: 'listener', computer: 'c_me', replayed: 0, expired: 0, replayWindowMs: 120_000 });
@@ -823,14 +823,19 @@ describe('session actor', () => {
       h.state.screens[pane] = fixture('idle-1');
       h.clock.increment(5_000);
       await flush();
-      // the first reading without the turn: the picker still says working until a second one, a quiet screen
+      // the first reading without the turn: the picker still says working until a second one, a quiet screen; a
+      // push that comes now, as the turn has just ended, waits too (its fresh reading is this same moment)
+      expect(h.state.typed).toEqual([]);
+      h.push({ id: 3, body: 'third, just after the turn' });
+      await flush();
       expect(h.state.typed).toEqual([]);
       h.clock.increment(5_000);
       await flush();
-      expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'second']);
+      expect(h.state.typed.map((t) => t.text)).toEqual(['first', 'second', 'third, just after the turn']);
       expect(h.results()).toMatchObject([
         { id: 1, state: 'injected' },
         { id: 2, state: 'injected' },
+        { id: 3, state: 'injected' },
       ]);
     });
 
@@ -852,22 +857,23 @@ describe('session actor', () => {
 
     it("typed, still mid-turn, once what was left of the relay's replay window is over (the relay gives up at twice it)", async () => {
       const { h } = await start('claude', 'A1', fixture('working-1'));
+      // received at 1 s on the harness's clock, 100 s old: it may wait until 21 s
       h.push({ id: 1, body: 'are you stuck?', ageMs: 100_000 });
       await flush();
-      h.clock.increment(19_000);
+      h.clock.increment(20_000);
       await flush();
       expect(h.state.typed).toEqual([]);
       h.clock.increment(1_000);
       await flush();
       expect(h.state.typed.map((t) => t.text)).toEqual(['are you stuck?']);
       expect(h.results()).toMatchObject([{ id: 1, state: 'injected' }]);
-      // the next one waits its own time: a whole window, as it is new
+      // the next one waits its own time: a whole window, as it is new (received at 22 s, until 142 s)
       h.push({ id: 2, body: 'still there?' });
       await flush();
-      h.clock.increment(110_000);
+      h.clock.increment(119_000);
       await flush();
       expect(h.state.typed).toHaveLength(1);
-      h.clock.increment(10_000);
+      h.clock.increment(2_000);
       await flush();
       expect(h.state.typed.map((t) => t.text)).toEqual(['are you stuck?', 'still there?']);
     });

@@ -176,17 +176,31 @@ describe('pushes wait for the turn to end; key input does not', () => {
     expect(s.typed).toEqual(['keys:Escape', 'push:after the command']);
   });
 
-  it('not at the very end of the turn: typed once the debounced state is no longer working (a quiet screen)', async () => {
+  it('the first time to be over counts, from a push parked later too (one the relay sent late)', async () => {
     const s = start({ midTurn: true });
-    s.send(push(1, 'next'));
+    s.send(push(10, 'new', 120_000));
     await flush();
-    // this reading shows no turn, but the screen just changed: the picker's state still says working
-    s.send(reading(false, { record: { ...record, state: 'working' } }));
+    // an older one, sent late: what was left of its window is 5 s
+    s.send(push(9, 'old', 5_000));
+    await flush();
+    s.clock.increment(4_000);
+    await flush();
+    expect(s.typed).toEqual([]);
+    s.clock.increment(1_000);
+    await flush();
+    expect(s.typed).toEqual(['push:new', 'push:old']);
+  });
+
+  it('a screen that cannot be read keeps them waiting (a prompt could be up unseen)', async () => {
+    const s = start({ midTurn: true });
+    s.send(push(1, 'later'));
+    await flush();
+    s.send(reading(false, { screenUnreadable: true }));
     await flush();
     expect(s.typed).toEqual([]);
     s.send(reading(false));
     await flush();
-    expect(s.typed).toEqual(['push:next']);
+    expect(s.typed).toEqual(['push:later']);
   });
 
   it('a push that would be refused is refused at once, not after the turn', async () => {

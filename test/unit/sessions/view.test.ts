@@ -147,6 +147,22 @@ describe('screens to read', () => {
     );
     expect(read.midTurn).toEqual(['cc-working']);
   });
+
+  it('a turn that has just ended is still mid-turn until the screen has been quiet a moment', () => {
+    const screen = (name: string) =>
+      readFileSync(new URL(`../../fixtures/screens/A1/${name}.txt`, import.meta.url), 'utf8');
+    const a = pane('claude');
+    const sessions = describeInventory([rec('cc', 1, [a], cc('x'))], 'h');
+    let read = applyScreens(sessions, { [a.id]: screen('working-1') }, {}, 0);
+    read = applyScreens(sessions, { [a.id]: screen('working-1') }, read.debounce, 500);
+    expect(read.sessions[0]?.state).toBe('working');
+    // the first reading after the turn: the picker still says working, and so does midTurn
+    read = applyScreens(sessions, { [a.id]: screen('idle-1') }, read.debounce, 1_000);
+    expect(read.midTurn).toEqual(['cc']);
+    read = applyScreens(sessions, { [a.id]: screen('idle-1') }, read.debounce, 1_600);
+    expect(read.sessions[0]?.state).toBe('idle');
+    expect(read.midTurn).toEqual([]);
+  });
 });
 
 describe('no agent in pane (spec 7)', () => {
