@@ -10,25 +10,28 @@ import * as pty from 'node-pty';
 
 export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.js');
 
+/** Removes `dir`, retried: a process the test just killed (an agent, a listener) may still write its last line. */
+const removeNow = (dir: string) => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+
+/**
+ * Removes `dir`, trying again for up to 10 s: a program tmux just took down may still be writing there (Claude Code's
+ * backups; the fake agent's last log line, written as it ends on the SIGHUP of a killed tmux server), and a removal
+ * that has emptied the folder fails when a file comes back before its last step.
+ */
+export async function removeWhenFree(dir: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      return removeNow(dir);
+    } catch (e) {
+      if (i >= 40) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 export function tempHome(): { home: string; cleanup(): void; removeWhenFree(): Promise<void> } {
   const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
-  // retried: a process the test just killed (an agent, a listener) may still be writing its last line into it
-  const cleanup = () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-  return {
-    home,
-    cleanup,
-    /** Keeps trying for a while: an agent tmux just took down (Claude Code) may still write its backups there. */
-    async removeWhenFree() {
-      for (let i = 0; ; i++) {
-        try {
-          return cleanup();
-        } catch (e) {
-          if (i >= 40) throw e;
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }
-    },
-  };
+  return { home, cleanup: () => removeNow(home), removeWhenFree: () => removeWhenFree(home) };
 }
 
 export function svcEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

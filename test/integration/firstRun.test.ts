@@ -15,7 +15,6 @@ import {
   mkdtempSync,
   readFileSync,
   realpathSync,
-  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -26,7 +25,7 @@ import { TRANSFER_CHUNK_BYTES } from '../../core/files/transfer.js';
 import { FileResultBody, HistoryChunkBody, type LaunchRequest, LaunchResultBody } from '../../core/protocol/bodies.js';
 import { claudeProjectDir } from '../../core/sessions/control.js';
 import { NEW_SESSION_TARGET } from '../../core/sessions/newSession.js';
-import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
+import { removeWhenFree, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
 import { api, finalPush, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
@@ -112,7 +111,8 @@ afterEach(async () => {
   await runTmux(defaultSocket(), ['kill-server']).catch(() => {});
   await relay?.close();
   relay = null;
-  rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  // the fake agent logs its end (FAKE_AGENT_LOG under root) as the killed server's SIGHUP reaches it
+  await removeWhenFree(root);
 });
 
 describe('a first run on a computer just booted (the default tmux socket, no server, no ~/.svc, no LANG)', () => {
