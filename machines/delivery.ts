@@ -29,7 +29,13 @@ import { isUp, type ListenerContext, type Owed, type Step, toRelay } from './lis
 import { logLine } from './log.js';
 import { owe, paid, refuseOwed, sameRef } from './owed.js';
 import type { SchedulerEvent } from './scheduler.js';
-import { isPhoneRef, type SessionKeys, type SessionKeysResult, type SessionResult } from './session.js';
+import {
+  isPhoneRef,
+  type SessionContext,
+  type SessionKeys,
+  type SessionKeysResult,
+  type SessionResult,
+} from './session.js';
 import { actorDown, type HeldInput, type SessionsEvent, sessionId, sessionShown } from './sessions.js';
 import type { WatchesEvent } from './watches.js';
 import type { WorktreesEvent } from './worktrees.js';
@@ -335,6 +341,30 @@ export const keysResult: Step<'SESSION.KEYS_RESULT'> = ({ context, event, enqueu
   if (event.state === 'refused') {
     enqueue(logLine('warn', `keys from ${event.ref.deviceId}: refused ${event.code} for ${event.session}`));
   }
+};
+
+/**
+ * The listener is stopping: the pushes its session actors hold for an agent's turn (never typed) are recorded refused
+ * `listener_stopped`, so the next start reports them as they are (its first results, unacknowledged ones), not as
+ * cut off while typed (core/sessions/ledger.ts `recoverLedger`). The link is already going: nothing is sent now.
+ */
+export const stopping: Step<'STOP'> = ({ context, enqueue, system }) => {
+  let ledger = context.ledger;
+  const ids: number[] = [];
+  for (const child of Object.values(childrenOf(system.get('sessions')))) {
+    const parked = (child.getSnapshot().context as Partial<SessionContext>).parked ?? [];
+    for (const push of parked) {
+      if (push.id < 0) continue; // a first prompt: no relay push
+      ledger = recordOutcome(ledger, push.id, { state: 'refused', code: 'listener_stopped' });
+      ids.push(push.id);
+    }
+  }
+  if (ids.length === 0) return;
+  enqueue.assign({ ledger });
+  enqueue({ type: 'persistLedger', params: { ledger } });
+  enqueue(
+    logLine('warn', `stopping: push(es) ${ids.join(', ')} waited for their agent's turn; refused listener_stopped`),
+  );
 };
 
 /** A session actor's answer to a push: recorded in the ledger and sent to the relay. */

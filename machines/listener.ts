@@ -21,6 +21,7 @@ import {
   report,
   scheduleKeys,
   sessionResult,
+  stopping,
 } from './delivery.js';
 import { type DevicesEvent, devicesMachine } from './devices.js';
 import { expirePrompt, launchPrompt } from './firstPrompts.js';
@@ -401,7 +402,9 @@ export const listenerMachine = setup({
           description: 'A session changed what the phones are shown (its mode, its card): reported now.',
           actions: sendTo('inventory', { type: 'FORCE_REPORT' }),
         },
-        STOP: 'halted',
+        // what the sessions hold is recorded while they still run (a transition out of `running` stops them first)
+        STOP: { actions: [enqueueActions((args) => stopping(args)), raise({ type: 'HALT' })] },
+        HALT: 'halted',
       },
     },
     halted: {

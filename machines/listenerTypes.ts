@@ -155,7 +155,9 @@ export type ListenerEvent =
    * keyboard (`keyboard`), or an svc_ask answer said `svcState: REMOTE` (`ask`).
    */
   | { type: 'SESSION.REMOTE'; session: string; on: boolean; why: 'hook' | 'keyboard' | 'ask' }
-  | { type: 'STOP' };
+  | { type: 'STOP' }
+  /** Raised after STOP's bookkeeping: the listener ends. */
+  | { type: 'HALT' };
 
 /** The root's own actions a step may enqueue (implemented in actors/listener.ts; see machines/listener.ts setup). */
 export type RootAction =

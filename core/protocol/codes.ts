@@ -65,6 +65,7 @@ export const REFUSAL_CODES = [
   'e2ee_required', // spec 5.5
   'subscriber_unverified', // spec 5.5
   'approval_pending', // an approval prompt is on screen: typed text could answer it; answer it first
+  'listener_stopped', // the listener stopped while the push waited for the agent's turn to end: never typed
   'screen_unreadable', // the agent's screen could not be read: a prompt could be up unseen (fail closed)
   'bad_seal', // a sealed body that does not open (tampered, wrong recipient, truncated) or holds the wrong thing
   'replayed', // a sealed sequence stamp not above the last one seen from that device (replayed or reordered)

@@ -19,6 +19,8 @@ export const REFUSAL_TEXT: Record<RefusalCode, string> = {
   subscriber_unverified:
     'Not typed: the computer does not trust this phone’s key. Compare the safety code on the Device screen with `svc devices`.',
   approval_pending: 'Not typed: an approval prompt is waiting on the screen. Answer it first (Watch), then send.',
+  listener_stopped:
+    'Not typed: svc on the computer stopped (or restarted) while this waited for the agent to finish its turn. Send it again.',
   screen_unreadable:
     'Not typed: the agent’s screen could not be read, and an approval prompt could be up. Look (Watch), then send again.',
   bad_seal: 'Not typed: the computer could not open the encrypted message (wrong key or damaged on the way).',

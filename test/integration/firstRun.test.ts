@@ -209,9 +209,10 @@ describe('a first run on a computer just booted (the default tmux socket, no ser
 });
 
 describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
-  async function startUp(more: NodeJS.ProcessEnv = {}) {
-    up = spawnSvc(['up', '--port', '0'], { ...env, ...more });
-    const line = await up.waitForLine(/^\s+relay\s+http:\/\/127\.0\.0\.1:\d+/, 30_000);
+  async function startUp(more: NodeJS.ProcessEnv = {}, port = 0) {
+    up = spawnSvc(['up', '--port', String(port)], { ...env, ...more });
+    // the first start's banner (`  relay  http://…`), or a later one's (`svc is up: web app … · relay http://…`)
+    const line = await up.waitForLine(/(?:^\s+|· )relay\s+http:\/\/127\.0\.0\.1:\d+/, 30_000);
     await up.waitForLine(/connected to ws:/, 30_000);
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
     const key = JSON.parse(readFileSync(join(home, '.svc', 'config.json'), 'utf8')).apiKey as string;
@@ -527,26 +528,29 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     return { id: sent.json.id as number, final: () => finalPush({ url, apiKey: key }, sent.json.id, 30_000) };
   }
 
-  it('svc up, then svc cc: a push sent while Claude Code is in a turn is typed after it, never queued in it', async () => {
+  /**
+   * `svc up`, then `svc cc --detach` with the fake agent drawing Claude Code's idle status line, each answer taking a
+   * turn of `turnMs` with the spinner in the title; once it is idle. Its events go to `log`.
+   */
+  async function claudeWithTurns(turnMs: number) {
     const log = join(root, 'agent.log');
-    // the fake draws Claude Code's idle status line, and each answer takes an 8 s turn with the spinner in the title
     env = {
       ...env,
       FAKE_AGENT_PROMPT: '❯',
       FAKE_AGENT_STATUS: '? for shortcuts',
-      FAKE_AGENT_TURN_MS: '8000',
+      FAKE_AGENT_TURN_MS: String(turnMs),
       FAKE_AGENT_LOG: log,
     };
     const { url, key } = await startUp();
     expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stdout: 'svc-proj\n' });
     await inFront('svc-proj', 'claude');
     await waitFor(async () => (await capture('svc-proj')).includes('? for shortcuts'), { what: 'the agent idle' });
+    return { url, key, log };
+  }
 
-    const first = await pushed(url, key, 'start the work');
-    expect(await first.final()).toMatchObject({ state: 'injected' });
-    const second = await pushed(url, key, 'and then the docs');
-    // held by the listener until the turn is over: `svc debug state` says so, and the agent has not seen it
-    await waitFor(
+  /** Until `svc debug state` shows one push held by svc-proj's actor for the agent's turn. */
+  const heldForTurn = () =>
+    waitFor(
       async () => {
         const r = await svc(['debug', 'state', '--json']);
         const { actors } = JSON.parse(r.stdout) as { actors: { id: string; summary: { afterTurn?: number } }[] };
@@ -554,6 +558,15 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
       },
       { timeoutMs: 15_000, what: 'the second push held for the turn' },
     );
+
+  it('svc up, then svc cc: a push sent while Claude Code is in a turn is typed after it, never queued in it', async () => {
+    const { url, key, log } = await claudeWithTurns(8_000);
+
+    const first = await pushed(url, key, 'start the work');
+    expect(await first.final()).toMatchObject({ state: 'injected' });
+    const second = await pushed(url, key, 'and then the docs');
+    // held by the listener until the turn is over: `svc debug state` says so, and the agent has not seen it
+    await heldForTurn();
     expect(fakeEvents(log).map((e) => e.event)).not.toContain('queued');
     expect(await capture('svc-proj')).not.toContain('and then the docs');
     expect(await second.final()).toMatchObject({ state: 'injected' });
@@ -566,6 +579,30 @@ describe('svc up, then svc cc, svc sh and --wt in another terminal', () => {
     expect(events).toEqual([
       expect.objectContaining({ event: 'submit', text: 'start the work' }),
       expect.objectContaining({ event: 'submit', text: 'and then the docs' }),
+    ]);
+  });
+
+  it('svc up stopped while a push waits for the turn: the next svc up reports it listener_stopped, never typed', {
+    timeout: 90_000,
+  }, async () => {
+    const { log, ...first } = await claudeWithTurns(60_000);
+    expect(await (await pushed(first.url, first.key, 'a long job')).final()).toMatchObject({ state: 'injected' });
+    const waiting = await pushed(first.url, first.key, 'and after it, this');
+    await heldForTurn();
+    // Ctrl-C while the agent is still in its turn; svc up again, at the same address (as without --port: its login
+    // and the listener's ledger are this relay's)
+    await up!.stop('SIGINT');
+    up = null;
+    const again = await startUp({}, Number(new URL(first.url).port));
+    const settled = await finalPush({ url: again.url, apiKey: again.key }, waiting.id, 30_000).catch((e) => {
+      throw new Error(`${(e as Error).message}\n${up?.output()}`);
+    });
+    expect(settled).toMatchObject({
+      state: 'refused',
+      code: 'listener_stopped',
+    });
+    expect(fakeEvents(log).filter((e) => e.event === 'submit' || e.event === 'queued')).toEqual([
+      expect.objectContaining({ event: 'submit', text: 'a long job' }),
     ]);
   });
 

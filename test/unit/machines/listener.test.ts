@@ -889,6 +889,21 @@ describe('session actor', () => {
       expect(h.results()).toMatchObject([{ id: 1, state: 'refused', code: 'session_not_found' }]);
     });
 
+    it('stopped while they wait: recorded refused listener_stopped, reported so at the next start', async () => {
+      const { h } = await start('claude', 'A1', fixture('working-1'));
+      h.push({ id: 7, body: 'never typed' });
+      await flush();
+      h.actor.send({ type: 'STOP' });
+      await flush();
+      expect(h.state.typed).toEqual([]);
+      expect(h.state.persisted.at(-1)!.entries['7']).toEqual({ state: 'refused', code: 'listener_stopped' });
+      // the next listener starts from that ledger: its first result, not inject_failed
+      const next = harness({ ledger: h.state.persisted.at(-1)! });
+      await flush();
+      await next.connect();
+      expect(next.results()).toEqual([{ type: 'push.result', id: 7, state: 'refused', code: 'listener_stopped' }]);
+    });
+
     it('Codex queues a message itself: typed while it works', async () => {
       const codex = readFileSync(new URL('../../fixtures/screens/A2/working-1.txt', import.meta.url), 'utf8');
       const { h } = await start('codex', 'A2', codex);
