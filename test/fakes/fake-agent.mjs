@@ -54,7 +54,7 @@
  * works (argv[0] = codex while comm stays `node`); `sh`/dash has no `exec -a`.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 
 const invokedAs = basename(process.argv[1] ?? 'fake-agent').replace(/\.m?js$/, '');
@@ -106,10 +106,22 @@ const DIALOG = [
 
 const now = () => performance.now() - started;
 
+/**
+ * The log, opened once: a line written after the test removed its folder (the fake's `exit`, as a killed tmux
+ * server's SIGHUP reaches it) goes to the removed file and never makes it again, which would fail the removal
+ * (ENOTEMPTY).
+ */
+let logFd = null;
+try {
+  if (logFile) logFd = openSync(logFile, 'a');
+} catch {
+  // no log where it cannot be written
+}
+
 function log(event, fields = {}) {
-  if (!logFile) return;
+  if (logFd === null) return;
   try {
-    appendFileSync(logFile, `${JSON.stringify({ event, t: Math.round(now() * 10) / 10, ...fields })}\n`);
+    writeSync(logFd, `${JSON.stringify({ event, t: Math.round(now() * 10) / 10, ...fields })}\n`);
   } catch {
     // a test that removed its temp dir must not crash the fake
   }
