@@ -346,7 +346,8 @@ export const keysResult: Step<'SESSION.KEYS_RESULT'> = ({ context, event, enqueu
 /**
  * The listener is stopping: the pushes its session actors hold for an agent's turn (never typed) are recorded refused
  * `listener_stopped`, so the next start reports them as they are (its first results, unacknowledged ones), not as
- * cut off while typed (core/sessions/ledger.ts `recoverLedger`). The link is already going: nothing is sent now.
+ * cut off while typed (core/sessions/ledger.ts `recoverLedger`). Nothing is sent now, though the link is still up:
+ * HALT follows at once and stops it. The ledger keeps each outcome unacknowledged, and the next start sends it.
  */
 export const stopping: Step<'STOP'> = ({ context, enqueue, system }) => {
   let ledger = context.ledger;
