@@ -11,12 +11,12 @@
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
  * CPUs, the same way for every target.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { createAccount } from '../relay-server/accounts.js';
@@ -43,13 +43,14 @@ import {
   warn,
 } from './inject.js';
 
-const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--postgres] [--json]
+const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--postgres] [--tls] [--pin] [--json]
   --sockets N   listener WebSockets, one account each (default 5000)
   --rate R      pushes per second, round-robin over the accounts (default 2000)
   --seconds S   how long pushes are sent (default 20)
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
   --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
   --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
+  --pin         the server on the last CPU, this process (the generator) on the others (taskset; 2 CPUs or more)
   --json        the results as JSON on stdout`;
 
 interface Target {
@@ -71,13 +72,18 @@ interface Result {
 }
 
 let profileDir: string | null = null;
+/** With --pin: the CPU each server is kept on (the generator has the others), else null. */
+let serverCpu: number | null = null;
 /** With --tls: the certificate every server serves, which the clients trust (PEM). */
 let tlsCa: string | null = null;
 type Agent = HttpAgent | HttpsAgent;
 
 function startProcess(args: string[], ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
   const node = profileDir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn(process.execPath, [...node, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [process.execPath, ...node, ...args];
+  // taskset execs node, so the child's pid (and its /proc CPU figures) are the server's
+  const pinned = serverCpu === null ? command : ['taskset', '-c', String(serverCpu), ...command];
+  const proc = spawn(pinned[0]!, pinned.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(`${args[1]} process`, () => {
     proc.kill('SIGKILL');
   });
@@ -266,8 +272,10 @@ async function main(opts: {
   tls: boolean;
   json: boolean;
   profile: string | null;
+  pin: boolean;
 }) {
   profileDir = opts.profile;
+  if (opts.pin) serverCpu = pinGenerator();
   const load = loadAverage();
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-relay-'));
   onCleanup('temp dir', () => rm(root, { recursive: true, force: true }));
@@ -328,7 +336,7 @@ async function main(opts: {
   }
   const f = (x: number | undefined | null, unit = ' ms') => (x === undefined || x === null ? '-' : `${x}${unit}`);
   const lines = [
-    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}`,
+    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}${serverCpu === null ? '' : `, the server alone on CPU ${serverCpu}`}`,
     '',
     '  server                      p50       p99       max   received   CPU/push   CPU      RSS     vs floor: p50 / p99 / CPU',
   ];
@@ -338,6 +346,28 @@ async function main(opts: {
     );
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
   output(lines.join('\n'));
+}
+
+/**
+ * --pin: this process, every thread of it (the generator: sockets, POSTs, its libuv and V8 threads), on all CPUs but
+ * the last, which each server is started on. Returns the server's CPU.
+ */
+function pinGenerator(): number {
+  const cpus = availableParallelism();
+  if (cpus < 2) {
+    process.stderr.write('bench: --pin needs 2 CPUs or more\n');
+    process.exit(2);
+  }
+  const server = cpus - 1;
+  const generator = server === 1 ? '0' : `0-${server - 1}`;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', generator, String(process.pid)], { stdio: 'ignore' });
+  } catch (err) {
+    process.stderr.write(`bench: --pin needs taskset (util-linux): ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  progress(`pinned: the generator on CPU ${generator}, each server on CPU ${server}`);
+  return server;
 }
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');
@@ -350,6 +380,7 @@ if (isMain) {
       postgres: { type: 'boolean', default: false },
       tls: { type: 'boolean', default: false },
       profile: { type: 'string' },
+      pin: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
     USAGE,
@@ -370,6 +401,7 @@ if (isMain) {
     tls: values.tls === true,
     json: values.json === true,
     profile: typeof values.profile === 'string' ? resolve(values.profile) : null,
+    pin: values.pin === true,
   };
   runBench(() => main(opts));
 }
