@@ -107,6 +107,23 @@ export function createHistory(deps: HistoryDeps) {
   let dirty = false;
   let busy = false;
 
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let stopped = false;
+  /**
+   * The timer runs only while there is a transcript to follow or a position to save: a listener with no agent session
+   * is not woken four times a second for nothing (most of its idle CPU, docs/benchmarks.md).
+   */
+  const arm = () => {
+    const needed = !stopped && (followed.size > 0 || dirty);
+    if (needed && timer === null) {
+      timer = setInterval(() => void tick(), deps.pollMs ?? POLL_MS);
+      timer.unref();
+    } else if (!needed && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+
   const tick = async () => {
     if (busy || deps.ready?.() === false) return;
     busy = true;
@@ -155,6 +172,7 @@ export function createHistory(deps: HistoryDeps) {
       }
     } finally {
       busy = false;
+      arm();
     }
   };
 
@@ -164,9 +182,6 @@ export function createHistory(deps: HistoryDeps) {
     book.sessions[session] = where;
     dirty = true;
   };
-
-  const timer = setInterval(() => void tick(), deps.pollMs ?? POLL_MS);
-  timer.unref();
 
   return {
     /** The live sessions of a reading: a follower for each agent session with a readable transcript, none for others. */
@@ -225,6 +240,7 @@ export function createHistory(deps: HistoryDeps) {
         for (const path of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_POSITIONS))) delete book.ended[path];
         dirty = true;
       }
+      arm();
     },
     /** A session's agent said which transcript is its own: followed from the next round. */
     pinned(session: string, transcript: string | undefined): void {
@@ -235,10 +251,15 @@ export function createHistory(deps: HistoryDeps) {
     held(): Set<string> {
       return heldByOthers('');
     },
-    /** One round now (tests; the timer does it every second). */
+    /** One round now (tests; the timer does it four times a second while there is something to follow). */
     tick,
     stop(): void {
-      clearInterval(timer);
+      stopped = true;
+      arm();
+    },
+    /** Whether the timer runs (tests: not while there is nothing to follow). */
+    polling(): boolean {
+      return timer !== null;
     },
   };
 }

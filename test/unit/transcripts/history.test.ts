@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { followTranscript } from '../../../actors/transcripts/follow.js';
 import { createHistory, type HistoryChunkOut } from '../../../actors/transcripts/history.js';
 import { findTranscript } from '../../../actors/transcripts/locate.js';
@@ -259,6 +259,49 @@ describe('following a transcript across a listener restart', () => {
     expect(third.poll().events).toEqual([]);
     appendFileSync(file, `${lines.slice(1).join('\n')}\n`);
     expect(third.poll().events.length).toBeGreaterThan(0);
+  });
+
+  it('polls only while a session is followed: the timer alone sends it, saves where an ended one was, then stops', async () => {
+    const home = temp();
+    const cwd = '/src/timer';
+    const store = join(home, '.claude', 'projects', claudeProjectDir(cwd));
+    mkdirSync(store, { recursive: true });
+    writeFileSync(join(store, '44444444-4444-4444-4444-444444444444.jsonl'), fixture('A1'));
+    const sent: HistoryChunkOut[] = [];
+    const positionsPath = join(home, 'history.json');
+    const history = createHistory({
+      positionsPath,
+      env: { HOME: home },
+      log: { info: () => {}, warn: () => {} },
+      pollMs: 10,
+      send: async (chunk) => {
+        sent.push(chunk);
+      },
+    });
+    const record: SessionRecord = {
+      name: 'svc-timer',
+      attached: false,
+      createdAt: 0,
+      activityAt: 0,
+      meta: { kind: 'agent', agent: 'A1' },
+      panes: [{ id: '%1', command: 'claude', path: cwd, active: true }],
+    };
+    try {
+      // a listener with no agent session is not woken
+      history.sessions([{ ...record, meta: { kind: 'shell' } }]);
+      expect(history.polling()).toBe(false);
+      history.sessions([record]);
+      expect(history.polling()).toBe(true);
+      await vi.waitFor(() => expect(sent.length).toBeGreaterThan(0), { timeout: 10_000 });
+      // the session ends: one more round saves where its transcript was read to, then the timer stops
+      history.sessions([]);
+      await vi.waitFor(() => expect(history.polling()).toBe(false), { timeout: 10_000 });
+      const saved = JSON.parse(readFileSync(positionsPath, 'utf8'));
+      expect(Object.keys(saved.ended)).toEqual([join(store, '44444444-4444-4444-4444-444444444444.jsonl')]);
+    } finally {
+      history.stop();
+    }
+    expect(history.polling()).toBe(false);
   });
 
   it('a pane whose current folder flickers keeps following the transcript it found', async () => {
