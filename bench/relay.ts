@@ -9,7 +9,9 @@
  *   node dist/bench/relay.js --sockets 500 --rate 200 --seconds 5 --postgres --json
  *
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
- * CPUs, the same way for every target.
+ * CPUs, the same way for every target. Pushes first run untimed for `--warmup` seconds (JIT, connections), and the
+ * figures print beside them what can stretch a tail that is not the server's: the generator's own CPU and event-loop
+ * delay, and the CPU time the hypervisor stole from this machine (/proc/stat) while the pushes were timed.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { createAccount } from '../relay-server/accounts.js';
 import { openPostgresStore } from '../relay-server/postgresStore.js';
@@ -43,10 +46,11 @@ import {
   warn,
 } from './inject.js';
 
-const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--postgres] [--tls] [--pin] [--json]
+const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--postgres] [--tls] [--pin] [--json]
   --sockets N   listener WebSockets, one account each (default 5000)
   --rate R      pushes per second, round-robin over the accounts (default 2000)
-  --seconds S   how long pushes are sent (default 20)
+  --seconds S   how long pushes are sent and timed (default 20)
+  --warmup S    pushes at the same rate first, for S seconds, not timed and not in the CPU figure (default 2; 0: none)
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
   --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
   --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
@@ -69,7 +73,16 @@ interface Result {
   cpuPerPushMs: number;
   cpuPercent: number;
   rssMiB: number;
+  /** The share of the machine's CPU time the hypervisor gave to others over the timed pushes (/proc/stat steal). */
+  stealPercent: number;
+  /** This process's CPU over the timed pushes, % of one CPU (all its threads). */
+  generatorCpuPercent: number;
+  /** The generator's event-loop delay over the timed pushes (ms): how much of the tail is this process's own. */
+  generatorLagMs: { p99: number; max: number };
 }
+
+/** Connections the POSTs share; more than a push is ever in flight for on a quiet server at these rates. */
+const POST_CONNECTIONS = 32;
 
 let profileDir: string | null = null;
 /** With --pin: the CPU each server is kept on (the generator has the others), else null. */
@@ -108,6 +121,14 @@ function startProcess(args: string[], ready: RegExp): Promise<{ url: string; pro
     proc.stderr!.on('data', onData);
     proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}): ${out}`)));
   });
+}
+
+/** The machine's CPU time in clock ticks, all CPUs: how much of it was stolen by the hypervisor, out of all. */
+function machineTicks(): { steal: number; total: number } {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+  const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { steal: cpu[7] ?? 0, total };
 }
 
 async function makeAccounts(store: Store, n: number): Promise<string[]> {
@@ -165,13 +186,17 @@ function post(
   });
 }
 
-async function measure(target: Target, opts: { sockets: number; rate: number; seconds: number }): Promise<Result> {
+async function measure(
+  target: Target,
+  opts: { sockets: number; rate: number; seconds: number; warmup: number },
+): Promise<Result> {
   progress(`${target.name}: ${opts.sockets} accounts`);
   const keys = await target.accounts(opts.sockets);
   const { url, proc } = await target.start();
-  const agent = url.startsWith('https:')
-    ? new HttpsAgent({ keepAlive: true, maxSockets: 128 })
-    : new HttpAgent({ keepAlive: true, maxSockets: 128 });
+  // A fixed set of kept-alive connections used in turn (fifo): none idles long enough for the server to close it, so
+  // the generator never stops to open a connection (a TLS handshake) in the middle of the timed pushes.
+  const pooled = { keepAlive: true, maxSockets: POST_CONNECTIONS, scheduling: 'fifo' } as const;
+  const agent = url.startsWith('https:') ? new HttpsAgent(pooled) : new HttpAgent(pooled);
   const hooks = await pool(keys, 64, async (key) => {
     const r = await post(agent, url, '/computers', key, { name: 'bench' });
     if (r.status !== 200) throw new Error(`POST /computers: ${r.status} ${JSON.stringify(r.json)}`);
@@ -212,36 +237,55 @@ async function measure(target: Target, opts: { sockets: number; rate: number; se
   onCleanup(`${target.name} sockets`, () => {
     for (const ws of sockets) ws.terminate();
   });
+  // Pushes at the rate for `seconds`, timed only when `timed` (the warm-up is not): round-robin over the accounts.
+  let sent = 0;
+  let failed = 0;
+  const pushFor = async (seconds: number, timed: boolean) => {
+    const total = opts.rate * seconds;
+    const started = now();
+    const inflight: Promise<unknown>[] = [];
+    for (let n = 0; n < total; ) {
+      const due = Math.min(total, Math.floor(((now() - started) / 1000) * opts.rate));
+      for (; n < due; n++) {
+        const i = sent % keys.length;
+        const body = `${timed ? 'p' : 'w'}${sent++}`;
+        if (timed) sentAt.set(body, now());
+        inflight.push(
+          post(agent, url, '/pushes/send', keys[i]!, {
+            type: 'agent.command',
+            agentSessionName: 'svc-bench',
+            body,
+            targetComputer: hooks[i],
+          }).then(
+            (r) => r.status === 200 || failed++,
+            () => failed++,
+          ),
+        );
+      }
+      await sleep(2);
+    }
+    await Promise.all(inflight);
+  };
+  if (opts.warmup > 0) {
+    progress(`${target.name}: warm-up, ${opts.rate} pushes/s for ${opts.warmup} s (not timed)`);
+    await pushFor(opts.warmup, false);
+  }
   progress(`${target.name}: ${opts.rate} pushes/s for ${opts.seconds} s`);
   const ticks = clockTicks();
   const before = procSample(proc.pid!);
-  let sent = 0;
-  let failed = 0;
-  const total = opts.rate * opts.seconds;
-  const started = now();
-  const inflight: Promise<unknown>[] = [];
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((now() - started) / 1000) * opts.rate));
-    while (sent < due) {
-      const i = sent % keys.length;
-      const body = `p${sent}`;
-      sentAt.set(body, now());
-      inflight.push(
-        post(agent, url, '/pushes/send', keys[i]!, {
-          type: 'agent.command',
-          agentSessionName: 'svc-bench',
-          body,
-          targetComputer: hooks[i],
-        }).then(
-          (r) => r.status === 200 || failed++,
-          () => failed++,
-        ),
-      );
-      sent++;
-    }
-    await sleep(2);
-  }
-  await Promise.all(inflight);
+  const firstTimed = sent;
+  // how late this process's own event loop ran: the generator's share of the tail
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const ownBefore = process.cpuUsage();
+  const cpuBefore = machineTicks();
+  const timedFrom = now();
+  await pushFor(opts.seconds, true);
+  const timedSeconds = (now() - timedFrom) / 1000;
+  const own = process.cpuUsage(ownBefore);
+  const cpuAfter = machineTicks();
+  loop.disable();
+  const pushes = sent - firstTimed;
   const deadline = now() + 10_000;
   while (sentAt.size > 0 && now() < deadline) await sleep(20);
   const after = procSample(proc.pid!);
@@ -254,13 +298,17 @@ async function measure(target: Target, opts: { sockets: number; rate: number; se
   await new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)));
   return {
     name: target.name,
-    sent,
+    sent: pushes,
     received: latencies.length,
     latency: stats(latencies),
     cpuSeconds: Math.round(cpuSeconds * 100) / 100,
-    cpuPerPushMs: Math.round((cpuSeconds / sent) * 1000 * 1000) / 1000,
+    cpuPerPushMs: Math.round((cpuSeconds / pushes) * 1000 * 1000) / 1000,
     cpuPercent: Math.round((cpuSeconds / wall) * 1000) / 10,
     rssMiB: Math.round((after.rssKiB / 1024) * 10) / 10,
+    stealPercent:
+      Math.round(((cpuAfter.steal - cpuBefore.steal) / Math.max(1, cpuAfter.total - cpuBefore.total)) * 1000) / 10,
+    generatorCpuPercent: Math.round(((own.user + own.system) / 1e6 / timedSeconds) * 1000) / 10,
+    generatorLagMs: { p99: Math.round(loop.percentile(99) / 1e4) / 100, max: Math.round(loop.max / 1e4) / 100 },
   };
 }
 
@@ -268,6 +316,7 @@ async function main(opts: {
   sockets: number;
   rate: number;
   seconds: number;
+  warmup: number;
   postgres: boolean;
   tls: boolean;
   json: boolean;
@@ -336,13 +385,13 @@ async function main(opts: {
   }
   const f = (x: number | undefined | null, unit = ' ms') => (x === undefined || x === null ? '-' : `${x}${unit}`);
   const lines = [
-    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}${serverCpu === null ? '' : `, the server alone on CPU ${serverCpu}`}`,
+    `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s after ${opts.warmup} s of warm-up, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}${serverCpu === null ? '' : `, the server alone on CPU ${serverCpu}`}`,
     '',
-    '  server                      p50       p99       max   received   CPU/push   CPU      RSS     vs floor: p50 / p99 / CPU',
+    '  server                      p50       p99       max   received   CPU/push   CPU      RSS     generator: CPU, lag p99 / max   steal   vs floor: p50 / p99 / CPU',
   ];
   for (const r of rows)
     lines.push(
-      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
+      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${`${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}`.padStart(29)}  ${f(r.stealPercent, ' %').padStart(6)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
     );
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
   output(lines.join('\n'));
@@ -377,6 +426,7 @@ if (isMain) {
       sockets: { type: 'string', default: '5000' },
       rate: { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '20' },
+      warmup: { type: 'string', default: '2' },
       postgres: { type: 'boolean', default: false },
       tls: { type: 'boolean', default: false },
       profile: { type: 'string' },
@@ -385,10 +435,10 @@ if (isMain) {
     },
     USAGE,
   );
-  const int = (name: string) => {
+  const int = (name: string, least = 1) => {
     const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < 1) {
-      process.stderr.write(`bench: --${name} takes a whole number ≥ 1\n${USAGE}\n`);
+    if (!Number.isInteger(n) || n < least) {
+      process.stderr.write(`bench: --${name} takes a whole number ≥ ${least}\n${USAGE}\n`);
       process.exit(2);
     }
     return n;
@@ -397,6 +447,7 @@ if (isMain) {
     sockets: int('sockets'),
     rate: int('rate'),
     seconds: int('seconds'),
+    warmup: int('warmup', 0),
     postgres: values.postgres === true,
     tls: values.tls === true,
     json: values.json === true,
