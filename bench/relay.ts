@@ -77,12 +77,23 @@ interface Result {
   stealPercent: number;
   /** This process's CPU over the timed pushes, % of one CPU (all its threads). */
   generatorCpuPercent: number;
-  /** The generator's event-loop delay over the timed pushes (ms): how much of the tail is this process's own. */
+  /** How late the generator's event loop ran while pushes were timed (ms): how much of the tail is its own. */
   generatorLagMs: { p99: number; max: number };
+  /** The most POSTs that waited in the generator for a free connection while pushes were timed (in the latency). */
+  queuedMax: number;
 }
 
-/** Connections the POSTs share; more than a push is ever in flight for on a quiet server at these rates. */
-const POST_CONNECTIONS = 32;
+/** How late the generator's loop timer fired (ms, 0.01), from an interval monitorEventLoopDelay recorded (ns). */
+const lateBy = (ns: number) => Math.round(Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) * 100) / 100;
+
+/**
+ * Connections the POSTs share, all opened at the start of the warm-up and used in turn: at 1 000 pushes/s each is used
+ * every quarter second, so none idles the 5 s after which a server closes it, and a server that stalls for up to
+ * a quarter second still finds a connection free for every push (more wait in this process: `queuedMax`).
+ */
+const POST_CONNECTIONS = 256;
+/** monitorEventLoopDelay's timer (ms): it records the time between two of its fires, this much of it not a delay. */
+const LOOP_RESOLUTION_MS = 5;
 
 let profileDir: string | null = null;
 /** With --pin: the CPU each server is kept on (the generator has the others), else null. */
@@ -240,34 +251,39 @@ async function measure(
   // Pushes at the rate for `seconds`, timed only when `timed` (the warm-up is not): round-robin over the accounts.
   let sent = 0;
   let failed = 0;
+  /** The most POSTs seen waiting in this process for a free connection while pushes were timed. */
+  let queuedMax = 0;
+  const queued = () => Object.values(agent.requests).reduce((n, waiting) => n + (waiting?.length ?? 0), 0);
+  const pushOne = (timed: boolean) => {
+    const i = sent % keys.length;
+    const body = `${timed ? 'p' : 'w'}${sent++}`;
+    if (timed) sentAt.set(body, now());
+    return post(agent, url, '/pushes/send', keys[i]!, {
+      type: 'agent.command',
+      agentSessionName: 'svc-bench',
+      body,
+      targetComputer: hooks[i],
+    }).then(
+      (r) => r.status === 200 || failed++,
+      () => failed++,
+    );
+  };
   const pushFor = async (seconds: number, timed: boolean) => {
     const total = opts.rate * seconds;
     const started = now();
     const inflight: Promise<unknown>[] = [];
     for (let n = 0; n < total; ) {
       const due = Math.min(total, Math.floor(((now() - started) / 1000) * opts.rate));
-      for (; n < due; n++) {
-        const i = sent % keys.length;
-        const body = `${timed ? 'p' : 'w'}${sent++}`;
-        if (timed) sentAt.set(body, now());
-        inflight.push(
-          post(agent, url, '/pushes/send', keys[i]!, {
-            type: 'agent.command',
-            agentSessionName: 'svc-bench',
-            body,
-            targetComputer: hooks[i],
-          }).then(
-            (r) => r.status === 200 || failed++,
-            () => failed++,
-          ),
-        );
-      }
+      for (; n < due; n++) inflight.push(pushOne(timed));
+      if (timed) queuedMax = Math.max(queuedMax, queued());
       await sleep(2);
     }
     await Promise.all(inflight);
   };
   if (opts.warmup > 0) {
     progress(`${target.name}: warm-up, ${opts.rate} pushes/s for ${opts.warmup} s (not timed)`);
+    // all the POSTs' connections opened at once, before anything is timed
+    await Promise.all(Array.from({ length: POST_CONNECTIONS }, () => pushOne(false)));
     await pushFor(opts.warmup, false);
   }
   progress(`${target.name}: ${opts.rate} pushes/s for ${opts.seconds} s`);
@@ -275,7 +291,7 @@ async function measure(
   const before = procSample(proc.pid!);
   const firstTimed = sent;
   // how late this process's own event loop ran: the generator's share of the tail
-  const loop = monitorEventLoopDelay({ resolution: 5 });
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loop.enable();
   const ownBefore = process.cpuUsage();
   const cpuBefore = machineTicks();
@@ -308,7 +324,8 @@ async function measure(
     stealPercent:
       Math.round(((cpuAfter.steal - cpuBefore.steal) / Math.max(1, cpuAfter.total - cpuBefore.total)) * 1000) / 10,
     generatorCpuPercent: Math.round(((own.user + own.system) / 1e6 / timedSeconds) * 1000) / 10,
-    generatorLagMs: { p99: Math.round(loop.percentile(99) / 1e4) / 100, max: Math.round(loop.max / 1e4) / 100 },
+    generatorLagMs: { p99: lateBy(loop.percentile(99)), max: lateBy(loop.max) },
+    queuedMax,
   };
 }
 
@@ -387,11 +404,11 @@ async function main(opts: {
   const lines = [
     `svc relay benchmark — ${opts.sockets} listener sockets, ${opts.rate} pushes/s for ${opts.seconds} s after ${opts.warmup} s of warm-up, POST → push.new${opts.tls ? ', HTTPS + WSS' : ''}${serverCpu === null ? '' : `, the server alone on CPU ${serverCpu}`}`,
     '',
-    '  server                      p50       p99       max   received   CPU/push   CPU      RSS     generator: CPU, lag p99 / max   steal   vs floor: p50 / p99 / CPU',
+    '  server                      p50       p99       max   received   CPU/push   CPU      RSS     generator: CPU, late p99 / max, queued   steal   vs floor: p50 / p99 / CPU',
   ];
   for (const r of rows)
     lines.push(
-      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${`${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}`.padStart(29)}  ${f(r.stealPercent, ' %').padStart(6)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
+      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${`${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}, ${r.queuedMax}`.padStart(38)}  ${f(r.stealPercent, ' %').padStart(6)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
     );
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
   output(lines.join('\n'));
