@@ -453,8 +453,8 @@ if (isMain) {
     USAGE,
   );
   const int = (name: string, least = 1) => {
-    const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < least) {
+    const n = /^\d+$/.test(String(values[name])) ? Number(values[name]) : Number.NaN; // '' is not 0
+    if (!(n >= least)) {
       process.stderr.write(`bench: --${name} takes a whole number ≥ ${least}\n${USAGE}\n`);
       process.exit(2);
     }
