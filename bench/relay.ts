@@ -9,11 +9,13 @@
  *   node dist/bench/relay.js --sockets 500 --rate 200 --seconds 5 --postgres --json
  *
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
- * CPUs, the same way for every target. Pushes first run untimed for `--warmup` seconds (JIT, connections), and the
+ * CPUs, the same way for every target, and it collects its garbage on its main thread (GENERATOR_NODE_FLAGS) so that
+ * its own collector does not stop it while it times. Pushes first run untimed for `--warmup` seconds (JIT, connections,
+ * the collections that follow the sockets opening), and the
  * figures print beside them what can stretch a tail that is not the server's: the generator's own CPU and event-loop
  * delay, and the CPU time the hypervisor stole from this machine (/proc/stat) while the pushes were timed.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -46,13 +48,15 @@ import {
   warn,
 } from './inject.js';
 
-const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--postgres] [--tls] [--pin] [--json]
+const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--postgres] [--tls] [--pin]
+       [--server-node-options FLAGS] [--profile DIR] [--json]
   --sockets N   listener WebSockets, one account each (default 5000)
   --rate R      pushes per second, round-robin over the accounts (default 2000)
   --seconds S   how long pushes are sent and timed (default 20)
-  --warmup S    pushes at the same rate first, for S seconds, not timed and not in the CPU figure (default 2; 0: none)
+  --warmup S    pushes at the same rate first, for S seconds, not timed and not in the CPU figure (default 8; 0: none)
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
   --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
+  --server-node-options FLAGS  node flags for every server, the floor too, e.g. "--single-threaded-gc --trace-gc"
   --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
   --pin         the server on the last CPU, this process (the generator) on the others (taskset; 2 CPUs or more)
   --json        the results as JSON on stdout`;
@@ -96,6 +100,8 @@ const POST_CONNECTIONS = 256;
 const LOOP_RESOLUTION_MS = 5;
 
 let profileDir: string | null = null;
+/** --server-node-options: node flags every server is started with. */
+let serverNodeOptions: string[] = [];
 /** With --pin: the CPU each server is kept on (the generator has the others), else null. */
 let serverCpu: number | null = null;
 /** With --tls: the certificate every server serves, which the clients trust (PEM). */
@@ -103,7 +109,8 @@ let tlsCa: string | null = null;
 type Agent = HttpAgent | HttpsAgent;
 
 function startProcess(args: string[], ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
-  const node = profileDir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`] : [];
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`] : [];
+  const node = [...serverNodeOptions, ...profile];
   const command = [process.execPath, ...node, ...args];
   // taskset execs node, so the child's pid (and its /proc CPU figures) are the server's
   const pinned = serverCpu === null ? command : ['taskset', '-c', String(serverCpu), ...command];
@@ -308,7 +315,9 @@ async function measure(
   const cpuSeconds = (after.selfTicks - before.selfTicks) / ticks;
   const wall = (after.at - before.at) / 1000;
   if (failed > 0) warn(`${target.name}: ${failed} POSTs failed`);
-  for (const ws of sockets) ws.terminate();
+  // Let go of this target's sockets (the cleanup above holds the array): the next target's generator should not
+  // carry 5000 dead sockets in its old space, which makes its own garbage collector mark longer while it times.
+  for (const ws of sockets.splice(0)) ws.terminate();
   agent.destroy();
   proc.kill('SIGTERM');
   await new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)));
@@ -339,8 +348,10 @@ async function main(opts: {
   json: boolean;
   profile: string | null;
   pin: boolean;
+  serverNodeOptions: string[];
 }) {
   profileDir = opts.profile;
+  serverNodeOptions = opts.serverNodeOptions;
   if (opts.pin) serverCpu = pinGenerator();
   const load = loadAverage();
   const root = await mkdtemp(join(tmpdir(), 'svc-bench-relay-'));
@@ -436,17 +447,33 @@ function pinGenerator(): number {
   return server;
 }
 
+/**
+ * This process (the generator) runs with these node flags, started again with them if it was not. On a small
+ * machine the collector's helper threads (four by default) take turns with the main thread on the same CPU while
+ * they mark: the generator stopped up to 140 ms at a time, and every push that arrived meanwhile was timed that much
+ * late, whichever server it was timing. Collecting on the main thread keeps each stop short (docs/benchmarks.md,
+ * "What the tail was"). The servers keep node's defaults unless `--server-node-options` says otherwise.
+ */
+const GENERATOR_NODE_FLAGS = ['--single-threaded-gc'];
+
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');
+if (isMain && !GENERATOR_NODE_FLAGS.every((flag) => process.execArgv.includes(flag))) {
+  const again = spawnSync(process.execPath, [...GENERATOR_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
+  process.exit(again.status ?? 1);
+}
 if (isMain) {
   const values = benchArgs(
     {
       sockets: { type: 'string', default: '5000' },
       rate: { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '20' },
-      warmup: { type: 'string', default: '2' },
+      warmup: { type: 'string', default: '8' },
       postgres: { type: 'boolean', default: false },
       tls: { type: 'boolean', default: false },
       profile: { type: 'string' },
+      'server-node-options': { type: 'string', default: '' },
       pin: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
@@ -470,6 +497,7 @@ if (isMain) {
     json: values.json === true,
     profile: typeof values.profile === 'string' ? resolve(values.profile) : null,
     pin: values.pin === true,
+    serverNodeOptions: String(values['server-node-options']).split(/\s+/).filter(Boolean),
   };
   runBench(() => main(opts));
 }
