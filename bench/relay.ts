@@ -10,7 +10,7 @@
  *
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
  * CPUs, the same way for every target, and it collects its garbage on its main thread (GENERATOR_NODE_FLAGS) so that
- * its own collector does not stop it while it times. Pushes first run untimed for `--warmup` seconds (JIT, connections,
+ * its own collector stops it only briefly while it times. Pushes first run untimed for `--warmup` seconds (JIT, connections,
  * the collections that follow the sockets opening), and the
  * figures print beside them what can stretch a tail that is not the server's: the generator's own CPU and event-loop
  * delay, and the CPU time the hypervisor stole from this machine (/proc/stat) while the pushes were timed.
@@ -49,14 +49,15 @@ import {
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--postgres] [--tls] [--pin]
-       [--server-node-options FLAGS] [--profile DIR] [--json]
+       [--server-node-options=FLAGS] [--profile DIR] [--json]
   --sockets N   listener WebSockets, one account each (default 5000)
   --rate R      pushes per second, round-robin over the accounts (default 2000)
   --seconds S   how long pushes are sent and timed (default 20)
   --warmup S    pushes at the same rate first, for S seconds, not timed and not in the CPU figure (default 8; 0: none)
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
   --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
-  --server-node-options FLAGS  node flags for every server, the floor too, e.g. "--single-threaded-gc --trace-gc"
+  --server-node-options=FLAGS  node flags for every server, the floor too, split at spaces (no quoting), e.g.
+                --server-node-options="--single-threaded-gc --trace-gc"
   --profile DIR run each relay with node --cpu-prof, its profile written to DIR when it stops
   --pin         the server on the last CPU, this process (the generator) on the others (taskset; 2 CPUs or more)
   --json        the results as JSON on stdout`;
@@ -458,9 +459,16 @@ const GENERATOR_NODE_FLAGS = ['--single-threaded-gc'];
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'dist', 'bench', 'relay.js');
 if (isMain && !GENERATOR_NODE_FLAGS.every((flag) => process.execArgv.includes(flag))) {
-  const again = spawnSync(process.execPath, [...GENERATOR_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-  });
+  const args = [...GENERATOR_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)];
+  // The same process (its pid, so signals and `--pin` reach the generator) where node can (22.15 and later) ...
+  process.execve?.(process.execPath, [process.execPath, ...args]);
+  // ... else a child, whose end is this process's end.
+  const again = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (again.error)
+    process.stderr.write(
+      `bench: could not start again with ${GENERATOR_NODE_FLAGS.join(' ')}: ${again.error.message}\n`,
+    );
+  if (again.signal) process.kill(process.pid, again.signal);
   process.exit(again.status ?? 1);
 }
 if (isMain) {
