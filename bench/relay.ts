@@ -10,10 +10,10 @@
  *
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
  * CPUs, the same way for every target, and it collects its garbage on its main thread (GENERATOR_NODE_FLAGS) so that
- * its own collector stops it only briefly while it times. Pushes first run untimed for `--warmup` seconds (JIT, connections,
- * the collections that follow the sockets opening), and the
- * figures print beside them what can stretch a tail that is not the server's: the generator's own CPU and event-loop
- * delay, and the CPU time the hypervisor stole from this machine (/proc/stat) while the pushes were timed.
+ * its own collector stops it only briefly while it times. Pushes first run untimed for `--warmup` seconds (JIT,
+ * connections, the collections that follow the sockets opening), and the figures print beside them what can stretch
+ * a tail that is not the server's: the generator's own CPU and event-loop delay, and the CPU time the hypervisor stole
+ * from this machine (/proc/stat) while the pushes were timed.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
