@@ -2,7 +2,7 @@
  * API keys: random, shown once, stored as a sha256 hash, carried only in `Authorization: Bearer <key>`.
  * A plain sha256 is enough because the keys are 32 random bytes: there is nothing to guess a dictionary for.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { SCOPES, type Scope } from '../core/protocol/index.js';
 import type { KeyRecord, Store } from './store.js';
 
@@ -15,7 +15,7 @@ export function generateApiKey(): string {
 }
 
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 export function newAccountId(): string {

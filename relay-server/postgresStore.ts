@@ -186,8 +186,8 @@ export class PostgresStore implements Store {
     return r ? toPush(r) : null;
   }
 
-  async updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<PushRecord | null> {
-    if (when.states.length === 0) return null;
+  async updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<boolean> {
+    if (when.states.length === 0) return false;
     const params: unknown[] = [
       to.state,
       to.code,
@@ -208,15 +208,15 @@ export class PostgresStore implements Store {
       params.push(when.notResultComputer);
       clauses.push(`(result_computer IS NULL OR result_computer <> $${params.length})`);
     }
-    const r = await this.one(
+    const r = await this.pool.query(
       `UPDATE pushes SET state = $1, code = $2, updated_at = $3,
          result_computer = CASE WHEN $4 THEN $5 ELSE result_computer END,
          body = CASE WHEN $6 THEN '' ELSE body END,
          sealed = CASE WHEN $6 THEN NULL ELSE sealed END
-       WHERE account_id = $7 AND id = $8 AND ${clauses.join(' AND ')} RETURNING *`,
+       WHERE account_id = $7 AND id = $8 AND ${clauses.join(' AND ')}`,
       params,
     );
-    return r ? toPush(r) : null;
+    return (r.rowCount ?? 0) > 0;
   }
 
   async listReplayable(q: ReplayQuery): Promise<PushRecord[]> {

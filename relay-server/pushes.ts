@@ -161,13 +161,10 @@ export class Pushes {
 
   /** A listener has the push: pending becomes delivered (later states stay). */
   async markDelivered(accountId: string, id: number): Promise<void> {
-    const updated = await this.deps.store.updatePush(
-      accountId,
-      id,
-      { states: ['pending'] },
-      { state: 'delivered', code: null, now: this.deps.now() },
-    );
-    if (updated) await this.publishStatus(updated);
+    const to = { state: 'delivered', code: null, now: this.deps.now() } as const;
+    if (await this.deps.store.updatePush(accountId, id, { states: ['pending'] }, to)) {
+      await this.publishStatus(accountId, id, to.state, to.code);
+    }
   }
 
   /** A listener's push.result. `not_found` when the account has no such push; `ignored` when the state stays. */
@@ -178,16 +175,12 @@ export class Pushes {
     result: PushResult,
   ): Promise<'updated' | 'ignored' | 'not_found'> {
     const { store } = this.deps;
+    const code = result.code ?? null;
     for (const when of resultConditions(result, fromComputer)) {
-      const updated = await store.updatePush(accountId, id, when, {
-        state: result.state,
-        code: result.code ?? null,
-        resultComputer: fromComputer,
-        now: this.deps.now(),
-      });
-      if (updated) {
+      const to = { state: result.state, code, resultComputer: fromComputer, now: this.deps.now() };
+      if (await store.updatePush(accountId, id, when, to)) {
         this.erasedSinceSweep = true;
-        await this.publishStatus(updated);
+        await this.publishStatus(accountId, id, result.state, code);
         return 'updated';
       }
     }
@@ -246,32 +239,20 @@ export class Pushes {
   }
 
   private async expire(push: PushRecord, from: readonly PushState[] = OPEN_STATES, code: string | null = null) {
-    const updated = await this.deps.store.updatePush(
-      push.accountId,
-      push.id,
-      { states: from },
-      { state: 'expired', code, now: this.deps.now() },
-    );
-    if (!updated) return false;
+    const to = { state: 'expired', code, now: this.deps.now() } as const;
+    if (!(await this.deps.store.updatePush(push.accountId, push.id, { states: from }, to))) return false;
     const why = code === NO_RESULT ? 'received, never answered' : 'older than the replay window';
     this.deps.log.info(`push ${push.accountId}/${push.id} expired${code ? ` ${code}` : ''} (${push.state}, ${why})`);
-    await this.publishStatus(updated);
+    await this.publishStatus(push.accountId, push.id, to.state, code);
     return true;
   }
 
   /** Tells the account's apps; the state is in the store already, so a bus that fails is logged, never thrown. */
-  private async publishStatus(push: PushRecord): Promise<void> {
+  private async publishStatus(accountId: string, id: number, state: PushState, code: string | null): Promise<void> {
     try {
-      await this.deps.bus.publish(push.accountId, {
-        kind: 'push.status',
-        id: push.id,
-        state: push.state,
-        code: push.code,
-      });
+      await this.deps.bus.publish(accountId, { kind: 'push.status', id, state, code });
     } catch (error) {
-      this.deps.log.warn(
-        `status of push ${push.accountId}/${push.id} (${push.state}) not published: ${describeError(error)}`,
-      );
+      this.deps.log.warn(`status of push ${accountId}/${id} (${state}) not published: ${describeError(error)}`);
     }
   }
 }

@@ -25,7 +25,7 @@ import * as history from './sqlite/history.js';
 import * as pushes from './sqlite/pushes.js';
 import { setUpDatabase } from './sqlite/schema.js';
 import * as webPush from './sqlite/webPush.js';
-import { WriteQueue } from './sqlite/writeQueue.js';
+import { type WriteOptions, WriteQueue } from './sqlite/writeQueue.js';
 import type {
   ComputerRecord,
   ComputerRegistration,
@@ -82,8 +82,8 @@ export class SqliteStore implements Store {
   }
 
   /** A write, committed together with the others asked for in this turn of the event loop. */
-  private write<T>(run: (db: Database.Database) => T): Promise<T> {
-    return this.writes.add(() => run(this.db));
+  private write<T>(run: (db: Database.Database) => T, options?: WriteOptions): Promise<T> {
+    return this.writes.add(() => run(this.db), options);
   }
 
   async createAccount(accountId: string, now: number): Promise<void> {
@@ -120,8 +120,8 @@ export class SqliteStore implements Store {
     return pushes.getPush(this.db, accountId, id);
   }
 
-  async updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<PushRecord | null> {
-    return this.write((db) => pushes.updatePush(db, accountId, id, when, to));
+  async updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<boolean> {
+    return this.write((db) => pushes.updatePush(db, accountId, id, when, to), { oneStatement: true });
   }
 
   async listReplayable(q: ReplayQuery): Promise<PushRecord[]> {

@@ -218,8 +218,12 @@ export interface Store {
    */
   insertPush(push: NewPush): Promise<{ push: PushRecord; duplicate: boolean }>;
   getPush(accountId: string, id: number): Promise<PushRecord | null>;
-  /** Set the state only when `when` holds; returns the updated push, or null when it did not hold (or no such push). */
-  updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<PushRecord | null>;
+  /**
+   * Set the state only when `when` holds: true when it did and the push now has `to`'s state (a final state erases
+   * its body and envelope), false when it did not hold or there is no such push. The caller knows the new state, so
+   * nothing is read back (the sender's half of a push's three writes, `bench/relay.ts`).
+   */
+  updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<boolean>;
   /** Pushes of one account with id > afterId of one type and state, addressed to hookId or to no computer; id order. */
   listReplayable(query: ReplayQuery): Promise<PushRecord[]>;
   /** Pushes (any account) in one of `states` created before `createdBefore`, oldest first. */

@@ -1,6 +1,10 @@
 /**
  * Pushes: numbered per account (`accounts.next_push_id`), deduplicated by clientId, moved between states by
  * compare-and-set, and emptied of their text at a final state.
+ *
+ * Writes run inside the store's group commit (`writeQueue.ts`), so none opens a transaction of its own, and none
+ * reads back what it wrote: a push's insert and its two state changes are most of the relay's work for a push
+ * (docs/benchmarks.md, "What a push costs the store").
  */
 import type Database from 'better-sqlite3';
 import type { PushState } from '../../core/protocol/index.js';
@@ -50,24 +54,18 @@ function toPush(row: PushRow): PushRecord {
   };
 }
 
+/** The condition of the partial indexes of open pushes (schema.ts); a query repeats it to be answered from them. */
+const OPEN_STATES_SQL = "('pending', 'delivered')";
+
 /** What an account's open pushes hold, read through the `pushes_open` index (a busy account keeps 10 000 final ones). */
 export const OPEN_BYTES_SQL = `SELECT COALESCE(SUM(? + length(CAST(body AS BLOB)) + COALESCE(length(CAST(sealed AS BLOB)), 0)), 0)
-  AS held FROM pushes WHERE account_id = ? AND state IN ('pending', 'delivered')`;
+  AS held FROM pushes WHERE account_id = ? AND state IN ${OPEN_STATES_SQL}`;
 
-type Inserted = { push: PushRecord; duplicate: boolean };
-/** The insert's transaction function, made once per database (better-sqlite3 makes four wrappers per call). */
-const inserts = new WeakMap<Database.Database, (p: NewPush) => Inserted>();
-
-export function insertPush(db: Database.Database, p: NewPush): Inserted {
-  let insert = inserts.get(db);
-  if (!insert) {
-    insert = db.transaction((p: NewPush) => insertOne(db, p)).immediate;
-    inserts.set(db, insert);
-  }
-  return insert(p);
-}
-
-function insertOne(db: Database.Database, p: NewPush): Inserted {
+/**
+ * Several statements: run it where a failure rolls all of them back (the write queue's savepoint does). The record
+ * returned is made from `p`, not read back.
+ */
+export function insertPush(db: Database.Database, p: NewPush): { push: PushRecord; duplicate: boolean } {
   if (p.clientId !== null) {
     const existing = db
       .prepare('SELECT * FROM pushes WHERE account_id = ? AND client_id = ?')
@@ -85,25 +83,39 @@ function insertOne(db: Database.Database, p: NewPush): Inserted {
     .prepare('UPDATE accounts SET next_push_id = next_push_id + 1 WHERE id = ? RETURNING next_push_id - 1 AS id')
     .get(p.accountId) as { id: number } | undefined;
   if (!account) throw new Error(`no account ${p.accountId}`);
-  const row = db
-    .prepare(
-      `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
-         state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *`,
-    )
-    .get(
-      p.accountId,
-      account.id,
-      p.type,
-      p.agentSessionName,
-      p.body,
-      p.targetComputer,
-      p.clientId,
-      p.sealed ?? null,
-      p.now,
-      p.now,
-    ) as PushRow;
-  return { push: toPush(row), duplicate: false };
+  const push: PushRecord = {
+    accountId: p.accountId,
+    id: account.id,
+    type: p.type,
+    agentSessionName: p.agentSessionName,
+    body: p.body,
+    targetComputer: p.targetComputer,
+    clientId: p.clientId,
+    sealed: p.sealed ?? null,
+    state: 'pending',
+    code: null,
+    resultComputer: null,
+    createdAt: p.now,
+    updatedAt: p.now,
+  };
+  db.prepare(
+    `INSERT INTO pushes (account_id, id, type, agent_session_name, body, target_computer, client_id, sealed,
+       state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    push.accountId,
+    push.id,
+    push.type,
+    push.agentSessionName,
+    push.body,
+    push.targetComputer,
+    push.clientId,
+    push.sealed,
+    push.state,
+    push.createdAt,
+    push.updatedAt,
+  );
+  return { push, duplicate: false };
 }
 
 export function getPush(db: Database.Database, accountId: string, id: number): PushRecord | null {
@@ -127,28 +139,29 @@ function updateText(states: number, code: boolean, notResultComputer: boolean): 
          result_computer = CASE WHEN ? THEN ? ELSE result_computer END,
          body = CASE WHEN ? THEN '' ELSE body END,
          sealed = CASE WHEN ? THEN NULL ELSE sealed END
-       WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')} RETURNING *`;
+       WHERE account_id = ? AND id = ? AND ${clauses.join(' AND ')}`;
     updateSql.set(shape, sql);
   }
   return sql;
 }
 
+/** One statement: SQLite undoes it by itself if it fails, so it needs no savepoint (`WriteQueue.add`). */
 export function updatePush(
   db: Database.Database,
   accountId: string,
   id: number,
   when: PushCondition,
   to: PushUpdate,
-): PushRecord | null {
-  if (when.states.length === 0) return null;
+): boolean {
+  if (when.states.length === 0) return false;
   const params: (string | number | null)[] = [...when.states];
   if (when.code !== undefined) params.push(when.code);
   if (when.notResultComputer !== undefined) params.push(when.notResultComputer);
   const final = FINAL_STATES.has(to.state);
   const sql = updateText(when.states.length, when.code !== undefined, when.notResultComputer !== undefined);
-  const row = db
+  const { changes } = db
     .prepare(sql)
-    .get(
+    .run(
       to.state,
       to.code,
       to.now,
@@ -159,8 +172,8 @@ export function updatePush(
       accountId,
       id,
       ...params,
-    ) as PushRow | undefined;
-  return row ? toPush(row) : null;
+    );
+  return changes > 0;
 }
 
 export function listReplayable(db: Database.Database, q: ReplayQuery): PushRecord[] {
@@ -183,13 +196,18 @@ export function listOlderThan(
   limit: number,
 ): PushRecord[] {
   if (states.length === 0) return [];
-  const rows = db
-    .prepare(
-      `SELECT * FROM pushes WHERE state IN (${states.map(() => '?').join(', ')}) AND created_at < ?
-       ORDER BY created_at LIMIT ?`,
-    )
-    .all(...states, createdBefore, limit) as PushRow[];
+  const rows = db.prepare(olderThanSql(states)).all(...states, createdBefore, limit) as PushRow[];
   return rows.map(toPush);
+}
+
+/**
+ * The query of `listOlderThan`. Open states are read through `pushes_open_created`, which holds only open pushes:
+ * SQLite uses a partial index when the query repeats the index's condition word for word.
+ */
+export function olderThanSql(states: readonly PushState[]): string {
+  const open = states.every((s) => s === 'pending' || s === 'delivered') ? `state IN ${OPEN_STATES_SQL} AND ` : '';
+  const marks = states.map(() => '?').join(', ');
+  return `SELECT * FROM pushes WHERE ${open}state IN (${marks}) AND created_at < ? ORDER BY created_at LIMIT ?`;
 }
 
 /**

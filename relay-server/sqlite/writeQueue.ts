@@ -2,7 +2,7 @@
  * Group commit for the embedded store: the writes asked for in one turn of the event loop run one after another
  * in a single `BEGIN IMMEDIATE` transaction, each inside its own savepoint, and each promise settles only once that
  * transaction has committed. A write that throws is rolled back to its savepoint and rejects alone; the others
- * commit. If SQLite gives up the whole transaction (a full disk, an I/O error) or the commit fails, nothing of the
+ * commit. A write of one statement needs no savepoint (`oneStatement`): SQLite undoes a failed statement by itself. If SQLite gives up the whole transaction (a full disk, an I/O error) or the commit fails, nothing of the
  * group is stored and every write of it rejects with that error: a caller is never told a write happened that did
  * not, nor the reverse.
  *
@@ -20,8 +20,17 @@ import type Database from 'better-sqlite3';
 /** Least time between two commits while writes keep coming. */
 export const GROUP_GAP_MS = 5;
 
+export interface WriteOptions {
+  /**
+   * `run` executes one SQL statement and nothing after it can throw: it runs without a savepoint of its own (one
+   * write in three a push, each savepoint a statement before and after it and a copy of each page it touches again).
+   */
+  oneStatement?: boolean;
+}
+
 interface Write {
   run(): unknown;
+  oneStatement: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -39,9 +48,10 @@ export class WriteQueue {
   }
 
   /** Run `run` in the next group; its result once the group has committed. */
-  add<T>(run: () => T): Promise<T> {
+  add<T>(run: () => T, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      const oneStatement = options.oneStatement === true;
+      this.queue.push({ run, oneStatement, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length > 1) return;
       const wait = this.lastCommit + GROUP_GAP_MS - this.now();
       if (wait > 0) setTimeout(() => this.flush(), wait);
@@ -61,16 +71,19 @@ export class WriteQueue {
       db.prepare('BEGIN IMMEDIATE').run();
       for (let i = 0; i < group.length; i++) {
         const write = group[i]!;
-        db.prepare('SAVEPOINT svc_write').run();
+        const savepoint = !write.oneStatement;
+        if (savepoint) db.prepare('SAVEPOINT svc_write').run();
         try {
           const value = write.run();
-          db.prepare('RELEASE svc_write').run();
+          if (savepoint) db.prepare('RELEASE svc_write').run();
           settle.push(() => write.resolve(value));
         } catch (error) {
           // SQLite rolled the whole transaction back: the writes before this one are gone too.
           if (!db.inTransaction) throw error;
-          db.prepare('ROLLBACK TO svc_write').run();
-          db.prepare('RELEASE svc_write').run();
+          if (savepoint) {
+            db.prepare('ROLLBACK TO svc_write').run();
+            db.prepare('RELEASE svc_write').run();
+          }
           settle.push(() => write.reject(error));
         }
       }

@@ -102,6 +102,7 @@ export function storeContract(h: StoreHarness): void {
       const first = await store.insertPush(push('a', { clientId: 'x' }));
       const again = await store.insertPush(push('a', { clientId: 'x', body: 'other' }));
       expect(first).toMatchObject({ duplicate: false, push: { id: 4 } });
+      expect(await store.getPush('a', 4)).toEqual(first.push); // what insertPush answers is what it stored
       expect(again).toMatchObject({ duplicate: true, push: { id: 4, body: 'secret text' } });
       expect((await store.insertPush(push('a'))).push.id).toBe(5);
       await expect(store.insertPush(push('nobody'))).rejects.toThrow();
@@ -112,35 +113,35 @@ export function storeContract(h: StoreHarness): void {
       const { push: p } = await store.insertPush(push('a'));
       expect(
         await store.updatePush('a', p.id, { states: ['delivered'] }, { state: 'injected', code: null, now: 2 }),
-      ).toBe(null);
-      const delivered = await store.updatePush(
-        'a',
-        p.id,
-        { states: ['pending'] },
-        { state: 'delivered', code: null, now: 2 },
-      );
-      expect(delivered).toMatchObject({ state: 'delivered', body: 'secret text', updatedAt: 2 });
+      ).toBe(false);
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'pending', updatedAt: p.createdAt });
+      expect(
+        await store.updatePush('a', p.id, { states: ['pending'] }, { state: 'delivered', code: null, now: 2 }),
+      ).toBe(true);
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'delivered', body: 'secret text', updatedAt: 2 });
       const refused = await store.updatePush(
         'a',
         p.id,
         { states: ['pending', 'delivered'] },
         { state: 'refused', code: 'session_not_found', resultComputer: 'c_a', now: 3 },
       );
-      expect(refused).toMatchObject({ state: 'refused', code: 'session_not_found', resultComputer: 'c_a', body: '' });
+      expect(refused).toBe(true);
+      expect(await store.getPush('a', p.id)).toMatchObject({
+        state: 'refused',
+        code: 'session_not_found',
+        resultComputer: 'c_a',
+        body: '',
+      });
       const sameComputer = { states: ['refused'] as const, code: 'session_not_found', notResultComputer: 'c_a' };
-      expect(await store.updatePush('a', p.id, sameComputer, { state: 'injected', code: null, now: 4 })).toBeNull();
+      expect(await store.updatePush('a', p.id, sameComputer, { state: 'injected', code: null, now: 4 })).toBe(false);
       const otherComputer = { ...sameComputer, notResultComputer: 'c_b' };
-      expect(
-        await store.updatePush('a', p.id, otherComputer, {
-          state: 'injected',
-          code: null,
-          resultComputer: 'c_b',
-          now: 4,
-        }),
-      ).toMatchObject({ state: 'injected', code: null, resultComputer: 'c_b' });
+      const fromB = { state: 'injected', code: null, resultComputer: 'c_b', now: 4 } as const;
+      expect(await store.updatePush('a', p.id, otherComputer, fromB)).toBe(true);
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'injected', code: null, resultComputer: 'c_b' });
       expect(
         await store.updatePush('b', p.id, { states: ['injected'] }, { state: 'expired', code: null, now: 5 }),
-      ).toBe(null);
+      ).toBe(false);
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'injected', updatedAt: 4 });
     });
 
     it('forgets a sealed push’s envelope once final, as it forgets a plain body', async () => {
@@ -148,21 +149,10 @@ export function storeContract(h: StoreHarness): void {
       const sealed = JSON.stringify({ v: 1, ct: 'sealed-ciphertext-kept-while-open' });
       const { push: p } = await store.insertPush(push('a', { body: '', sealed }));
       expect(await store.getPush('a', p.id)).toMatchObject({ sealed });
-      const delivered = await store.updatePush(
-        'a',
-        p.id,
-        { states: ['pending'] },
-        { state: 'delivered', code: null, now: 2 },
-      );
-      expect(delivered).toMatchObject({ sealed });
-      const done = await store.updatePush(
-        'a',
-        p.id,
-        { states: ['delivered'] },
-        { state: 'injected', code: null, now: 3 },
-      );
-      expect(done).toMatchObject({ state: 'injected', body: '' });
-      expect(done?.sealed ?? null).toBeNull();
+      await store.updatePush('a', p.id, { states: ['pending'] }, { state: 'delivered', code: null, now: 2 });
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'delivered', sealed });
+      await store.updatePush('a', p.id, { states: ['delivered'] }, { state: 'injected', code: null, now: 3 });
+      expect(await store.getPush('a', p.id)).toMatchObject({ state: 'injected', body: '' });
       expect((await store.getPush('a', p.id))?.sealed ?? null).toBeNull();
     });
 

@@ -6,10 +6,11 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PushState } from '../../../core/protocol/index.js';
 import { createAccount } from '../../../relay-server/accounts.js';
 import { hashApiKey } from '../../../relay-server/auth.js';
 import { openDatabase, preparedCount } from '../../../relay-server/sqlite/db.js';
-import { OPEN_BYTES_SQL } from '../../../relay-server/sqlite/pushes.js';
+import { OPEN_BYTES_SQL, olderThanSql } from '../../../relay-server/sqlite/pushes.js';
 import { openSqliteStore, type SqliteStore } from '../../../relay-server/sqliteStore.js';
 import { push, storeContract } from '../../helpers/storeContract.js';
 
@@ -107,6 +108,39 @@ describe('the file', () => {
     const plan = raw.prepare(`EXPLAIN QUERY PLAN ${OPEN_BYTES_SQL}`).all(256, 'acct') as { detail: string }[];
     raw.close();
     expect(plan.map((p) => p.detail).join('; ')).toMatch(/USING INDEX pushes_open/);
+  });
+
+  it('finds old open pushes for the sweeper through an index that final pushes leave', async () => {
+    store = openSqliteStore(dataDir);
+    await store.close();
+    // a database from before: its index held every push, final ones too
+    let raw = openDatabase(join(dataDir, 'relay.db'));
+    raw.exec('CREATE INDEX pushes_state_created ON pushes(state, created_at)');
+    raw.close();
+    store = openSqliteStore(dataDir);
+    const account = await createAccount(store);
+    const { push: open } = await store.insertPush(push(account.accountId, { clientId: null, now: 10 }));
+    const { push: done } = await store.insertPush(push(account.accountId, { clientId: null, now: 10 }));
+    await store.updatePush(
+      account.accountId,
+      done.id,
+      { states: ['pending'] },
+      { state: 'injected', code: null, now: 11 },
+    );
+    expect((await store.listOlderThan(['pending'], 20, 10)).map((p) => p.id)).toEqual([open.id]);
+    expect((await store.listOlderThan(['injected'], 20, 10)).map((p) => p.id)).toEqual([done.id]);
+    await store.close();
+    raw = openDatabase(join(dataDir, 'relay.db'));
+    const indexes = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pushes'").all();
+    const plan = (states: PushState[]) =>
+      (raw.prepare(`EXPLAIN QUERY PLAN ${olderThanSql(states)}`).all(...states, 1, 1) as { detail: string }[])
+        .map((p) => p.detail)
+        .join('; ');
+    const openPlans = [plan(['pending']), plan(['delivered']), plan(['pending', 'delivered'])];
+    raw.close();
+    expect(indexes).not.toContainEqual({ name: 'pushes_state_created' });
+    for (const p of openPlans) expect(p).toMatch(/USING INDEX pushes_open_created/);
+    store = openSqliteStore(dataDir);
   });
 
   it('refuses a database from a newer relay', async () => {

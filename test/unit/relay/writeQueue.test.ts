@@ -63,6 +63,16 @@ describe('WriteQueue', () => {
     expect(committed()).toEqual(['a', 'c']);
   });
 
+  it('a one-statement write runs without a savepoint: SQLite undoes the half of it that ran, and it fails alone', async () => {
+    const a = queue.add(insert('a'));
+    // two rows in one statement; the second breaks NOT NULL after the first went in
+    const bad = queue.add(() => db.prepare("INSERT INTO t (x) VALUES ('half'), (NULL)").run(), { oneStatement: true });
+    const c = queue.add(insert('c'), { oneStatement: true });
+    await expect(bad).rejects.toThrow(/NOT NULL/);
+    await Promise.all([a, c]);
+    expect(committed()).toEqual(['a', 'c']);
+  });
+
   it('rejects only the write that hits a full disk when SQLite keeps the transaction', async () => {
     const pages = (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
     db.exec(`PRAGMA max_page_count = ${pages + 1}`);
