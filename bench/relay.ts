@@ -7,6 +7,7 @@
  *
  *   npm run bench:relay                                  # build, then node dist/bench/relay.js (5000 / 2000/s / 20 s)
  *   node dist/bench/relay.js --sockets 500 --rate 200 --seconds 5 --postgres --json
+ *   node dist/bench/relay.js --tls --rate 1000 --seconds 15 --rounds 3    # issue 35's figures, median of three
  *
  * The generator (sockets and POSTs) runs in this process; on a small machine it competes with the server for the
  * CPUs, the same way for every target, and it collects its garbage on its main thread (GENERATOR_NODE_FLAGS) so that
@@ -48,12 +49,15 @@ import {
   warn,
 } from './inject.js';
 
-const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--postgres] [--tls] [--pin]
-       [--server-node-options=FLAGS] [--profile DIR] [--json]
+const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--rounds N] [--postgres] [--tls]
+       [--pin] [--server-node-options=FLAGS] [--profile DIR] [--json]
   --sockets N   listener WebSockets, one account each (default 5000)
   --rate R      pushes per second, round-robin over the accounts (default 2000)
   --seconds S   how long pushes are sent and timed (default 20)
   --warmup S    pushes at the same rate first, for S seconds, not timed and not in the CPU figure (default 8; 0: none)
+  --rounds N    measure every server N times, in turn (floor, relay, floor, relay, …), and print the median of each
+                figure beside the runs (default 1; of an even N, the lower middle one): one run's CPU a push
+                varies by 10–20 % on a shared machine
   --postgres    also measure the relay on Postgres + Redis (Debian's postgresql and redis-server)
   --tls         every server (the floor too) serves HTTPS and WSS, with a self-signed certificate for 127.0.0.1
   --server-node-options=FLAGS  node flags for every server, the floor too, split at spaces (no quoting), e.g.
@@ -346,6 +350,7 @@ async function main(opts: {
   warmup: number;
   postgres: boolean;
   tls: boolean;
+  rounds: number;
   json: boolean;
   profile: string | null;
   pin: boolean;
@@ -365,9 +370,10 @@ async function main(opts: {
   }
   const tlsArgs = opts.tls ? ['--tls-cert', cert.cert, '--tls-key', cert.key] : [];
   const relayTls = opts.tls ? [...tlsArgs, '--host', '127.0.0.1', '--https-port', '0'] : [];
+  let round = 1;
   const relayServe = (name: string, extra: string[]) => () =>
     startProcess(
-      [SVC_BIN, 'relay', 'serve', '--port', '0', '--data', join(root, name), ...relayTls, ...extra],
+      [SVC_BIN, 'relay', 'serve', '--port', '0', '--data', join(root, `${name}-${round}`), ...relayTls, ...extra],
       /relay listening on (https?:\/\/\S+)/,
     );
   const targets: Target[] = [
@@ -379,7 +385,7 @@ async function main(opts: {
     },
     {
       name: 'relay, SQLite',
-      accounts: (n) => makeAccounts(openSqliteStore(join(root, 'sqlite')), n),
+      accounts: (n) => makeAccounts(openSqliteStore(join(root, `sqlite-${round}`)), n),
       start: relayServe('sqlite', []),
     },
   ];
@@ -395,19 +401,33 @@ async function main(opts: {
       start: relayServe('pg', ['--store', db, '--bus', redis.url]),
     });
   }
-  const results: Result[] = [];
-  for (const t of targets) results.push(await measure(t, opts));
-  const floor = results[0]!;
+  // Each round is its own: fresh servers and data, the floor first; a server's figures are set against the floor's
+  // of the same round.
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? Math.round((a / b) * 100) / 100 : null);
-  const rows = results.map((r) => ({
-    ...r,
-    vsFloor: {
-      p50: ratio(r.latency?.p50, floor.latency?.p50),
-      p99: ratio(r.latency?.p99, floor.latency?.p99),
-      cpuPerPush: ratio(r.cpuPerPushMs, floor.cpuPerPushMs),
-    },
-  }));
-  const out = { options: opts, load: { start: load, end: loadAverage() }, results: rows };
+  const rows: (Result & { round: number; vsFloor: Record<'p50' | 'p99' | 'cpuPerPush', number | null> })[] = [];
+  for (; round <= opts.rounds; round++) {
+    const results: Result[] = [];
+    for (const t of targets) results.push(await measure(t, opts));
+    const floor = results[0]!;
+    for (const r of results) {
+      const vsFloor = {
+        p50: ratio(r.latency?.p50, floor.latency?.p50),
+        p99: ratio(r.latency?.p99, floor.latency?.p99),
+        cpuPerPush: ratio(r.cpuPerPushMs, floor.cpuPerPushMs),
+      };
+      rows.push({ ...r, round, vsFloor });
+    }
+  }
+  const medians =
+    opts.rounds > 1
+      ? targets.map((t) =>
+          medianRow(
+            t.name,
+            rows.filter((r) => r.name === t.name),
+          ),
+        )
+      : [];
+  const out = { options: opts, load: { start: load, end: loadAverage() }, results: rows, medians };
   if (opts.json) {
     output(`${JSON.stringify(out, null, 2)}\n`);
     return;
@@ -418,12 +438,50 @@ async function main(opts: {
     '',
     '  server                      p50       p99       max   received   CPU/push   CPU      RSS     generator: CPU, late p99 / max, queued   steal   vs floor: p50 / p99 / CPU',
   ];
-  for (const r of rows)
+  const many = opts.rounds > 1;
+  for (const r of rows) {
+    if (many && r.name === rows[0]!.name) lines.push(`  round ${r.round}`);
     lines.push(
       `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${`${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}, ${r.queuedMax}`.padStart(38)}  ${f(r.stealPercent, ' %').padStart(6)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
     );
+  }
+  if (many) {
+    lines.push(
+      '',
+      `  median of ${opts.rounds} rounds     p50       p99       max                CPU/push                                                          vs floor: p50 / p99 / CPU`,
+    );
+    for (const m of medians)
+      lines.push(
+        `  ${m.name.padEnd(24)} ${f(m.p50).padStart(9)} ${f(m.p99).padStart(9)} ${f(m.max).padStart(9)}                ${f(m.cpuPerPushMs).padStart(9)}${' '.repeat(66)}${m.vsFloor.p50 ?? '-'}x / ${m.vsFloor.p99 ?? '-'}x / ${m.vsFloor.cpuPerPush ?? '-'}x`,
+      );
+  }
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
   output(lines.join('\n'));
+}
+
+/** The median of each figure over one server's rounds (the ratios too: each round's against its own floor). */
+function medianRow(
+  name: string,
+  rows: {
+    latency: Result['latency'];
+    cpuPerPushMs: number;
+    vsFloor: Record<'p50' | 'p99' | 'cpuPerPush', number | null>;
+  }[],
+) {
+  const median = (values: (number | null | undefined)[]) =>
+    stats(values.filter((v): v is number => typeof v === 'number'))?.p50 ?? null;
+  return {
+    name,
+    p50: median(rows.map((r) => r.latency?.p50)),
+    p99: median(rows.map((r) => r.latency?.p99)),
+    max: median(rows.map((r) => r.latency?.max)),
+    cpuPerPushMs: median(rows.map((r) => r.cpuPerPushMs)),
+    vsFloor: {
+      p50: median(rows.map((r) => r.vsFloor.p50)),
+      p99: median(rows.map((r) => r.vsFloor.p99)),
+      cpuPerPush: median(rows.map((r) => r.vsFloor.cpuPerPush)),
+    },
+  };
 }
 
 /**
@@ -478,6 +536,7 @@ if (isMain) {
       rate: { type: 'string', default: '2000' },
       seconds: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '8' },
+      rounds: { type: 'string', default: '1' },
       postgres: { type: 'boolean', default: false },
       tls: { type: 'boolean', default: false },
       profile: { type: 'string' },
@@ -500,6 +559,7 @@ if (isMain) {
     rate: int('rate'),
     seconds: int('seconds'),
     warmup: int('warmup', 0),
+    rounds: int('rounds'),
     postgres: values.postgres === true,
     tls: values.tls === true,
     json: values.json === true,

@@ -4,7 +4,7 @@
  * transactions keep it so when a CLI command writes to the same file while the relay runs.
  *
  * Writes are committed in groups: the writes asked for in one turn of the event loop run in one transaction, each
- * in its own savepoint, and each caller's promise settles only once that transaction has committed
+ * in its own savepoint but for one-statement ones, and each caller's promise settles only once it has committed
  * (`sqlite/writeQueue.ts`). The commit is the costly part of a small write; under load a push's insert and the state
  * changes of the pushes before it share one (docs/benchmarks.md, "bench/relay.ts").
  *

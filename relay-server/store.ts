@@ -221,7 +221,7 @@ export interface Store {
   /**
    * Set the state only when `when` holds: true when it did and the push now has `to`'s state (a final state erases
    * its body and envelope), false when it did not hold or there is no such push. The caller knows the new state, so
-   * nothing is read back (the sender's half of a push's three writes, `bench/relay.ts`).
+   * nothing is read back (two of a push's three writes are these: `delivered`, then the listener's result).
    */
   updatePush(accountId: string, id: number, when: PushCondition, to: PushUpdate): Promise<boolean>;
   /** Pushes of one account with id > afterId of one type and state, addressed to hookId or to no computer; id order. */

@@ -86,11 +86,11 @@ export function insertPush(db: Database.Database, p: NewPush): { push: PushRecor
   const push: PushRecord = {
     accountId: p.accountId,
     id: account.id,
-    type: p.type,
-    agentSessionName: p.agentSessionName,
-    body: p.body,
-    targetComputer: p.targetComputer,
-    clientId: p.clientId,
+    type: asStored(p.type),
+    agentSessionName: asStored(p.agentSessionName),
+    body: asStored(p.body),
+    targetComputer: p.targetComputer === null ? null : asStored(p.targetComputer),
+    clientId: p.clientId === null ? null : asStored(p.clientId),
     sealed: p.sealed ?? null,
     state: 'pending',
     code: null,
@@ -116,6 +116,11 @@ export function insertPush(db: Database.Database, p: NewPush): { push: PushRecor
     push.updatedAt,
   );
   return { push, duplicate: false };
+}
+
+/** A string as SQLite gives it back: UTF-8 has no lone surrogate, so the driver stores U+FFFD in its place. */
+function asStored(text: string): string {
+  return text.isWellFormed() ? text : text.toWellFormed();
 }
 
 export function getPush(db: Database.Database, accountId: string, id: number): PushRecord | null {

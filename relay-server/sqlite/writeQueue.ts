@@ -1,10 +1,12 @@
 /**
  * Group commit for the embedded store: the writes asked for in one turn of the event loop run one after another
- * in a single `BEGIN IMMEDIATE` transaction, each inside its own savepoint, and each promise settles only once that
- * transaction has committed. A write that throws is rolled back to its savepoint and rejects alone; the others
- * commit. A write of one statement needs no savepoint (`oneStatement`): SQLite undoes a failed statement by itself. If SQLite gives up the whole transaction (a full disk, an I/O error) or the commit fails, nothing of the
- * group is stored and every write of it rejects with that error: a caller is never told a write happened that did
- * not, nor the reverse.
+ * in a single `BEGIN IMMEDIATE` transaction, and each promise settles only once that transaction has committed. A
+ * write runs inside its own savepoint: when it throws it is rolled back to it and rejects alone; the others commit.
+ * A write of one statement (`oneStatement`) runs without: SQLite backs out a statement that breaks a constraint (its
+ * default, ABORT), so that write too rejects alone; any other error from it fails the whole group, as nothing else
+ * would undo what it had changed. If SQLite gives up the whole transaction (a full disk, an I/O error) or the
+ * commit fails, nothing of the group is stored and every write of it rejects with that error: a caller is never
+ * told a write happened that did not, nor the reverse.
  *
  * The writes run in the order they were asked for, so a compare-and-set sees the writes queued before it. A read
  * runs at once and sees what has been committed; a caller that awaited its write sees that write.
@@ -22,8 +24,9 @@ export const GROUP_GAP_MS = 5;
 
 export interface WriteOptions {
   /**
-   * `run` executes one SQL statement and nothing after it can throw: it runs without a savepoint of its own (one
-   * write in three a push, each savepoint a statement before and after it and a copy of each page it touches again).
+   * `run` executes one SQL statement and nothing after it can throw: it runs without a savepoint of its own (two
+   * writes in three a push; a savepoint is a statement before and after it, and SQLite copies each page the write
+   * touches again into the savepoint's journal).
    */
   oneStatement?: boolean;
 }
@@ -80,6 +83,8 @@ export class WriteQueue {
         } catch (error) {
           // SQLite rolled the whole transaction back: the writes before this one are gone too.
           if (!db.inTransaction) throw error;
+          // Without a savepoint only a refused statement is known to have changed nothing.
+          if (!savepoint && !isConstraintError(error)) throw error;
           if (savepoint) {
             db.prepare('ROLLBACK TO svc_write').run();
             db.prepare('RELEASE svc_write').run();
@@ -95,4 +100,10 @@ export class WriteQueue {
     }
     for (const done of settle) done();
   }
+}
+
+/** SQLite refused the statement for breaking a constraint (NOT NULL, UNIQUE, CHECK, a foreign key). */
+function isConstraintError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
 }

@@ -103,6 +103,10 @@ export function storeContract(h: StoreHarness): void {
       const again = await store.insertPush(push('a', { clientId: 'x', body: 'other' }));
       expect(first).toMatchObject({ duplicate: false, push: { id: 4 } });
       expect(await store.getPush('a', 4)).toEqual(first.push); // what insertPush answers is what it stored
+      // even for a string UTF-8 cannot hold (a lone surrogate: stored as U+FFFD)
+      const odd = await store.insertPush(push('b', { body: 'half \ud800 a pair', type: 'x\udfff' }));
+      expect(odd.push).toMatchObject({ body: 'half \ufffd a pair', type: 'x\ufffd' });
+      expect(await store.getPush('b', odd.push.id)).toEqual(odd.push);
       expect(again).toMatchObject({ duplicate: true, push: { id: 4, body: 'secret text' } });
       expect((await store.insertPush(push('a'))).push.id).toBe(5);
       await expect(store.insertPush(push('nobody'))).rejects.toThrow();

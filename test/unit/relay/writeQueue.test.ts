@@ -63,7 +63,7 @@ describe('WriteQueue', () => {
     expect(committed()).toEqual(['a', 'c']);
   });
 
-  it('a one-statement write runs without a savepoint: SQLite undoes the half of it that ran, and it fails alone', async () => {
+  it('a one-statement write that breaks a constraint is backed out by SQLite and fails alone', async () => {
     const a = queue.add(insert('a'));
     // two rows in one statement; the second breaks NOT NULL after the first went in
     const bad = queue.add(() => db.prepare("INSERT INTO t (x) VALUES ('half'), (NULL)").run(), { oneStatement: true });
@@ -71,6 +71,23 @@ describe('WriteQueue', () => {
     await expect(bad).rejects.toThrow(/NOT NULL/);
     await Promise.all([a, c]);
     expect(committed()).toEqual(['a', 'c']);
+  });
+
+  it('a one-statement write that fails otherwise fails its group: no savepoint would undo what it changed', async () => {
+    const a = queue.add(insert('a'));
+    // what an error after the statement had written would leave (SQLITE_CORRUPT in an index, say): a half-done write
+    const broken = queue.add(
+      () => {
+        insert('half')();
+        throw Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
+      },
+      { oneStatement: true },
+    );
+    const results = await Promise.allSettled([a, broken]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(committed()).toEqual([]);
+    await queue.add(insert('b'), { oneStatement: true }); // and the next group works again
+    expect(committed()).toEqual(['b']);
   });
 
   it('rejects only the write that hits a full disk when SQLite keeps the transaction', async () => {
