@@ -394,11 +394,15 @@ async function main(opts: {
     onCleanup('postgres', () => pgServer.stop());
     const redis = await startRedis();
     onCleanup('redis', () => redis.stop());
-    const db = await pgServer.database();
+    // a database a round, made with its accounts (measure makes them just before it starts the server)
+    let db = '';
     targets.push({
       name: 'relay, Postgres + Redis',
-      accounts: async (n) => makeAccounts(await openPostgresStore(db), n),
-      start: relayServe('pg', ['--store', db, '--bus', redis.url]),
+      accounts: async (n) => {
+        db = await pgServer.database();
+        return makeAccounts(await openPostgresStore(db), n);
+      },
+      start: () => relayServe('pg', ['--store', db, '--bus', redis.url])(),
     });
   }
   // Each round is its own: fresh servers and data, the floor first; a server's figures are set against the floor's
@@ -439,21 +443,33 @@ async function main(opts: {
     '  server                      p50       p99       max   received   CPU/push   CPU      RSS     generator: CPU, late p99 / max, queued   steal   vs floor: p50 / p99 / CPU',
   ];
   const many = opts.rounds > 1;
+  // one line a server; a median line leaves blank what it has no median of
+  const line = (
+    name: string,
+    c: Partial<Record<'p50' | 'p99' | 'max' | 'received' | 'cpu' | 'pct' | 'rss' | 'gen' | 'steal', string>>,
+    vs: Record<'p50' | 'p99' | 'cpuPerPush', number | null>,
+  ) =>
+    `  ${name.padEnd(24)} ${(c.p50 ?? '').padStart(9)} ${(c.p99 ?? '').padStart(9)} ${(c.max ?? '').padStart(9)}   ${(c.received ?? '').padStart(11)}  ${(c.cpu ?? '').padStart(9)}  ${(c.pct ?? '').padStart(7)}  ${(c.rss ?? '').padStart(9)}   ${(c.gen ?? '').padStart(38)}  ${(c.steal ?? '').padStart(6)}   ${vs.p50 ?? '-'}x / ${vs.p99 ?? '-'}x / ${vs.cpuPerPush ?? '-'}x`;
   for (const r of rows) {
     if (many && r.name === rows[0]!.name) lines.push(`  round ${r.round}`);
-    lines.push(
-      `  ${r.name.padEnd(24)} ${f(r.latency?.p50).padStart(9)} ${f(r.latency?.p99).padStart(9)} ${f(r.latency?.max).padStart(9)}   ${`${r.received}/${r.sent}`.padStart(11)}  ${f(r.cpuPerPushMs).padStart(9)}  ${f(r.cpuPercent, ' %').padStart(7)}  ${f(r.rssMiB, ' MiB').padStart(9)}   ${`${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}, ${r.queuedMax}`.padStart(38)}  ${f(r.stealPercent, ' %').padStart(6)}   ${r.vsFloor.p50 ?? '-'}x / ${r.vsFloor.p99 ?? '-'}x / ${r.vsFloor.cpuPerPush ?? '-'}x`,
-    );
+    const gen = `${f(r.generatorCpuPercent, ' %')}, ${f(r.generatorLagMs.p99)} / ${f(r.generatorLagMs.max)}, ${r.queuedMax}`;
+    const cells = {
+      p50: f(r.latency?.p50),
+      p99: f(r.latency?.p99),
+      max: f(r.latency?.max),
+      received: `${r.received}/${r.sent}`,
+      cpu: f(r.cpuPerPushMs),
+      pct: f(r.cpuPercent, ' %'),
+      rss: f(r.rssMiB, ' MiB'),
+      gen,
+      steal: f(r.stealPercent, ' %'),
+    };
+    lines.push(line(r.name, cells, r.vsFloor));
   }
   if (many) {
-    lines.push(
-      '',
-      `  median of ${opts.rounds} rounds     p50       p99       max                CPU/push                                                          vs floor: p50 / p99 / CPU`,
-    );
+    lines.push('', `  median of ${opts.rounds} rounds`);
     for (const m of medians)
-      lines.push(
-        `  ${m.name.padEnd(24)} ${f(m.p50).padStart(9)} ${f(m.p99).padStart(9)} ${f(m.max).padStart(9)}                ${f(m.cpuPerPushMs).padStart(9)}${' '.repeat(66)}${m.vsFloor.p50 ?? '-'}x / ${m.vsFloor.p99 ?? '-'}x / ${m.vsFloor.cpuPerPush ?? '-'}x`,
-      );
+      lines.push(line(m.name, { p50: f(m.p50), p99: f(m.p99), max: f(m.max), cpu: f(m.cpuPerPushMs) }, m.vsFloor));
   }
   lines.push('', `Load average at the start ${out.load.start.join(' ')}, at the end ${out.load.end.join(' ')}.`, '');
   output(lines.join('\n'));
@@ -468,8 +484,11 @@ function medianRow(
     vsFloor: Record<'p50' | 'p99' | 'cpuPerPush', number | null>;
   }[],
 ) {
-  const median = (values: (number | null | undefined)[]) =>
-    stats(values.filter((v): v is number => typeof v === 'number'))?.p50 ?? null;
+  // not stats(): it rounds to 0.01, and a CPU a push of 0.293 ms would read 0.29
+  const median = (values: (number | null | undefined)[]) => {
+    const v = values.filter((x): x is number => typeof x === 'number').sort((a, b) => a - b);
+    return v.length === 0 ? null : v[Math.ceil(v.length / 2) - 1]!;
+  };
   return {
     name,
     p50: median(rows.map((r) => r.latency?.p50)),

@@ -102,7 +102,6 @@ describe('the file', () => {
   });
 
   it("counts an account's open pushes through an index, not by reading every push it keeps", async () => {
-    store = openSqliteStore(dataDir);
     await store.close();
     const raw = openDatabase(join(dataDir, 'relay.db'));
     const plan = raw.prepare(`EXPLAIN QUERY PLAN ${OPEN_BYTES_SQL}`).all(256, 'acct') as { detail: string }[];
