@@ -323,6 +323,24 @@ export function benchArgs(
   }
 }
 
+/**
+ * A flag of `benchArgs`'s values that takes a whole number of at least `least` ('' is not 0); anything else prints
+ * the usage and exits 2.
+ */
+export function wholeNumber(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+  least: number,
+  usage: string,
+): number {
+  const n = /^\d+$/.test(String(values[name])) ? Number(values[name]) : Number.NaN;
+  if (!(n >= least)) {
+    process.stderr.write(`bench: --${name} takes a whole number ≥ ${least}\n${usage}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
 /** Runs a benchmark's `main` to the end: cleans up after it, on failure and on Ctrl-C too, and exits. */
 export function runBench(main: () => Promise<unknown>): void {
   for (const sig of ['SIGINT', 'SIGTERM'] as const)

@@ -47,6 +47,7 @@ import {
   sleep,
   stats,
   warn,
+  wholeNumber,
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/relay.js [--sockets N] [--rate R] [--seconds S] [--warmup S] [--rounds N] [--postgres] [--tls]
@@ -565,14 +566,7 @@ if (isMain) {
     },
     USAGE,
   );
-  const int = (name: string, least = 1) => {
-    const n = /^\d+$/.test(String(values[name])) ? Number(values[name]) : Number.NaN; // '' is not 0
-    if (!(n >= least)) {
-      process.stderr.write(`bench: --${name} takes a whole number ≥ ${least}\n${USAGE}\n`);
-      process.exit(2);
-    }
-    return n;
-  };
+  const int = (name: string, least = 1) => wholeNumber(values, name, least, USAGE);
   const opts = {
     sockets: int('sockets'),
     rate: int('rate'),

@@ -19,7 +19,7 @@ import { openDatabase } from '../relay-server/sqlite/db.js';
 import { setUpDatabase } from '../relay-server/sqlite/schema.js';
 import { GROUP_GAP_MS } from '../relay-server/sqlite/writeQueue.js';
 import { openSqliteStore, type SqliteStore } from '../relay-server/sqliteStore.js';
-import { benchArgs, onCleanup, output, progress, runBench, stats } from './inject.js';
+import { benchArgs, onCleanup, output, progress, runBench, stats, wholeNumber } from './inject.js';
 
 const USAGE = `usage: node dist/bench/relayStore.js [--accounts N] [--group K] [--pushes P] [--rounds R] [--json]
   --accounts N  accounts the pushes go round (default 5000, as bench/relay.ts's sockets)
@@ -188,14 +188,7 @@ const values = benchArgs(
   },
   USAGE,
 );
-const int = (name: string, least: number) => {
-  const n = /^\d+$/.test(String(values[name])) ? Number(values[name]) : Number.NaN;
-  if (!(n >= least)) {
-    process.stderr.write(`bench: --${name} takes a whole number ≥ ${least}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  return n;
-};
+const int = (name: string, least: number) => wholeNumber(values, name, least, USAGE);
 const group = int('group', 1);
 const pushes = int('pushes', 1);
 if (pushes % group !== 0) {

@@ -44,6 +44,7 @@ import {
   TMUX,
   waitUntil,
   warn,
+  wholeNumber,
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/state.js [--runs N] [--reply-seconds S] [--busy-panes N] [--busy-seconds S] [--poll-only] [--no-agent] [--json]
@@ -337,14 +338,7 @@ if (isMain) {
     },
     USAGE,
   );
-  const int = (name: string) => {
-    const n = Number(v[name]);
-    if (!Number.isInteger(n) || n < 0) {
-      process.stderr.write(`bench: --${name} takes a whole number\n${USAGE}\n`);
-      process.exit(2);
-    }
-    return n;
-  };
+  const int = (name: string) => wholeNumber(v, name, 0, USAGE);
   const opts = {
     runs: int('runs'),
     busyPanes: int('busy-panes'),

@@ -59,6 +59,7 @@ import {
   stats,
   TMUX,
   warn,
+  wholeNumber,
 } from './inject.js';
 
 const USAGE = `usage: node dist/bench/submitPath.js [--agents A1,A2,A3,A4,A5] [--trials N] [--no-loaded] [--json]
@@ -331,11 +332,7 @@ if (isMain) {
     },
     USAGE,
   );
-  const trials = Number(values.trials);
-  if (!Number.isInteger(trials) || trials < 1) {
-    process.stderr.write(`bench: --trials takes a whole number ≥ 1\n${USAGE}\n`);
-    process.exit(2);
-  }
+  const trials = wholeNumber(values, 'trials', 1, USAGE);
   const agents = String(values.agents).split(',').filter(Boolean);
   runBench(() => main({ agents, trials, loaded: values['no-loaded'] !== true, json: values.json === true }));
 }
