@@ -60,6 +60,20 @@ function done<T>(req: IDBRequest<T>): Promise<T> {
   });
 }
 
+/**
+ * Settles once the transaction of a write has committed. A request's success comes before that, and a page reloaded
+ * or closed in between loses the write (a "Not now" that came back after a reload, seen in the browser tests).
+ */
+function committed(req: IDBRequest): Promise<void> {
+  const tx = req.transaction;
+  if (!tx) return done(req).then(() => {});
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new DOMException('the write was aborted', 'AbortError'));
+  });
+}
+
 async function store(name: 'kv' | 'messages', mode: IDBTransactionMode): Promise<IDBObjectStore> {
   return (await db()).transaction(name, mode).objectStore(name);
 }
@@ -69,11 +83,11 @@ export async function getKv<T>(key: string): Promise<T | undefined> {
 }
 
 export async function setKv(key: string, value: unknown): Promise<void> {
-  await done((await store('kv', 'readwrite')).put(value, key));
+  await committed((await store('kv', 'readwrite')).put(value, key));
 }
 
 export async function deleteKv(key: string): Promise<void> {
-  await done((await store('kv', 'readwrite')).delete(key));
+  await committed((await store('kv', 'readwrite')).delete(key));
 }
 
 /**

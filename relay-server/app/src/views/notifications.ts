@@ -52,9 +52,10 @@ export function notificationsOffer(app: App): { el: HTMLElement; update(): void 
   const el = h('section', { class: 'notify-offer', 'aria-labelledby': 'notify-offer-title', hidden: true });
   const installed = matchMedia('(display-mode: standalone)').matches;
   const status = h('p', { class: 'muted', role: 'status' });
-  const close = () => {
+  // hidden once the choice is stored, so that a reload right after it does not bring the offer back
+  const close = async () => {
+    await setKv(OFFER_KEY, false).catch(() => {});
     el.hidden = true;
-    void setKv(OFFER_KEY, false).catch(() => {});
   };
   // a browser tab without push (iOS Safari before the app is on the home screen) gets the steps, not the button
   const canPush = pushSupported();
