@@ -65,8 +65,7 @@ function done<T>(req: IDBRequest<T>): Promise<T> {
  * or closed in between loses the write (a "Not now" that came back after a reload, seen in the browser tests).
  */
 function committed(req: IDBRequest): Promise<void> {
-  const tx = req.transaction;
-  if (!tx) return done(req).then(() => {});
+  const tx = req.transaction!; // a request on an object store always has one
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onerror = () => reject(tx.error);
