@@ -5,6 +5,7 @@
  */
 import { backoffDelay } from './backoff.js';
 import type { FailingChild } from './daemon/control.js';
+import { byCodeUnits } from './order.js';
 
 /** The kinds of child the root spawns, by the first part of their actor id (`session.<name>`, `relay`, …). */
 export const FAMILIES = [
@@ -148,7 +149,7 @@ export function pruneFailures(
 export function formatFailingLines(children: readonly FailingChild[]): string[] {
   const minutes = SUPERVISION.windowMs / 60_000;
   return [...children]
-    .sort((a, b) => Number(b.givenUp) - Number(a.givenUp) || a.id.localeCompare(b.id))
+    .sort((a, b) => Number(b.givenUp) - Number(a.givenUp) || byCodeUnits(a.id, b.id))
     .map((c) => {
       const family = familyOf(c.id);
       const ended = family !== null && STRATEGY[family].onFailure === 'end';

@@ -31,7 +31,8 @@ import { type ScheduleKeys, scheduleMachine } from './schedule.js';
 export interface ScheduleReading {
   file: SchedulesFile;
   now: number;
-  zone: string;
+  /** null when the file holds no schedule: then nothing needs it, and learning it costs memory (actors/schedules/runs.ts). */
+  zone: string | null;
 }
 
 export type SchedulerInput = SupervisorInput;
@@ -157,6 +158,7 @@ export const schedulerMachine = setup({
               if (failed?.retryAt) failures = { ...failures, [id]: { ...failed, retryAt: null } };
             }
             enqueue.assign({ ids: live.map((e) => e.id), problem: null, failures });
+            if (zone === null) return; // no schedule, nothing to decide
 
             let running = Object.keys(context.sessions).filter(isScheduledSessionName).length;
             const skipped: SkippedRun[] = [];

@@ -80,12 +80,13 @@ export function scheduleAdapters(deps: ScheduleDeps) {
   let listed: string | null = null;
   return {
     readSchedules: fromPromise<ScheduleReading>(async () => {
-      const reading = {
-        file: readSchedules(deps.path),
-        now: Date.now() + offset,
-        zone: localZone(),
-      };
-      const views = reading.file.schedules.map((e) => viewSchedule(e, reading.now, reading.zone));
+      const file = readSchedules(deps.path);
+      const now = Date.now() + offset;
+      // Learning the zone wakes ICU's time-zone data, about 8 MiB the listener would then keep resident
+      // (docs/benchmarks.md, "Idle memory"): only a schedule needs it.
+      const zone = file.schedules.length > 0 ? localZone() : null;
+      const reading: ScheduleReading = { file, now, zone };
+      const views = zone === null ? [] : file.schedules.map((e) => viewSchedule(e, now, zone));
       const text = JSON.stringify(views);
       if (text !== listed) {
         listed = text;

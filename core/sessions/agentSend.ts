@@ -2,6 +2,8 @@
  * The decisions `svc agent send` makes (spec 4.5): which computer, which session, and what to tell the person about
  * the result. Pure: cli/commands/agentSend.ts gathers the relay's answers and acts.
  */
+
+import { byCodeUnits } from '../order.js';
 import type { SessionRecord } from '../protocol/index.js';
 
 export interface ComputerEntry {
@@ -41,7 +43,7 @@ export function pickSession(computer: ComputerEntry, wanted?: string): Pick<stri
   }
   const candidates = computer.sessions
     .filter((s) => !s.shell && s.parent === undefined)
-    .sort((a, b) => b.activityAt - a.activityAt || a.name.localeCompare(b.name));
+    .sort((a, b) => b.activityAt - a.activityAt || byCodeUnits(a.name, b.name));
   const best = candidates[0];
   if (!best)
     return { ok: false, message: `${computer.name} reports no session to send to (shell sessions are skipped)` };

@@ -1,12 +1,14 @@
 /** Pure inventory decisions: has anything a phone would notice changed since the last report? */
+
+import { byCodeUnits } from '../order.js';
 import type { SessionRecord } from '../protocol/index.js';
 import { startProgramName } from '../tmux/startCommand.js';
 
 /** A stable key of what the app shows; order of sessions and panes does not matter. */
 export function inventoryKey(sessions: readonly SessionRecord[]): string {
   const sorted = [...sessions]
-    .map((s) => ({ ...s, panes: [...s.panes].sort((a, b) => a.id.localeCompare(b.id)) }))
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .map((s) => ({ ...s, panes: [...s.panes].sort((a, b) => byCodeUnits(a.id, b.id)) }))
+    .sort((a, b) => byCodeUnits(a.name, b.name));
   return JSON.stringify(sorted);
 }
 

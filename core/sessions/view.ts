@@ -14,6 +14,7 @@ import {
   SCREEN_RULES,
   screenHash,
 } from '../agents/screens.js';
+import { byCodeUnits } from '../order.js';
 import type { PaneInfo, SessionRecord } from '../protocol/index.js';
 
 /** The pane the agent runs in: the session's first pane (lowest window.pane index), which the wrapper made. */
@@ -60,7 +61,7 @@ export function worktreeParts(record: SessionRecord): { repo: string; slug: stri
 export function describeInventory(raw: readonly SessionRecord[], hostname: string): SessionRecord[] {
   const out: SessionRecord[] = [];
   const counts = new Map<string, number>();
-  const ordered = [...raw].sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+  const ordered = [...raw].sort((a, b) => a.createdAt - b.createdAt || byCodeUnits(a.name, b.name));
   for (const record of ordered) {
     const agent = sessionAgent(record);
     const shell = record.meta?.kind === 'shell';

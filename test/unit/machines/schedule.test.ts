@@ -16,7 +16,7 @@ import {
 } from '../../../core/schedules/book.js';
 import { parseSchedule } from '../../../core/schedules/schedule.js';
 import { ENDING_RETRY_MS, type ScheduleKeys, scheduleMachine } from '../../../machines/schedule.js';
-import { type SchedulerEvent, schedulerMachine } from '../../../machines/scheduler.js';
+import { type ScheduleReading, type SchedulerEvent, schedulerMachine } from '../../../machines/scheduler.js';
 
 const ZONE = 'Europe/Berlin';
 const at = (iso: string) => DateTime.fromISO(iso, { zone: ZONE }).toMillis();
@@ -70,7 +70,7 @@ function harness(entries: ScheduleEntry[], start: number) {
   const failures: { id: string; what: string }[] = [];
   const scheduler = schedulerMachine.provide({
     actors: {
-      readSchedules: fromPromise(async () => ({ file, now: wall(), zone: ZONE })),
+      readSchedules: fromPromise<ScheduleReading>(async () => ({ file, now: wall(), zone: ZONE })),
       schedule: scheduleMachine.provide({
         actors: {
           startRun: fromPromise(async ({ input }) => {
