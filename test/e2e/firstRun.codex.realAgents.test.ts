@@ -18,7 +18,7 @@ import { type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../helpers/cli.js';
 import { killDaemonsOf } from '../helpers/daemons.js';
 import { databaseHolds } from '../helpers/devices.js';
 import { AGENTS_BIN, agentInstalled, CODEX, killProcessesUnder, waitSettled } from '../helpers/realAgents.js';
-import { runTmux, waitFor } from '../helpers/tmux.js';
+import { endTmuxServer, runTmux, waitFor } from '../helpers/tmux.js';
 
 const START_MS = 120_000;
 const STEP_MS = 90_000;
@@ -132,7 +132,7 @@ describe
       await browser?.close();
       await up?.stop('SIGINT');
       await killDaemonsOf(home);
-      await runTmux(defaultSocket(), ['kill-server']).catch(() => {});
+      await endTmuxServer(defaultSocket());
       await model?.close();
       // Codex starts a background app-server of its own from HOME that outlives its session
       killProcessesUnder(root);

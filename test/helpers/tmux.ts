@@ -3,7 +3,7 @@
  * and a bounded polling helper.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -83,11 +83,49 @@ export async function startTmuxServer(opts: { socketPath?: string; persistent?: 
     listSessions: () => tmux.listSessions(),
     async cleanup() {
       tmux.close();
-      await tmux.killServer().catch(() => {});
+      await endTmuxServer(socketPath);
       // programs in the panes may still write (the fake agent logs its exit) while this runs: retry
       await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
+}
+
+/**
+ * End the tmux server on `socketPath`, and its clients, for good. `kill-server` is not always enough: tmux exits only
+ * once its clients have gone, and a control-mode client whose owner (a listener, this process's own client) went a
+ * moment before the kill can hang there with it, both idle for ever; a server and a client were left after each of
+ * the README-path tests now and then. So: kill-server, wait for every tmux process on that socket to go, and SIGKILL
+ * what is still there after 2 s.
+ */
+export async function endTmuxServer(socketPath: string): Promise<void> {
+  await runTmux(socketPath, ['kill-server']).catch(() => {}); // no server is fine
+  const left = await waitFor(() => tmuxProcessesOn(socketPath).length === 0, { timeoutMs: 2000 }).then(
+    () => [],
+    () => tmuxProcessesOn(socketPath),
+  );
+  for (const pid of left) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** The processes started with `-S socketPath` (a tmux server and its clients), from /proc. */
+function tmuxProcessesOn(socketPath: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const at = argv.indexOf('-S');
+      if (at >= 0 && argv[at + 1] === socketPath) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 /**

@@ -29,7 +29,7 @@ import { removeWhenFree, type SpawnedSvc, SVC_BIN, spawnSvc, svcEnv } from '../h
 import { daemonsOf, killDaemonsOf } from '../helpers/daemons.js';
 import { computerDevice, databaseHolds, registerTestDevice } from '../helpers/devices.js';
 import { api, finalPush, startTestRelay, type TestRelay, TestSocket } from '../helpers/relay.js';
-import { fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
+import { endTmuxServer, fakeAgentBin, runTmux, waitFor } from '../helpers/tmux.js';
 
 const UID = process.getuid?.() ?? 0;
 
@@ -108,7 +108,7 @@ afterEach(async () => {
   await up?.stop('SIGINT');
   up = null;
   await killDaemonsOf(home);
-  await runTmux(defaultSocket(), ['kill-server']).catch(() => {});
+  await endTmuxServer(defaultSocket());
   await relay?.close();
   relay = null;
   // the fake agent logs its end (FAKE_AGENT_LOG under root) as the killed server's SIGHUP reaches it
