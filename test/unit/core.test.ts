@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, RELAY_BACKOFF } from '../../core/backoff.js';
 import { VERSION } from '../../core/daemon/version.js';
+import { byCodeUnits } from '../../core/order.js';
 import type { PaneInfo, SessionRecord } from '../../core/protocol/index.js';
 import { inventoryChanged } from '../../core/sessions/inventory.js';
 import {
@@ -40,6 +41,35 @@ describe('backoff', () => {
     [50, 0, 15_000], // never overflows
   ])('attempt %i, random %f → %i ms', (attempt, random, ms) => {
     expect(backoffDelay(attempt, RELAY_BACKOFF, random)).toBe(Math.round(ms));
+  });
+});
+
+describe('code-unit order (core/order.ts)', () => {
+  it.each([
+    [
+      ['b', 'a'],
+      ['a', 'b'],
+    ],
+    [
+      ['svc-proj-sh', 'svc-proj', 'svc-proj-2'],
+      ['svc-proj', 'svc-proj-2', 'svc-proj-sh'],
+    ],
+    // capitals before small letters, accented letters after both: code units, not a language's order
+    [
+      ['é', 'b', 'B', 'Z', 'a'],
+      ['B', 'Z', 'a', 'b', 'é'],
+    ],
+    [
+      ['%12', '%3', '%10'],
+      ['%10', '%12', '%3'],
+    ],
+    [
+      ['x', 'x'],
+      ['x', 'x'],
+    ],
+  ])('sorts %j as %j, as sort() with no comparator does', (input, sorted) => {
+    expect([...input].sort(byCodeUnits)).toEqual(sorted);
+    expect([...input].sort()).toEqual(sorted);
   });
 });
 
