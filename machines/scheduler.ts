@@ -158,7 +158,7 @@ export const schedulerMachine = setup({
               if (failed?.retryAt) failures = { ...failures, [id]: { ...failed, retryAt: null } };
             }
             enqueue.assign({ ids: live.map((e) => e.id), problem: null, failures });
-            if (zone === null) return; // no schedule, nothing to decide
+            if (zone === null || live.length === 0) return; // no schedule to decide on
 
             let running = Object.keys(context.sessions).filter(isScheduledSessionName).length;
             const skipped: SkippedRun[] = [];

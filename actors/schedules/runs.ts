@@ -83,7 +83,7 @@ export function scheduleAdapters(deps: ScheduleDeps) {
       const file = readSchedules(deps.path);
       const now = Date.now() + offset;
       // Learning the zone wakes ICU's time-zone data, about 8 MiB the listener would then keep resident
-      // (docs/benchmarks.md, "Idle memory"): only a schedule needs it.
+      // (docs/benchmarks.md, "ICU, and where the rest is"): only a schedule needs it.
       const zone = file.schedules.length > 0 ? localZone() : null;
       const reading: ScheduleReading = { file, now, zone };
       const views = zone === null ? [] : file.schedules.map((e) => viewSchedule(e, now, zone));

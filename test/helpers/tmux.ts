@@ -112,10 +112,16 @@ export async function endTmuxServer(socketPath: string): Promise<void> {
   }
 }
 
-/** The processes started with `-S socketPath` (a tmux server and its clients), from /proc. */
+/** The processes started with `-S socketPath` (a tmux server and its clients), from /proc; none where there is none. */
 function tmuxProcessesOn(socketPath: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return []; // no /proc (macOS): kill-server alone
+  }
   const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
+  for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');

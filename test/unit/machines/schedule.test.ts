@@ -70,7 +70,12 @@ function harness(entries: ScheduleEntry[], start: number) {
   const failures: { id: string; what: string }[] = [];
   const scheduler = schedulerMachine.provide({
     actors: {
-      readSchedules: fromPromise<ScheduleReading>(async () => ({ file, now: wall(), zone: ZONE })),
+      // as actors/schedules/runs.ts: no zone is learned while the file holds no schedule
+      readSchedules: fromPromise<ScheduleReading>(async () => ({
+        file,
+        now: wall(),
+        zone: file.schedules.length > 0 ? ZONE : null,
+      })),
       schedule: scheduleMachine.provide({
         actors: {
           startRun: fromPromise(async ({ input }) => {
@@ -481,5 +486,10 @@ describe('schedules (spec 4.8)', () => {
     await h.tickAt(at('2026-11-24T07:45:10'));
     expect(h.state(f.id)).toBe('done');
     expect(h.last(f.id)).toMatchObject({ result: 'start_failed', note: 'tmux: no server' });
+    // the last one removed: its actor stops too, and nothing starts at the time it had
+    h.remove(f.id);
+    await h.tickAt(at('2026-11-25T07:45:10'));
+    expect(h.state(f.id)).toBeUndefined();
+    expect(h.started).toEqual([scheduledSessionName(e)]);
   });
 });
