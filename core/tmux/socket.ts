@@ -12,6 +12,8 @@
  *    (`-a`: without it lsof ORs the selections and lists every Unix socket on the machine.)
  */
 
+import { byCodeUnits } from '../order.js';
+
 export type SocketSource = 'env' | 'default' | 'scan' | 'lsof';
 
 export interface SocketChoice {
@@ -120,7 +122,7 @@ export function scanCandidates(
     const names = listing.entries
       .filter((e) => e.socket)
       .map((e) => e.name)
-      .sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+      .sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : byCodeUnits(a, b)));
     for (const name of names) {
       const path = `${dir}/${name}`;
       if (!exclude.includes(path) && !out.includes(path)) out.push(path);
