@@ -5,7 +5,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { z } from 'zod';
+import type { z } from 'zod/v3';
 import { INBOX_PAGE } from '../core/notify/push.js';
 import {
   ComputerRegisterRequest,

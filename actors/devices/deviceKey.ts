@@ -4,7 +4,7 @@
  * the 0700 ~/.svc); the relay gets the public key once (`POST /devices`) and answers with the device id.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { DeviceInfo, type DeviceKind } from '../../core/protocol/index.js';
 import {
   exportPrivateKey,
@@ -25,7 +25,7 @@ const KeyFile = z.object({
   deviceId: z.string().optional(),
   baseUrl: z.string().optional(),
   /** `svc agent send`: the last sequence stamp it used (each send takes the next one). */
-  seq: z.number().int().nonnegative().optional(),
+  seq: z.number().int().safe().nonnegative().optional(),
 });
 export type KeyFile = z.infer<typeof KeyFile>;
 

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { encodeBase64url } from '../../core/base64url.js';
 import type { PinOp, PinsFile } from '../../core/devices/devices.js';
 import { provenBy } from '../../core/devices/pairingProof.js';

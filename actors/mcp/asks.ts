@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import type { ControlReply } from '../../core/daemon/control.js';
 import {
   type AnswerBody,

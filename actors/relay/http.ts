@@ -3,7 +3,7 @@
  * followed, and every answer is parsed with its schema in core/protocol/http.ts (a malformed one is a `RelayError`
  * with code `malformed_answer`).
  */
-import type { z } from 'zod';
+import type { z } from 'zod/v3';
 import { RelayError, type RelayMethod, relayClient } from '../../core/relay/client.js';
 import { proxiedFetch } from './proxy.js';
 

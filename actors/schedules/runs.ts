@@ -8,7 +8,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { DateTime } from 'luxon';
 import { fromPromise } from 'xstate';
 import { agentById } from '../../core/agents/registry.js';
 import { MAX_NOTIFY_CHARS } from '../../core/mcp/ask.js';
@@ -22,6 +21,7 @@ import {
   skippedNotice,
   viewSchedule,
 } from '../../core/schedules/book.js';
+import { luxon } from '../../core/schedules/luxon.js';
 import { parseSchedule } from '../../core/schedules/schedule.js';
 import { type PastSession, startedProgram } from '../../core/sessions/control.js';
 import { activePane } from '../../core/sessions/inventory.js';
@@ -64,7 +64,7 @@ let zoneOf: { tz: string | undefined; zone: string } | null = null;
  */
 export function localZone(): string {
   const tz = process.env.TZ;
-  if (zoneOf === null || zoneOf.tz !== tz) zoneOf = { tz, zone: DateTime.local().zoneName };
+  if (zoneOf === null || zoneOf.tz !== tz) zoneOf = { tz, zone: luxon().DateTime.local().zoneName };
   return zoneOf.zone;
 }
 

@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, lstatSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { agentById } from '../../core/agents/registry.js';
 import type { OfferedAgent, OfferedProject } from '../../core/sessions/newSession.js';
 import { offeredAgents, offeredProjects } from '../../core/sessions/newSession.js';

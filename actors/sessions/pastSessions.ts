@@ -5,7 +5,7 @@
  * resume runs in a new named tmux session with svc's metadata.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import type { SessionRecord } from '../../core/protocol/index.js';
 import {
   emptyPast,

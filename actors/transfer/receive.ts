@@ -19,7 +19,7 @@ import {
   statSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import {
   clashName,
   decideChunk,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { svcPaths } from '../../core/daemon/paths.js';
 import {
   branchSlug,

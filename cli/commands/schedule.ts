@@ -6,7 +6,6 @@
  */
 import { homedir } from 'node:os';
 import { defineCommand } from 'citty';
-import { DateTime } from 'luxon';
 import { runningListener } from '../../actors/daemon/controlSocket.js';
 import { freshId } from '../../actors/schedules/runs.js';
 import { changeSchedules, readSchedules } from '../../actors/schedules/scheduleFile.js';
@@ -15,6 +14,7 @@ import { onPath } from '../../actors/which.js';
 import { AGENTS, agentForSubcommand } from '../../core/agents/registry.js';
 import { svcPaths } from '../../core/daemon/paths.js';
 import { newEntry, scheduleLines, scheduleZone, viewSchedule } from '../../core/schedules/book.js';
+import { luxon } from '../../core/schedules/luxon.js';
 import { parseSchedule } from '../../core/schedules/schedule.js';
 import { resolveProject } from '../../core/sessions/project.js';
 import { fail } from '../output.js';
@@ -86,7 +86,7 @@ const add = defineCommand({
       const view = viewSchedule(entry, now, zone());
       if (args.json) process.stdout.write(`${JSON.stringify(view)}\n`);
       else {
-        const next = view.next === null ? '-' : DateTime.fromMillis(view.next).toFormat('ccc yyyy-LL-dd HH:mm');
+        const next = view.next === null ? '-' : luxon().DateTime.fromMillis(view.next).toFormat('ccc yyyy-LL-dd HH:mm');
         process.stdout.write(
           `scheduled ${id}: ${view.agentName} in ${cwd}, ${view.when}, next ${next} (svc schedule rm ${id} removes it)\n`,
         );

@@ -2,7 +2,7 @@
  * Config precedence (spec 2.5, 2.7, 4.5): pure. actors/daemon/configFile.ts reads and checks the file,
  * this module decides what each value is and where it came from.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 

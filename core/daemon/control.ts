@@ -6,7 +6,7 @@
  * Nothing here carries a key, a push body, typed text or a screen: actors are shown by id, machine, state value and
  * a context summary made of counts, flags and short codes (actors/debug/inspector.ts).
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { HOOK_CONTROL_REPLIES, HOOK_CONTROL_REQUESTS } from '../hooks/control.js';
 import { MCP_CONTROL_REPLIES, MCP_CONTROL_REQUESTS } from '../mcp/control.js';
 
@@ -61,7 +61,7 @@ export const ActorView = z.object({
 export type ActorView = z.infer<typeof ActorView>;
 
 export const TransitionRecord = z.object({
-  seq: z.number().int(),
+  seq: z.number().int().safe(),
   /** Epoch ms. */
   at: z.number(),
   actor: z.string(),
@@ -84,7 +84,7 @@ const Ok = { ok: z.literal(true) };
 export const FailingChild = z.object({
   id: z.string(),
   /** Failures in the last ten minutes. */
-  failures: z.number().int(),
+  failures: z.number().int().safe(),
   givenUp: z.boolean(),
   error: z.string(),
 });
@@ -93,14 +93,14 @@ export type FailingChild = z.infer<typeof FailingChild>;
 export const StatusReply = z.object({
   ...Ok,
   type: z.literal('status'),
-  pid: z.number().int(),
+  pid: z.number().int().safe(),
   version: z.string(),
   startedAt: z.number(),
   uptimeMs: z.number(),
   tmuxSocket: z.string(),
   /** The relay link's state value, e.g. `connection.online.quiet`. */
   relay: z.string().nullable(),
-  sessions: z.number().int(),
+  sessions: z.number().int().safe(),
   /** Which command runs this listener: `listener` (the background daemon or a foreground `svc listener`) or `up`. */
   host: z.enum(['listener', 'up']).optional(),
   /** Children that failed and were restarted or given up (absent from listeners before supervision). */
@@ -110,7 +110,12 @@ export type StatusReply = z.infer<typeof StatusReply>;
 
 export const ControlReply = z.discriminatedUnion('type', [
   StatusReply,
-  z.object({ ...Ok, type: z.literal('stop'), pid: z.number().int(), host: z.enum(['listener', 'up']).optional() }),
+  z.object({
+    ...Ok,
+    type: z.literal('stop'),
+    pid: z.number().int().safe(),
+    host: z.enum(['listener', 'up']).optional(),
+  }),
   z.object({ ...Ok, type: z.literal('state'), actors: z.array(ActorView), failing: z.array(FailingChild).optional() }),
   z.object({ ...Ok, type: z.literal('events'), transitions: z.array(TransitionRecord), following: z.boolean() }),
   z.object({ ...Ok, type: z.literal('transition'), transition: TransitionRecord }),

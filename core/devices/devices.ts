@@ -10,7 +10,7 @@
  * back out as operations (`PinOp`) that are applied to the file as it is on disk at that moment, so the listener
  * and `svc devices` can both write it without undoing each other.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from '../protocol/bodies.js';
 import { MAX_BODY_CHARS, type RefusalCode } from '../protocol/index.js';
 
@@ -31,7 +31,7 @@ export const DevicePin = z.object({
   /** The relay listed another key for this device: every contact is refused until a person verifies one. */
   changedKey: z.object({ publicKey: z.string(), fingerprint: z.string(), seenAt: z.number() }).optional(),
   /** Highest sequence stamp accepted from this device, per purpose. */
-  lastSeq: z.record(z.string(), z.number().int().nonnegative()),
+  lastSeq: z.record(z.string(), z.number().int().safe().nonnegative()),
 });
 export type DevicePin = z.infer<typeof DevicePin>;
 

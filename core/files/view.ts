@@ -5,7 +5,7 @@
  * the file system and runs the secret detector (secretlint's recommended rules).
  */
 import { posix } from 'node:path';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 
 /** Spec 8: `svc file-view log` prints the last 50 reads. */
 export const FILE_VIEW_LOG_KEPT = 50;

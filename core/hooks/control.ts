@@ -9,7 +9,7 @@
  * - `started`: the agent's session-start hook ran (Claude Code's SessionStart): nothing but which conversation
  *   runs in the pane, pinned from its start (core/transcripts/pins.ts).
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { SessionName } from '../protocol/codes.js';
 import { AGENT_SESSION_ID } from './remoteOrigin.js';
 
@@ -39,7 +39,7 @@ export const HOOK_CONTROL_REQUESTS = [
     transcript: z.string().max(4096).optional(),
     agentSession: z.string().regex(AGENT_SESSION_ID).optional(),
     /** The hook's process ancestry, parent first (Linux): whether it ran for the pane's agent or one nested in it. */
-    ancestry: z.array(z.number().int().positive()).max(MAX_ANCESTRY).optional(),
+    ancestry: z.array(z.number().int().safe().positive()).max(MAX_ANCESTRY).optional(),
   }),
 ] as const;
 

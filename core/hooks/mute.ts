@@ -4,7 +4,7 @@
  * asks whether the agent's working directory is inside one.
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 
 export const MuteList = z.object({
   all: z.boolean(),

@@ -3,7 +3,7 @@
  * computer and the phone, and the pure decisions about an ask: its deadline, who it is sealed for, whether an
  * answer is taken, and the words the model reads back. No IO: actors/mcp/ does the sockets and the sealing.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import type { DevicePin } from '../devices/devices.js';
 import { type AskCode, AskId, SessionName } from '../protocol/codes.js';
 

@@ -3,7 +3,7 @@
  * notifications, and what it answers. An `ask` request keeps its connection open: `ask.started` at once, then one
  * `ask.done` when the ask ends (answered, expired, or failed with a code).
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { ASK_CODES, SessionName } from '../protocol/codes.js';
 import { MAX_CHOICE_CHARS, MAX_CHOICES, MAX_NOTIFY_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS } from './ask.js';
 
@@ -44,7 +44,7 @@ export const AskInFlight = z.object({
   session: z.string(),
   deadline: z.number(),
   /** Devices the question was sealed for (this computer aside). */
-  devices: z.number().int(),
+  devices: z.number().int().safe(),
 });
 export type AskInFlight = z.infer<typeof AskInFlight>;
 
@@ -56,7 +56,7 @@ export const MCP_CONTROL_REPLIES = [
     deadline: z.number(),
     seconds: z.number(),
     clamped: z.boolean(),
-    devices: z.number().int(),
+    devices: z.number().int().safe(),
   }),
   z.object({ ...Ok, type: z.literal('ask.done'), id: z.string(), outcome: AskOutcomeSchema }),
   z.object({

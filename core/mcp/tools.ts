@@ -2,7 +2,7 @@
  * The two tools `svc mcp` offers (spec 4.3), as the model sees them: names, descriptions, zod input and output
  * shapes. The server wiring is actors/mcp/server.ts.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { ASK_CODES } from '../protocol/codes.js';
 import {
   ASK_DEFAULT_SECONDS,

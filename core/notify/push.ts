@@ -3,7 +3,7 @@
  * for one session within a few seconds become one push. The relay sends (relay-server/push/); the service worker
  * opens (relay-server/app/src/sw.ts).
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 
 export const NOTIFY_EVENTS = ['ask', 'notify', 'approval', 'turn', 'schedule'] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
@@ -88,7 +88,7 @@ export const PushPayload = z.strictObject({
   kind: z.enum(NOTIFY_EVENTS),
   id: z.string(),
   /** Events folded into this push (PUSH_BATCH_MS). */
-  count: z.number().int().positive(),
+  count: z.number().int().safe().positive(),
   /** Purpose `ask.question` for an ask, `notify` otherwise; absent when it was too large for a push. */
   envelope: z.record(z.string(), z.unknown()).optional(),
 });

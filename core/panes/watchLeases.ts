@@ -6,7 +6,7 @@
  * relay has no part in it: it cannot start or prolong a stream (it cannot replay a request: stamps), only route.
  * Pure.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { type PinsFile, trustOf } from '../devices/devices.js';
 import { MAX_LEASE_MS } from '../protocol/bodies.js';
 import { DeviceId, SessionName } from '../protocol/index.js';

@@ -3,7 +3,7 @@
  * `ClientFrame` and `RelayFrame` (core/protocol/frames.ts). Question, answer and notification travel only inside
  * envelopes; outside is routing: the computer, the ask id, the session, the deadline.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { Envelope } from '../seal/envelopeSchema.js';
 import { ASK_CODES, AskId, DeviceId, SessionName } from './codes.js';
 
@@ -24,7 +24,7 @@ const AskNewFields = {
   /** Epoch ms, the computer's clock; the relay forgets the ask after it. */
   deadline: z.number(),
   /** Ms left when the listener sent it: the app counts down without trusting the clocks to agree. */
-  leftMs: z.number().int().nonnegative(),
+  leftMs: z.number().int().safe().nonnegative(),
 };
 
 /** Frames a listener or an app sends to the relay. */

@@ -4,7 +4,7 @@
  * (core/devices/devices.ts checks it); the session it is meant for is inside too, so a relay cannot point a sealed message
  * at another session. docs/protocol.md lists them for people.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { CONTROL_ACTIONS } from './actions.js';
 import { MAX_BODY_CHARS, SessionName } from './codes.js';
 
@@ -112,11 +112,11 @@ export type FileRequest = z.infer<typeof FileRequest>;
  */
 export const FileResultBody = z.strictObject({
   session: SessionName,
-  seq: z.number().int().nonnegative(),
+  seq: z.number().int().safe().nonnegative(),
   op: z.enum(['list', 'read', 'diff', 'transfer']),
   path: z.string().max(4096).optional(),
   /** A transfer: how many bytes the computer holds of it now, and the name it was saved as once complete. */
-  received: z.number().int().nonnegative().optional(),
+  received: z.number().int().safe().nonnegative().optional(),
   savedAs: z.string().max(4096).optional(),
   entries: z
     .array(
@@ -130,9 +130,9 @@ export const FileResultBody = z.strictObject({
     .max(5_000)
     .optional(),
   /** Paths not listed (over the listing's limit). */
-  more: z.number().int().nonnegative().optional(),
+  more: z.number().int().safe().nonnegative().optional(),
   text: z.string().max(300_000).optional(),
-  masked: z.number().int().nonnegative().optional(),
+  masked: z.number().int().safe().nonnegative().optional(),
   truncated: z.boolean().optional(),
   binary: z.boolean().optional(),
   secret: z.boolean().optional(),
@@ -149,9 +149,9 @@ export type FileResultBody = z.infer<typeof FileResultBody>;
 export const TransferChunk = z.strictObject({
   id: z.string().regex(/^[0-9a-f]{16}$/),
   name: z.string().min(1).max(1024),
-  size: z.number().int().nonnegative(),
+  size: z.number().int().safe().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  offset: z.number().int().nonnegative(),
+  offset: z.number().int().safe().nonnegative(),
   data: z
     .string()
     .max(270_000)
@@ -185,7 +185,7 @@ export type LaunchRequest = z.infer<typeof LaunchRequest>;
  */
 // not strict: an app cached before a field was added still opens the answer of a newer listener
 export const LaunchResultBody = z.object({
-  seq: z.number().int().nonnegative(),
+  seq: z.number().int().safe().nonnegative(),
   op: z.enum(['options', 'start']),
   projects: z
     .array(
@@ -313,9 +313,9 @@ export function phoneInputOf(body: KeysBody): PhoneInput {
  */
 export const FrameBody = z.strictObject({
   session: SessionName,
-  frameSeq: z.number().int().nonnegative(),
+  frameSeq: z.number().int().safe().nonnegative(),
   full: z.boolean(),
-  height: z.number().int().nonnegative(),
+  height: z.number().int().safe().nonnegative(),
   /** Columns of the pane: the app's terminal is this wide, so a long row never wraps onto the next one. */
   width: z.number().int().positive().max(10_000).optional(),
   rows: z.record(z.string().regex(/^\d+$/), z.string()),
@@ -336,7 +336,7 @@ export const ApprovalCardBody = z.strictObject({
   detail: z.array(z.string().max(2_000)).max(200),
   question: z.string().max(512),
   choices: z.array(z.strictObject({ label: z.string().max(512), always: z.boolean() })).max(16),
-  highlighted: z.number().int().nonnegative().nullable(),
+  highlighted: z.number().int().safe().nonnegative().nullable(),
   /** When the listener read it (epoch ms, the computer's clock). */
   at: z.number(),
 });
@@ -350,7 +350,7 @@ const HistoryItem = z.discriminatedUnion('k', [
     id: z.string().max(128),
     name: z.string().max(128),
     target: z.string().max(300).optional(),
-    lines: z.number().int().nonnegative().optional(),
+    lines: z.number().int().safe().nonnegative().optional(),
   }),
   z.strictObject({ k: z.literal('result'), id: z.string().max(128), ok: z.boolean() }),
   z.strictObject({ k: z.literal('tokens'), input: z.number().nonnegative(), output: z.number().nonnegative() }),
@@ -369,7 +369,7 @@ const HistoryItem = z.discriminatedUnion('k', [
  */
 export const HistoryChunkBody = z.strictObject({
   session: SessionName,
-  seq: z.number().int().nonnegative(),
+  seq: z.number().int().safe().nonnegative(),
   reset: z.boolean(),
   items: z.array(HistoryItem).max(40),
   /** When the listener sealed it (epoch ms, the computer's clock). */

@@ -2,7 +2,7 @@
  * Wire protocol, part 1 of 3 (entry point: core/protocol/index.ts): limits, the error and refusal codes, and the small field
  * schemas both the HTTP bodies and the WebSocket frames use.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import { MAX_SESSION_NAME } from './limits.js';
 

@@ -2,7 +2,7 @@
  * Wire protocol, part 3 of 3 (entry point: core/protocol/index.ts): WebSocket frames, with the session inventory a listener
  * reports in them, the close codes, and parseFrame.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { Envelope } from '../seal/envelopeSchema.js';
 import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from './askFrames.js';
 import { DeviceId, MAX_SESSION_NAME, PushState, SessionName } from './codes.js';
@@ -81,13 +81,13 @@ export type SessionRecord = z.infer<typeof SessionRecord>;
 export const SealedField = z.record(z.string(), z.unknown());
 
 export const WirePush = z.object({
-  id: z.number().int().positive(),
+  id: z.number().int().safe().positive(),
   type: z.string(),
   agentSessionName: z.string(),
   body: z.string(),
   targetComputer: z.string().nullable(),
   createdAt: z.number(), // relay clock, epoch ms
-  ageMs: z.number().int().nonnegative(), // relay clock: now - createdAt when this frame was sent
+  ageMs: z.number().int().safe().nonnegative(), // relay clock: now - createdAt when this frame was sent
   replay: z.boolean(), // true when sent because the listener missed it while away
   /** A sealed push: the text is in here (body is ''), opened by the listener with the sender's listed key. */
   sealed: SealedField.optional(),
@@ -143,7 +143,7 @@ const PaneStatusFields = {
 const KeysResultFields = {
   ...PaneAnswer,
   /** The sequence stamp from inside the envelope, when it opened. */
-  seq: z.number().int().nonnegative().nullable(),
+  seq: z.number().int().safe().nonnegative().nullable(),
   state: z.enum(KEYS_STATES),
   code: z.string().max(64).optional(),
   /** A file-view answer for the asking device (`file`, core/protocol/bodies.ts FileResultBody). */
@@ -154,7 +154,7 @@ const PaneFrameFields = {
   session: SessionName,
   deviceId: DeviceId,
   /** Increases by one per frame of one watch; also inside the ciphertext, where the app checks it. */
-  frameSeq: z.number().int().nonnegative(),
+  frameSeq: z.number().int().safe().nonnegative(),
   envelope: Envelope,
 };
 
@@ -165,27 +165,26 @@ const PaneRequestFields = {
   connection: ConnectionId,
 };
 
-/**
- * Frames a client (listener or app) sends to the relay. The two `subscribe` frames are told apart by `role` in a
- * nested union: zod 4 refuses two options with the same `type` in one discriminated union.
- */
-export const ClientFrame = z.discriminatedUnion('type', [
-  z.discriminatedUnion('role', [
-    z.object({
-      type: z.literal('subscribe'),
-      role: z.literal('listener'),
-      hookId: z.string().min(1).max(64),
-      /** Highest push id this computer has acted on; the relay replays what came after. */
-      lastPushId: z.number().int().nonnegative(),
-      version: z.string().max(32),
-    }),
-    z.object({
-      type: z.literal('subscribe'),
-      role: z.literal('app'),
-      /** The device this connection speaks for (a device of the account): pane frames for it come here. */
-      deviceId: DeviceId.optional(),
-    }),
-  ]),
+/** The two `subscribe` frames (listener or app), told apart by `role`. */
+const SubscribeFrame = z.discriminatedUnion('role', [
+  z.object({
+    type: z.literal('subscribe'),
+    role: z.literal('listener'),
+    hookId: z.string().min(1).max(64),
+    /** Highest push id this computer has acted on; the relay replays what came after. */
+    lastPushId: z.number().int().safe().nonnegative(),
+    version: z.string().max(32),
+  }),
+  z.object({
+    type: z.literal('subscribe'),
+    role: z.literal('app'),
+    /** The device this connection speaks for (a device of the account): pane frames for it come here. */
+    deviceId: DeviceId.optional(),
+  }),
+]);
+
+/** Every other frame a client sends, told apart by `type`. */
+const OtherClientFrame = z.discriminatedUnion('type', [
   /** Any connection, subscribed or not: answered with `pong` (browsers cannot send WebSocket pings). */
   z.object({ type: z.literal('ping'), t: z.number().optional() }),
   // app → relay
@@ -198,14 +197,14 @@ export const ClientFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('keys.result'), ...KeysResultFields }),
   z.object({
     type: z.literal('push.result'),
-    id: z.number().int().positive(),
+    id: z.number().int().safe().positive(),
     state: z.enum(['injected', 'refused', 'expired']),
     code: z.string().max(64).optional(),
     message: z.string().max(512).optional(),
   }),
   z.object({
     type: z.literal('listener.sessions'),
-    seq: z.number().int().nonnegative(),
+    seq: z.number().int().safe().nonnegative(),
     sessions: z.array(SessionRecord).max(512),
     /**
      * The computer's schedules (spec 4.8.9), sealed (`schedules`, core/protocol/bodies.ts SchedulesBody) for this computer
@@ -218,7 +217,24 @@ export const ClientFrame = z.discriminatedUnion('type', [
   // svc_ask and svc_notify (core/protocol/askFrames.ts)
   ...ASK_CLIENT_FRAMES,
 ]);
+
+/**
+ * Frames a client (listener or app) sends to the relay: `subscribe` by its role, the rest by type. Chosen by hand,
+ * since zod 3 takes no union inside a discriminated union; the chosen schema's issues come through as they are, so
+ * a refusal still names the field.
+ */
+export const ClientFrame = byType('subscribe', SubscribeFrame, OtherClientFrame);
 export type ClientFrame = z.infer<typeof ClientFrame>;
+
+function byType<A extends z.ZodTypeAny, B extends z.ZodTypeAny>(type: string, when: A, otherwise: B) {
+  return z.unknown().transform((value, ctx): z.infer<A> | z.infer<B> => {
+    const isType = typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type;
+    const parsed = (isType ? when : otherwise).safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue(issue);
+    return z.NEVER;
+  });
+}
 
 /** Frames the relay sends. */
 export const RelayFrame = z.discriminatedUnion('type', [
@@ -226,17 +242,22 @@ export const RelayFrame = z.discriminatedUnion('type', [
     type: z.literal('subscribed'),
     role: z.enum(['listener', 'app']),
     computer: z.string().nullable(),
-    replayed: z.number().int().nonnegative(),
-    expired: z.number().int().nonnegative(),
-    replayWindowMs: z.number().int().positive(),
+    replayed: z.number().int().safe().nonnegative(),
+    expired: z.number().int().safe().nonnegative(),
+    replayWindowMs: z.number().int().safe().positive(),
   }),
   z.object({ type: z.literal('push.new'), push: WirePush }),
-  z.object({ type: z.literal('push.status'), id: z.number().int(), state: PushState, code: z.string().nullable() }),
+  z.object({
+    type: z.literal('push.status'),
+    id: z.number().int().safe(),
+    state: PushState,
+    code: z.string().nullable(),
+  }),
   /** The relay has taken the listener's push.result for `id` (stored, or moot): the listener stops resending it. */
-  z.object({ type: z.literal('push.ack'), id: z.number().int() }),
+  z.object({ type: z.literal('push.ack'), id: z.number().int().safe() }),
   z.object({
     type: z.literal('sessions.result'),
-    seq: z.number().int().nonnegative(),
+    seq: z.number().int().safe().nonnegative(),
     ok: z.boolean(),
     reason: z.string().optional(),
   }),
@@ -260,7 +281,7 @@ export const RelayFrame = z.discriminatedUnion('type', [
     type: z.literal('history.chunk'),
     computer: z.string(),
     session: z.string(),
-    id: z.number().int().positive(),
+    id: z.number().int().safe().positive(),
     at: z.number(),
     envelope: SealedField,
   }),
@@ -295,7 +316,7 @@ export const AUTH_CLOSE_CODES: ReadonlySet<number> = new Set([
 
 /** Parse a raw frame: JSON first, then the schema. Never throws. */
 export function parseFrame<T>(
-  schema: z.ZodType<T>,
+  schema: z.ZodType<T, z.ZodTypeDef, unknown>,
   raw: string,
 ): { ok: true; value: T } | { ok: false; code: 'bad_json' | 'bad_frame'; message: string } {
   let data: unknown;

@@ -1,7 +1,7 @@
 /**
  * Wire protocol, part 2 of 3 (entry point: core/protocol/index.ts): HTTP request and response bodies.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { Envelope } from '../seal/envelopeSchema.js';
 import { DEVICE_ID_RE } from '../seal/seal.js';
 import { DeviceId, MAX_BODY_CHARS, PushState, SCOPES, SessionName } from './codes.js';
@@ -28,11 +28,15 @@ export const PushSendRequest = z
   });
 export type PushSendRequest = z.infer<typeof PushSendRequest>;
 
-export const PushSendResponse = z.object({ id: z.number().int().positive(), state: PushState, duplicate: z.boolean() });
+export const PushSendResponse = z.object({
+  id: z.number().int().safe().positive(),
+  state: PushState,
+  duplicate: z.boolean(),
+});
 export type PushSendResponse = z.infer<typeof PushSendResponse>;
 
 export const PushStatusResponse = z.object({
-  id: z.number().int().positive(),
+  id: z.number().int().safe().positive(),
   type: z.string(),
   agentSessionName: z.string(),
   state: PushState,

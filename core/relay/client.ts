@@ -6,7 +6,7 @@
  * core/protocol/http.ts: an answer that is not what the protocol says is an error with code `malformed_answer`,
  * never trusted as is. Every failure is a `RelayError` carrying the HTTP status (0: not reached) and a code.
  */
-import type { z } from 'zod';
+import type { z } from 'zod/v3';
 
 export class RelayError extends Error {
   constructor(

@@ -3,7 +3,7 @@
  * and the shape of `GET /history` (a session's sealed chunks, newest first, a page at a time). The relay stores
  * envelopes only; what is inside is core/transcripts/history.ts, sealed by the listener.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { SessionName } from '../protocol/codes.js';
 
 export interface HistoryLimits {
@@ -22,13 +22,13 @@ export const HISTORY_PAGE = { default: 50, max: 200 } as const;
 export const HistoryQuery = z.object({
   computer: z.string().min(1).max(64),
   session: SessionName,
-  before: z.coerce.number().int().positive().optional(),
+  before: z.coerce.number().int().safe().positive().optional(),
   limit: z.coerce.number().int().min(1).max(HISTORY_PAGE.max).default(HISTORY_PAGE.default),
 });
 export type HistoryQuery = z.infer<typeof HistoryQuery>;
 
 export const HistoryChunk = z.object({
-  id: z.number().int().positive(),
+  id: z.number().int().safe().positive(),
   computer: z.string(),
   session: z.string(),
   /** When the relay stored it (epoch ms). */

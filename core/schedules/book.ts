@@ -4,11 +4,11 @@
  * Pure: its shape, the edits the command and the listener make, the name of a schedule's session, and the lines
  * `svc schedule` prints. actors/schedules/scheduleFile.ts reads and writes it under its lock.
  */
-import { DateTime, IANAZone } from 'luxon';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { agentById, agentForPane } from '../agents/registry.js';
 import type { SessionRecord } from '../protocol/index.js';
 import { activePane } from '../sessions/inventory.js';
+import { luxon } from './luxon.js';
 import { MAX_SCHEDULES, nextRun, type ScheduleSpec, type When } from './schedule.js';
 
 /** `a3f09c`: six hex digits, part of the session name. */
@@ -21,7 +21,7 @@ const WhenSchema = z.discriminatedUnion('kind', [
     minute: z.number().int().min(0).max(59),
     days: z.array(z.number().int().min(1).max(7)).min(1).max(7),
   }),
-  z.object({ kind: z.literal('every'), ms: z.number().int().positive(), from: z.number() }),
+  z.object({ kind: z.literal('every'), ms: z.number().int().safe().positive(), from: z.number() }),
 ]);
 
 /** How a run ended or why it did not start: shown by `svc schedule` and the app as the last result. */
@@ -50,7 +50,7 @@ export const ScheduleEntry = z.object({
   slug: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/),
   when: WhenSchema,
   prompt: z.string().min(1).max(4000).optional(),
-  maxRuntimeMs: z.number().int().positive(),
+  maxRuntimeMs: z.number().int().safe().positive(),
   /** Epoch ms. */
   createdAt: z.number(),
   /** The listener's: the last tick that decided a run (epoch ms); runs at or before it are never decided again. */
@@ -234,7 +234,8 @@ export function scheduleZone(
   resolved: string | undefined,
   tz: string | undefined,
 ): { ok: true; zone: string } | { ok: false; message: string } {
-  if (resolved && resolved !== 'Etc/Unknown' && IANAZone.isValidZone(resolved)) return { ok: true, zone: resolved };
+  if (resolved && resolved !== 'Etc/Unknown' && luxon().IANAZone.isValidZone(resolved))
+    return { ok: true, zone: resolved };
   const named = tz ? `"${tz}" (TZ)` : `of this system (${resolved ?? 'none'})`;
   return {
     ok: false,
@@ -246,7 +247,7 @@ export function scheduleZone(
 export function scheduleLines(file: SchedulesFile, now: number, zone: string): string[] {
   if (file.schedules.length === 0) return ['no schedules (svc schedule add <agent> --at HH:MM to make one)'];
   const time = (ms: number | null) =>
-    ms === null ? '-' : DateTime.fromMillis(ms, { zone }).toFormat('ccc yyyy-LL-dd HH:mm');
+    ms === null ? '-' : luxon().DateTime.fromMillis(ms, { zone }).toFormat('ccc yyyy-LL-dd HH:mm');
   return file.schedules.flatMap((e) => {
     const v = viewSchedule(e, now, zone);
     const last = v.last ? `${time(v.last.at)} ${v.last.text}${v.last.note ? ` (${v.last.note})` : ''}` : 'never ran';
@@ -273,7 +274,7 @@ export function skippedNotice(skipped: readonly SkippedRun[], zone: string): str
   const lines = [...skipped]
     .sort((a, b) => a.at - b.at)
     .map((s) => {
-      const time = DateTime.fromMillis(s.at, { zone }).toFormat('ccc HH:mm');
+      const time = luxon().DateTime.fromMillis(s.at, { zone }).toFormat('ccc HH:mm');
       const name = agentById(s.agent)?.name ?? s.agent;
       const more = s.count > 1 ? ` (and ${s.count - 1} earlier run${s.count > 2 ? 's' : ''})` : '';
       return `${name} ${s.id} at ${time}: ${RESULT_TEXT[s.why]}${more}`;

@@ -11,8 +11,9 @@
  * - `--every` counts real elapsed time from creation (a DST change does not move it); with `--at`/`--days` it is
  *   refused: one kind of schedule at a time.
  */
-import { DateTime } from 'luxon';
+
 import { PROMPT_AGENTS } from '../agents/registry.js';
+import { luxon } from './luxon.js';
 
 export const MAX_SCHEDULES = 20;
 export const MAX_SCHEDULED_RUNNING = 3;
@@ -114,8 +115,8 @@ export function runsBetween(when: When, after: number, until: number, zone: stri
     return out;
   }
   // day by day in local time, from the day before `after` (a run late in the evening may be for that day)
-  let day = DateTime.fromMillis(after, { zone }).startOf('day').minus({ days: 1 });
-  const last = DateTime.fromMillis(until, { zone }).endOf('day');
+  let day = luxon().DateTime.fromMillis(after, { zone }).startOf('day').minus({ days: 1 });
+  const last = luxon().DateTime.fromMillis(until, { zone }).endOf('day');
   for (; day <= last && out.length < 1000; day = day.plus({ days: 1 })) {
     if (!when.days.includes(day.weekday)) continue;
     const t = day.set({ hour: when.hour, minute: when.minute, second: 0, millisecond: 0 }).toMillis();

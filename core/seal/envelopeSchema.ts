@@ -2,7 +2,7 @@
  * The envelope as a zod schema, for frames and HTTP bodies that carry one (core/protocol, core/mcp): the check is
  * core/seal/seal.ts `checkEnvelope` (one definition; seal.ts itself stays free of zod for the service worker).
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { SealError } from './error.js';
 import { checkEnvelope, type Envelope as SealedEnvelope } from './seal.js';
 

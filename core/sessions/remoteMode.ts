@@ -5,7 +5,7 @@
  * name made since (another creation time) starts local, and one that ended is forgotten, as it would have been had
  * the listener run all along. Pure.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { SessionName, type SessionRecord } from '../protocol/index.js';
 
 /** Session name → its `createdAt` (tmux's `#{session_created}`, epoch seconds) when it went REMOTE. */
@@ -13,7 +13,7 @@ export type RemoteSessions = Record<string, number>;
 
 export const RemoteFile = z.object({
   version: z.literal(1),
-  sessions: z.record(SessionName, z.number().int().nonnegative()),
+  sessions: z.record(SessionName, z.number().int().safe().nonnegative()),
 });
 export type RemoteFile = z.infer<typeof RemoteFile>;
 

@@ -6,7 +6,7 @@
  * - Which are ours: a worktree whose private git dir holds a `svc-wt` mark (`WorktreeMark`); no mark, never touched.
  * - When one may go: nothing holds it (`worktreeHold`), and even then only by plain `git worktree remove`.
  */
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { printable } from '../printable.js';
 
 /** The file in the worktree's private git dir (`<common>/worktrees/<id>/svc-wt`) that says svc made it. */

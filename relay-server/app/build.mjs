@@ -40,24 +40,6 @@ const app = await esbuild.build({
   splitting: true,
   loader: { '.css': 'css' },
   plugins: [
-    // core/ validates with zod, whose namespace drags in 40 translations of its error messages (260 kB) and a JSON
-    // Schema importer; the app uses neither. English stays (zod configures it directly).
-    {
-      name: 'zod-slim',
-      setup(build) {
-        build.onResolve({ filter: /^\.\.\/locales\/index\.js$|^\.\/from-json-schema\.js$/ }, (args) =>
-          args.importer.includes(`${join('node_modules', 'zod')}`)
-            ? { path: args.path, namespace: 'zod-slim' }
-            : undefined,
-        );
-        build.onLoad({ filter: /.*/, namespace: 'zod-slim' }, (args) => ({
-          contents: args.path.includes('locales')
-            ? 'export {};'
-            : "export function fromJSONSchema() { throw new Error('not in the app build'); }",
-          loader: 'js',
-        }));
-      },
-    },
     // CSS imported from TypeScript (xterm's) arrives as text and is put in a <style> when the chunk loads.
     {
       name: 'css-as-text',

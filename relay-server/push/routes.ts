@@ -3,7 +3,7 @@
  * the events it wants. Bad input gets a code like every route (readJson: 400 bad_json / bad_request).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { z } from 'zod';
+import type { z } from 'zod/v3';
 import { PushSubscribeRequest } from '../../core/notify/push.js';
 import { decideAccess } from '../../core/relay/access.js';
 import { HttpError, sendJson } from '../http.js';

@@ -20,7 +20,7 @@ import type { Agent } from 'node:https';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import webpush from 'web-push';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { checkPushEndpoint, isPublicAddress } from '../../core/notify/endpoint.js';
 import {
   NOTIFY_EVENTS,

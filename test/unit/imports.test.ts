@@ -41,6 +41,16 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
+/** Every file that imports the package `name` (a bare `import`, a type import or a re-export), as `file: spec`. */
+function importersOf(pattern: RegExp): string[] {
+  return LAYERS.flatMap((l) => sources(join(ROOT, l))).flatMap((file) =>
+    ts
+      .preProcessFile(readFileSync(file, 'utf8'), true, true)
+      .importedFiles.filter((f) => pattern.test(f.fileName))
+      .map((f) => `${relative(ROOT, file)}: ${f.fileName}`),
+  );
+}
+
 /** The strongly connected groups of more than one file (Tarjan). */
 function circles(graph: Map<string, string[]>): string[][] {
   let next = 0;
@@ -118,5 +128,17 @@ describe('the import graph', () => {
       .filter(([file]) => file.startsWith('core/protocol/'))
       .flatMap(([file, targets]) => targets.filter((t) => !allowed(t)).map((t) => `${file} → ${t}`));
     expect(above).toEqual([]);
+  });
+});
+
+describe('what the listener carries (docs/benchmarks.md, "Idle memory")', () => {
+  it('imports zod as zod/v3 only: zod 4 costs a process 12 MiB before a schema is made', () => {
+    const zod = importersOf(/^zod(\/|$)/);
+    expect(zod.length).toBeGreaterThan(20);
+    expect(zod.filter((i) => !i.endsWith(': zod/v3'))).toEqual([]);
+  });
+
+  it('imports luxon only in core/schedules/luxon.ts, which loads it when a schedule needs a date', () => {
+    expect(importersOf(/^luxon$/)).toEqual(['core/schedules/luxon.ts: luxon']);
   });
 });

@@ -4,7 +4,7 @@
  * parsed with its schema, named here and loaded lazily from schemas.ts (zod stays out of the first load). Every
  * failure is a RelayError with the HTTP status (0: not reached) and a code.
  */
-import type { z } from 'zod';
+import type { z } from 'zod/v3';
 import { RelayError, type RelayMethod, relayClient } from '../../../core/relay/client.js';
 import type * as Schemas from './schemas.js';
 

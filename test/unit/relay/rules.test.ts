@@ -182,8 +182,27 @@ describe('client frames', () => {
     [{ type: 'push.result', id: 1, state: 'delivered' }, false],
     [{ type: 'listener.sessions', seq: 0, sessions: [] }, true],
     [{ type: 'hello' }, false],
+    [{ type: 'subscribe', hookId: 'c_1' }, false],
+    // Integers beyond 2^53 are not ids, sequence numbers or counts: Postgres's bigint would refuse them later.
+    [{ type: 'push.result', id: 1e300, state: 'injected' }, false],
+    [{ type: 'listener.sessions', seq: 2 ** 53, sessions: [] }, false],
+    [{ type: 'listener.sessions', seq: 2 ** 53 - 1, sessions: [] }, true],
   ])('%j parses: %s', (frame, ok) => {
     expect(parseFrame(ClientFrame, JSON.stringify(frame)).ok).toBe(ok);
+  });
+
+  it.each([
+    [
+      { type: 'subscribe', role: 'listener', hookId: '', lastPushId: 0, version: '1' },
+      'hookId: String must contain at least 1',
+    ],
+    [{ type: 'ping', t: 'soon' }, 't: Expected number, received string'],
+    [{ type: 'listener.sessions', seq: 1, sessions: [{ name: 'x'.repeat(300) }] }, 'sessions.0.name: String must'],
+    [{ type: 'hello' }, "type: Invalid discriminator value. Expected 'ping'"],
+    [[1], 'frame: Expected object, received array'],
+  ])('%j is refused naming where: %s', (frame, message) => {
+    const parsed = parseFrame(ClientFrame, JSON.stringify(frame));
+    expect(parsed.ok ? 'parsed' : parsed.message).toContain(message);
   });
 });
 

@@ -4,7 +4,7 @@
  * alike, and a refusal is `bad_envelope` naming the field.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { z } from 'zod/v3';
 import { base64urlLength } from '../../../core/base64url.js';
 import { Envelope as EnvelopeSchema } from '../../../core/seal/envelopeSchema.js';
 import {
