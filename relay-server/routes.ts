@@ -11,6 +11,7 @@ import {
   ComputerRegisterRequest,
   type DeviceInfo,
   DeviceRegisterRequest,
+  issueLine,
   MAX_HTTP_BYTES,
   PAIRING_TTL_MS,
   PairingClaimRequest,
@@ -397,11 +398,7 @@ async function readJson<T>(req: IncomingMessage, schema: z.ZodType<T>): Promise<
   const json = parseJson(text);
   if (!json.ok) throw new HttpError(400, 'bad_json', json.message);
   const parsed = schema.safeParse(json.value);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first?.path.length ? first.path.join('.') : 'body';
-    throw new HttpError(400, 'bad_request', `${where}: ${first?.message ?? 'invalid'}`);
-  }
+  if (!parsed.success) throw new HttpError(400, 'bad_request', issueLine(parsed.error, 'body'));
   return parsed.data;
 }
 

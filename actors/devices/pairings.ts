@@ -24,7 +24,7 @@ export const MAX_PAIRINGS = 50;
 
 const PairingsFile = z.object({
   version: z.literal(1),
-  pairings: z.array(z.object({ secret: z.string(), createdAt: z.number() })).max(1000),
+  pairings: z.array(z.object({ secret: z.string(), createdAt: z.number().finite() })).max(1000),
 });
 type PairingsFile = z.infer<typeof PairingsFile>;
 

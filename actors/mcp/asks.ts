@@ -42,7 +42,7 @@ export const EVENT_RETRY_MS = [1_000, 3_000, 10_000] as const;
 
 const AsksFile = z.object({
   version: z.literal(1),
-  asks: z.array(z.object({ id: z.string(), session: z.string(), deadline: z.number() })),
+  asks: z.array(z.object({ id: z.string(), session: z.string(), deadline: z.number().finite() })),
 });
 type AsksFile = z.infer<typeof AsksFile>;
 

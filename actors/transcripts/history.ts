@@ -43,7 +43,11 @@ export interface HistoryDeps {
 /** How often transcripts are looked at: a step reaches the phone within about a second of being written. */
 export const POLL_MS = 250;
 
-const Position = z.object({ path: z.string(), ino: z.number(), offset: z.number().int().safe().nonnegative() });
+const Position = z.object({
+  path: z.string(),
+  ino: z.number().finite(),
+  offset: z.number().int().safe().nonnegative(),
+});
 /**
  * `history.json`: where each live session's transcript was read to, and where the transcripts of ended sessions were
  * (by file: an agent resumed by its id appends to the same file, and what the phone has is not sent again). An

@@ -36,9 +36,9 @@ const State = z.object({
   id: z.string(),
   device: z.string(),
   name: z.string(),
-  size: z.number(),
+  size: z.number().finite(),
   sha256: z.string(),
-  received: z.number(),
+  received: z.number().finite(),
 });
 
 export type TransferAnswer =

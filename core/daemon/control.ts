@@ -35,7 +35,7 @@ export const ControlRequest = z.discriminatedUnion('type', [
 export type ControlRequest = z.infer<typeof ControlRequest>;
 
 /** A context summary: short scalar facts only. */
-export const Summary = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+export const Summary = z.record(z.string(), z.union([z.string(), z.number().finite(), z.boolean(), z.null()]));
 export type Summary = z.infer<typeof Summary>;
 
 /** An XState state value: a leaf name, or a region → value map. */
@@ -63,7 +63,7 @@ export type ActorView = z.infer<typeof ActorView>;
 export const TransitionRecord = z.object({
   seq: z.number().int().safe(),
   /** Epoch ms. */
-  at: z.number(),
+  at: z.number().finite(),
   actor: z.string(),
   key: z.string(),
   parent: z.string().nullable(),
@@ -95,8 +95,8 @@ export const StatusReply = z.object({
   type: z.literal('status'),
   pid: z.number().int().safe(),
   version: z.string(),
-  startedAt: z.number(),
-  uptimeMs: z.number(),
+  startedAt: z.number().finite(),
+  uptimeMs: z.number().finite(),
   tmuxSocket: z.string(),
   /** The relay link's state value, e.g. `connection.online.quiet`. */
   relay: z.string().nullable(),

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod/v3';
 import { INBOUND_BODIES, type InboundBody, type InboundPurpose } from '../protocol/bodies.js';
-import { MAX_BODY_CHARS, type RefusalCode } from '../protocol/index.js';
+import { issueLine, MAX_BODY_CHARS, type RefusalCode } from '../protocol/index.js';
 
 export { type ComputerDecision, decideComputerDevice } from './computerPins.js';
 
@@ -24,12 +24,12 @@ export const DevicePin = z.object({
   /** The pinned public key (base64url raw point). */
   publicKey: z.string(),
   fingerprint: z.string(),
-  pinnedAt: z.number(),
+  pinnedAt: z.number().finite(),
   /** A person compared the safety code of this key and said it matches (`svc devices verify`). */
   verified: z.boolean(),
-  verifiedAt: z.number().optional(),
+  verifiedAt: z.number().finite().optional(),
   /** The relay listed another key for this device: every contact is refused until a person verifies one. */
-  changedKey: z.object({ publicKey: z.string(), fingerprint: z.string(), seenAt: z.number() }).optional(),
+  changedKey: z.object({ publicKey: z.string(), fingerprint: z.string(), seenAt: z.number().finite() }).optional(),
   /** Highest sequence stamp accepted from this device, per purpose. */
   lastSeq: z.record(z.string(), z.number().int().safe().nonnegative()),
 });
@@ -42,9 +42,9 @@ export type DevicePin = z.infer<typeof DevicePin>;
 export const ComputerPin = z.object({
   hookId: z.string(),
   deviceId: z.string(),
-  pinnedAt: z.number(),
+  pinnedAt: z.number().finite(),
   /** The relay names another device for this computer: nothing is sealed for it until a person verifies that one. */
-  changedDevice: z.object({ deviceId: z.string(), seenAt: z.number() }).optional(),
+  changedDevice: z.object({ deviceId: z.string(), seenAt: z.number().finite() }).optional(),
 });
 export type ComputerPin = z.infer<typeof ComputerPin>;
 
@@ -278,7 +278,7 @@ export function decideContact<P extends InboundPurpose>(facts: ContactFacts<P>):
     if (purpose === 'agent.command' && where === 'text' && issue?.code === 'too_big') {
       return refuse('too_large', `sealed ${purpose} text is over ${MAX_BODY_CHARS} characters`);
     }
-    return refuse('bad_seal', `sealed ${purpose} body: ${where}: ${issue?.message}`);
+    return refuse('bad_seal', `sealed ${purpose} body: ${issueLine(parsed.error, 'body')}`);
   }
   const body = parsed.data as InboundBody<P>;
   const last = pin?.lastSeq[purpose] ?? 0;

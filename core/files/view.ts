@@ -162,7 +162,7 @@ export function changeFileView(s: FileViewSettings, c: FileViewChange): FileView
 
 /** One read, as `svc file-view log` prints it: when, which device, which session, what. */
 export const FileViewRead = z.object({
-  at: z.number(),
+  at: z.number().finite(),
   device: z.string(),
   session: z.string(),
   op: z.enum(['list', 'read', 'diff']),

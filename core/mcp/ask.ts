@@ -35,8 +35,8 @@ export const QuestionBody = z.strictObject({
   question: z.string().min(1).max(MAX_QUESTION_CHARS),
   choices: z.array(z.string().min(1).max(MAX_CHOICE_CHARS)).max(MAX_CHOICES),
   /** Epoch ms on the computer's clock. */
-  deadline: z.number(),
-  askedAt: z.number(),
+  deadline: z.number().finite(),
+  askedAt: z.number().finite(),
 });
 export type QuestionBody = z.infer<typeof QuestionBody>;
 
@@ -53,7 +53,7 @@ export const AnswerBody = z.strictObject({
     .max(MAX_CHOICES - 1)
     .optional(),
   svcState: SvcState.optional(),
-  sentAt: z.number(),
+  sentAt: z.number().finite(),
 });
 export type AnswerBody = z.infer<typeof AnswerBody>;
 
@@ -64,7 +64,7 @@ export const NotifyBody = z.strictObject({
   kind: z.enum(['notify', 'ask', 'approval', 'turn', 'schedule']),
   title: z.string().max(MAX_TITLE_CHARS).optional(),
   message: z.string().max(MAX_NOTIFY_CHARS),
-  at: z.number(),
+  at: z.number().finite(),
 });
 export type NotifyBody = z.infer<typeof NotifyBody>;
 

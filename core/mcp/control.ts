@@ -16,7 +16,7 @@ export const MCP_CONTROL_REQUESTS = [
     question: z.string().min(1).max(MAX_QUESTION_CHARS),
     choices: z.array(z.string().min(1).max(MAX_CHOICE_CHARS)).max(MAX_CHOICES),
     /** Seconds; the listener applies the default and the 600 s cap (core/mcp/ask.ts askDeadline). */
-    timeoutSeconds: z.number().positive().optional(),
+    timeoutSeconds: z.number().finite().positive().optional(),
   }),
   z.object({
     type: z.literal('notify'),
@@ -35,14 +35,14 @@ export const AskOutcomeSchema = z.discriminatedUnion('state', [
     svcState: z.literal('REMOTE').optional(),
     deviceId: z.string(),
   }),
-  z.object({ state: z.literal('expired'), seconds: z.number() }),
+  z.object({ state: z.literal('expired'), seconds: z.number().finite() }),
   z.object({ state: z.literal('failed'), code: z.enum(ASK_CODES), message: z.string() }),
 ]);
 
 export const AskInFlight = z.object({
   id: z.string(),
   session: z.string(),
-  deadline: z.number(),
+  deadline: z.number().finite(),
   /** Devices the question was sealed for (this computer aside). */
   devices: z.number().int().safe(),
 });
@@ -53,8 +53,8 @@ export const MCP_CONTROL_REPLIES = [
     ...Ok,
     type: z.literal('ask.started'),
     id: z.string(),
-    deadline: z.number(),
-    seconds: z.number(),
+    deadline: z.number().finite(),
+    seconds: z.number().finite(),
     clamped: z.boolean(),
     devices: z.number().int().safe(),
   }),

@@ -26,6 +26,7 @@ export const askInput = {
     .describe(`Up to ${MAX_CHOICES} short answers shown as buttons; the person may still type another answer.`),
   timeout: z
     .number()
+    .finite()
     .positive()
     .optional()
     .describe(
@@ -43,7 +44,7 @@ export const askOutput = {
     .optional()
     .describe('REMOTE: the person drives this session from the phone; end every response with svc_ask.'),
   code: z.enum(ASK_CODES).optional(),
-  waitedSeconds: z.number().optional(),
+  waitedSeconds: z.number().finite().optional(),
 };
 
 export const notifyInput = {

@@ -47,7 +47,7 @@ export const InboxPage = z.object({
         session: z.string().max(128),
         kind: z.enum(NOTIFY_EVENTS),
         envelope: z.record(z.string(), z.unknown()),
-        at: z.number(),
+        at: z.number().finite(),
       }),
     )
     .max(INBOX_PAGE),

@@ -23,7 +23,7 @@ export const SavedLease = z.object({
   /** The pane shown (tmux pane ids last as long as the tmux server). */
   paneId: z.string().regex(/^%\d+$/),
   /** Epoch ms on this computer's clock: the lease ends here unless the device renews it. */
-  until: z.number(),
+  until: z.number().finite(),
 });
 export type SavedLease = z.infer<typeof SavedLease>;
 

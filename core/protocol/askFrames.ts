@@ -22,7 +22,7 @@ const AskNewFields = {
   id: AskId,
   session: SessionName,
   /** Epoch ms, the computer's clock; the relay forgets the ask after it. */
-  deadline: z.number(),
+  deadline: z.number().finite(),
   /** Ms left when the listener sent it: the app counts down without trusting the clocks to agree. */
   leftMs: z.number().int().safe().nonnegative(),
 };

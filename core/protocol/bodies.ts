@@ -23,7 +23,7 @@ export const CommandBody = z.strictObject({
   text: z.string().max(MAX_BODY_CHARS),
   seq: Seq,
   /** The sender's clock (epoch ms); informational: the relay's replay window decides what is too old. */
-  sentAt: z.number(),
+  sentAt: z.number().finite(),
   session: SessionName,
 });
 export type CommandBody = z.infer<typeof CommandBody>;
@@ -70,10 +70,10 @@ export const ScheduleViewBody = z.strictObject({
   when: z.string().max(64),
   prompt: z.string().max(4000).nullable(),
   maxRuntime: z.string().max(16),
-  next: z.number().nullable(),
+  next: z.number().finite().nullable(),
   last: z
     .strictObject({
-      at: z.number(),
+      at: z.number().finite(),
       result: z.string().max(32),
       text: z.string().max(200),
       note: z.string().max(300).optional(),
@@ -86,7 +86,7 @@ export const ScheduleViewBody = z.strictObject({
 export const SchedulesBody = z.strictObject({
   schedules: z.array(ScheduleViewBody).max(20),
   /** When the listener sealed it (epoch ms, the computer's clock). */
-  at: z.number(),
+  at: z.number().finite(),
 });
 export type SchedulesBody = z.infer<typeof SchedulesBody>;
 
@@ -122,7 +122,7 @@ export const FileResultBody = z.strictObject({
     .array(
       z.strictObject({
         path: z.string().max(4096),
-        size: z.number().nonnegative(),
+        size: z.number().finite().nonnegative(),
         secret: z.boolean().optional(),
         changed: z.boolean().optional(),
       }),
@@ -136,7 +136,7 @@ export const FileResultBody = z.strictObject({
   truncated: z.boolean().optional(),
   binary: z.boolean().optional(),
   secret: z.boolean().optional(),
-  size: z.number().nonnegative().optional(),
+  size: z.number().finite().nonnegative().optional(),
   refused: z.string().max(64).optional(),
 });
 export type FileResultBody = z.infer<typeof FileResultBody>;
@@ -193,7 +193,7 @@ export const LaunchResultBody = z.object({
         cwd: z.string().max(4096),
         name: z.string().max(128),
         /** When svc last saw an agent there (epoch seconds). */
-        at: z.number(),
+        at: z.number().finite(),
         /** The agents svc ran there, newest first (registry ids). */
         agents: z.array(z.string().max(16)).max(20),
       }),
@@ -338,7 +338,7 @@ export const ApprovalCardBody = z.strictObject({
   choices: z.array(z.strictObject({ label: z.string().max(512), always: z.boolean() })).max(16),
   highlighted: z.number().int().safe().nonnegative().nullable(),
   /** When the listener read it (epoch ms, the computer's clock). */
-  at: z.number(),
+  at: z.number().finite(),
 });
 export type ApprovalCardBody = z.infer<typeof ApprovalCardBody>;
 
@@ -353,7 +353,11 @@ const HistoryItem = z.discriminatedUnion('k', [
     lines: z.number().int().safe().nonnegative().optional(),
   }),
   z.strictObject({ k: z.literal('result'), id: z.string().max(128), ok: z.boolean() }),
-  z.strictObject({ k: z.literal('tokens'), input: z.number().nonnegative(), output: z.number().nonnegative() }),
+  z.strictObject({
+    k: z.literal('tokens'),
+    input: z.number().finite().nonnegative(),
+    output: z.number().finite().nonnegative(),
+  }),
   z.strictObject({
     k: z.literal('todos'),
     items: z
@@ -373,7 +377,7 @@ export const HistoryChunkBody = z.strictObject({
   reset: z.boolean(),
   items: z.array(HistoryItem).max(40),
   /** When the listener sealed it (epoch ms, the computer's clock). */
-  at: z.number(),
+  at: z.number().finite(),
 });
 export type HistoryChunkBody = z.infer<typeof HistoryChunkBody>;
 

@@ -6,6 +6,7 @@ import { z } from 'zod/v3';
 import { Envelope } from '../seal/envelopeSchema.js';
 import { ASK_CLIENT_FRAMES, ASK_RELAY_FRAMES } from './askFrames.js';
 import { DeviceId, MAX_SESSION_NAME, PushState, SessionName } from './codes.js';
+import { issueLine } from './issues.js';
 
 // ---------------------------------------------------------------------------
 // Inventory (the `listener.sessions` payload)
@@ -42,8 +43,8 @@ export type SessionMeta = z.infer<typeof SessionMeta>;
 export const SessionRecord = z.object({
   name: z.string().max(MAX_SESSION_NAME),
   attached: z.boolean(),
-  createdAt: z.number(), // epoch seconds, #{session_created}
-  activityAt: z.number(), // epoch seconds, #{session_activity}
+  createdAt: z.number().finite(), // epoch seconds, #{session_created}
+  activityAt: z.number().finite(), // epoch seconds, #{session_activity}
   panes: z.array(PaneInfo).max(64),
   /** What the svc wrapper recorded on the session (tmux user options `@svc-*`); absent for sessions svc did not make. */
   meta: SessionMeta.optional(),
@@ -66,7 +67,7 @@ export const SessionRecord = z.object({
    * A past session (core/sessions/control.ts): not running (it ended, or the computer restarted); epoch seconds
    * when svc last saw it. It has no panes; `resumable`: the phone may ask to resume it.
    */
-  ended: z.number().optional(),
+  ended: z.number().finite().optional(),
   resumable: z.boolean().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
@@ -86,7 +87,7 @@ export const WirePush = z.object({
   agentSessionName: z.string(),
   body: z.string(),
   targetComputer: z.string().nullable(),
-  createdAt: z.number(), // relay clock, epoch ms
+  createdAt: z.number().finite(), // relay clock, epoch ms
   ageMs: z.number().int().safe().nonnegative(), // relay clock: now - createdAt when this frame was sent
   replay: z.boolean(), // true when sent because the listener missed it while away
   /** A sealed push: the text is in here (body is ''), opened by the listener with the sender's listed key. */
@@ -186,7 +187,7 @@ const SubscribeFrame = z.discriminatedUnion('role', [
 /** Every other frame a client sends, told apart by `type`. */
 const OtherClientFrame = z.discriminatedUnion('type', [
   /** Any connection, subscribed or not: answered with `pong` (browsers cannot send WebSocket pings). */
-  z.object({ type: z.literal('ping'), t: z.number().optional() }),
+  z.object({ type: z.literal('ping'), t: z.number().finite().optional() }),
   // app → relay
   z.object({ type: z.literal('pane.watch'), computer: HookIdText, session: SessionName, envelope: Envelope }),
   z.object({ type: z.literal('pane.stop'), computer: HookIdText, session: SessionName }),
@@ -267,7 +268,7 @@ export const RelayFrame = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
   /** The answer to `ping`, with its `t`: lets a client that cannot see WebSocket pongs find a half-open socket. */
-  z.object({ type: z.literal('pong'), t: z.number().optional() }),
+  z.object({ type: z.literal('pong'), t: z.number().finite().optional() }),
   // relay → listener
   z.object({ type: z.literal('pane.watch'), ...PaneRequestFields, envelope: SealedField }),
   z.object({ type: z.literal('pane.stop'), ...PaneRequestFields }),
@@ -282,7 +283,7 @@ export const RelayFrame = z.discriminatedUnion('type', [
     computer: z.string(),
     session: z.string(),
     id: z.number().int().safe().positive(),
-    at: z.number(),
+    at: z.number().finite(),
     envelope: SealedField,
   }),
   // svc_ask and svc_notify (core/protocol/askFrames.ts)
@@ -326,10 +327,6 @@ export function parseFrame<T>(
     return { ok: false, code: 'bad_json', message: 'frame is not valid JSON' };
   }
   const parsed = schema.safeParse(data);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first?.path.length ? first.path.join('.') : 'frame';
-    return { ok: false, code: 'bad_frame', message: `${where}: ${first?.message ?? 'invalid'}` };
-  }
+  if (!parsed.success) return { ok: false, code: 'bad_frame', message: issueLine(parsed.error, 'frame') };
   return { ok: true, value: parsed.data };
 }

@@ -41,8 +41,8 @@ export const PushStatusResponse = z.object({
   agentSessionName: z.string(),
   state: PushState,
   code: z.string().nullable(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
+  createdAt: z.number().finite(),
+  updatedAt: z.number().finite(),
 });
 export type PushStatusResponse = z.infer<typeof PushStatusResponse>;
 
@@ -67,9 +67,9 @@ export const ComputerInfo = z.object({
   name: z.string(),
   platform: z.string().nullable(),
   online: z.boolean(),
-  lastSeenAt: z.number().nullable(),
+  lastSeenAt: z.number().finite().nullable(),
   sessions: z.array(SessionRecord),
-  sessionsAt: z.number().nullable(),
+  sessionsAt: z.number().finite().nullable(),
   deviceId: z.string().nullable().optional(),
   /** Its schedules, sealed by its listener (absent: none). */
   schedules: z.record(z.string(), z.unknown()).optional(),
@@ -104,11 +104,11 @@ export const DeviceInfo = z.object({
   name: z.string(),
   kind: DeviceKind,
   publicKey: z.string(),
-  createdAt: z.number(),
+  createdAt: z.number().finite(),
   /** A phone paired with a link that held a computer's secret: its proof (core/devices/pairingProof.ts). */
   pairingProof: z.string().max(64).optional(),
   /** When its own token last reached the relay (to the minute); null: not since it paired. Absent from older relays. */
-  lastSeenAt: z.number().nullable().optional(),
+  lastSeenAt: z.number().finite().nullable().optional(),
   /** The web origin it paired at: the address its app uses (core/relay/reach.ts `appOrigin`); null: unknown. */
   origin: z.string().max(300).nullable().optional(),
   /** It holds a Web Push subscription: notifications are on. */
@@ -132,7 +132,7 @@ export const PAIRING_TTL_MS = 10 * 60_000;
 /** 16 random bytes, base64url: 22 characters. */
 export const PairingCode = z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'not a pairing code');
 
-export const PairingCreateResponse = z.object({ code: PairingCode, expiresAt: z.number() });
+export const PairingCreateResponse = z.object({ code: PairingCode, expiresAt: z.number().finite() });
 export type PairingCreateResponse = z.infer<typeof PairingCreateResponse>;
 
 export const PairingClaimRequest = z.object({

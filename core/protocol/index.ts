@@ -9,3 +9,4 @@
 export * from './codes.js';
 export * from './frames.js';
 export * from './http.js';
+export * from './issues.js';

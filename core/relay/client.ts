@@ -7,6 +7,7 @@
  * never trusted as is. Every failure is a `RelayError` carrying the HTTP status (0: not reached) and a code.
  */
 import type { z } from 'zod/v3';
+import { issueLine } from '../protocol/issues.js';
 
 export class RelayError extends Error {
   constructor(
@@ -117,10 +118,7 @@ export function relayClient(options: RelayClientOptions) {
     }
     const parsed = json ? (await schema).safeParse(data) : null;
     if (parsed?.success) return parsed.data as z.infer<S>;
-    const issue = parsed?.error.issues[0];
-    const what = !json
-      ? 'not JSON'
-      : `${issue?.path.length ? issue.path.join('.') : 'the body'}: ${issue?.message ?? 'invalid'}`;
+    const what = !json || !parsed ? 'not JSON' : issueLine(parsed.error, 'the body');
     throw new RelayError(
       `the relay's answer to ${method} ${path} is malformed (${what}); is ${options.baseUrl ? new URL(options.baseUrl).origin : 'it'} an svc relay? [malformed_answer]`,
       res.status,

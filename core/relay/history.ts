@@ -32,7 +32,7 @@ export const HistoryChunk = z.object({
   computer: z.string(),
   session: z.string(),
   /** When the relay stored it (epoch ms). */
-  at: z.number(),
+  at: z.number().finite(),
   envelope: z.record(z.string(), z.unknown()),
 });
 export type HistoryChunk = z.infer<typeof HistoryChunk>;

@@ -21,7 +21,7 @@ const WhenSchema = z.discriminatedUnion('kind', [
     minute: z.number().int().min(0).max(59),
     days: z.array(z.number().int().min(1).max(7)).min(1).max(7),
   }),
-  z.object({ kind: z.literal('every'), ms: z.number().int().safe().positive(), from: z.number() }),
+  z.object({ kind: z.literal('every'), ms: z.number().int().safe().positive(), from: z.number().finite() }),
 ]);
 
 /** How a run ended or why it did not start: shown by `svc schedule` and the app as the last result. */
@@ -52,19 +52,19 @@ export const ScheduleEntry = z.object({
   prompt: z.string().min(1).max(4000).optional(),
   maxRuntimeMs: z.number().int().safe().positive(),
   /** Epoch ms. */
-  createdAt: z.number(),
+  createdAt: z.number().finite(),
   /** The listener's: the last tick that decided a run (epoch ms); runs at or before it are never decided again. */
-  seenUntil: z.number().optional(),
+  seenUntil: z.number().finite().optional(),
   /** The listener's: the run whose session it started and still looks after. */
   run: z
     .object({
       session: z.string().max(128),
-      at: z.number(),
-      startedAt: z.number(),
+      at: z.number().finite(),
+      startedAt: z.number().finite(),
       prompted: z.boolean(),
       /** A tick has seen its session (before that, a reading older than the start does not count as "gone"). */
       seen: z.boolean().optional(),
-      endingSince: z.number().optional(),
+      endingSince: z.number().finite().optional(),
       /**
        * How max-runtime ends it (docs/schedules.md): `exit`, the agent's own exit command, typed again each minute;
        * `term`, SIGTERM to the pane's process, once the exit command did not end it within a minute (or the agent
@@ -75,7 +75,9 @@ export const ScheduleEntry = z.object({
     .nullable()
     .optional(),
   /** The listener's: what happened to the last run that was due. */
-  last: z.object({ at: z.number(), result: z.enum(RUN_RESULTS), note: z.string().max(300).optional() }).optional(),
+  last: z
+    .object({ at: z.number().finite(), result: z.enum(RUN_RESULTS), note: z.string().max(300).optional() })
+    .optional(),
 });
 export type ScheduleEntry = z.infer<typeof ScheduleEntry>;
 export type ScheduleRun = NonNullable<ScheduleEntry['run']>;

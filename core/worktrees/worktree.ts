@@ -25,7 +25,7 @@ export const WorktreeMark = z.object({
     .string()
     .regex(/^[0-9a-f]{40,64}$/)
     .nullable(),
-  createdAt: z.number(),
+  createdAt: z.number().finite(),
 });
 export type WorktreeMark = z.infer<typeof WorktreeMark>;
 

@@ -2,7 +2,7 @@
  * The relay's pure pieces: keys and scopes, the result rule, wire pushes, buckets, the in-process bus, frame parsing.
  */
 import { describe, expect, it } from 'vitest';
-import { ClientFrame, computerAway, parseFrame } from '../../../core/protocol/index.js';
+import { ClientFrame, computerAway, MAX_ISSUE_CHARS, parseFrame } from '../../../core/protocol/index.js';
 import { bearerKey, generateApiKey, hashApiKey, parseScopeList } from '../../../relay-server/auth.js';
 import { type BusEvent, InProcessBus } from '../../../relay-server/bus.js';
 import { Connection, MAX_WATCHING, type MinimalSocket } from '../../../relay-server/connection.js';
@@ -189,6 +189,26 @@ describe('client frames', () => {
     [{ type: 'listener.sessions', seq: 2 ** 53 - 1, sessions: [] }, true],
   ])('%j parses: %s', (frame, ok) => {
     expect(parseFrame(ClientFrame, JSON.stringify(frame)).ok).toBe(ok);
+  });
+
+  it.each([
+    // JSON has no Infinity, but 1e999 parses to it; stored as JSON it would come back null and break every list.
+    '{"type":"ping","t":1e999}',
+    '{"type":"listener.sessions","seq":1,"sessions":[{"name":"a","attached":false,"createdAt":1e999,"activityAt":1,"panes":[]}]}',
+  ])('refuses an infinite number: %s', (raw) => {
+    const parsed = parseFrame(ClientFrame, raw);
+    expect(parsed.ok ? 'parsed' : parsed.message).toMatch(/^(t|sessions\.0\.createdAt): Number must be finite$/);
+  });
+
+  it('says what was refused in one short printable line, whatever was sent', () => {
+    const state = `x\n2026-11-30T00:00:00.000Z info  forged line${'y'.repeat(900_000)}`;
+    const parsed = parseFrame(ClientFrame, JSON.stringify({ type: 'push.result', id: 1, state }));
+    if (parsed.ok) throw new Error('parsed');
+    expect(parsed.message).toMatch(
+      /^state: Invalid enum value\. Expected 'injected' \| 'refused' \| 'expired', received 'x\?2026/,
+    );
+    expect(parsed.message.length).toBeLessThanOrEqual(MAX_ISSUE_CHARS);
+    expect(parsed.message).not.toMatch(/[\n\r]/);
   });
 
   it.each([
