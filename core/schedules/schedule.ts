@@ -11,7 +11,6 @@
  * - `--every` counts real elapsed time from creation (a DST change does not move it); with `--at`/`--days` it is
  *   refused: one kind of schedule at a time.
  */
-
 import { PROMPT_AGENTS } from '../agents/registry.js';
 import { luxon } from './luxon.js';
 

@@ -23,15 +23,17 @@ function sources(dir: string): string[] {
   return out;
 }
 
+/** What a file imports, as written (type imports and re-exports too). */
+const specifiers = (file: string): string[] =>
+  ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
+
 /** Every file's imports within the repository (type imports and re-exports too), as paths from its root. */
 function importGraph(): Map<string, string[]> {
   const files = LAYERS.flatMap((l) => sources(join(ROOT, l)));
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    const targets = importedFiles
-      .map((f) => f.fileName)
+    const targets = specifiers(file)
       .filter((spec) => spec.startsWith('.'))
       .map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')))
       .filter((target) => known.has(target))
@@ -41,13 +43,12 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
-/** Every file that imports the package `name` (a bare `import`, a type import or a re-export), as `file: spec`. */
+/** Every import of a package whose name matches `pattern` (type imports and re-exports too), as `file: spec`. */
 function importersOf(pattern: RegExp): string[] {
   return LAYERS.flatMap((l) => sources(join(ROOT, l))).flatMap((file) =>
-    ts
-      .preProcessFile(readFileSync(file, 'utf8'), true, true)
-      .importedFiles.filter((f) => pattern.test(f.fileName))
-      .map((f) => `${relative(ROOT, file)}: ${f.fileName}`),
+    specifiers(file)
+      .filter((spec) => pattern.test(spec))
+      .map((spec) => `${relative(ROOT, file)}: ${spec}`),
   );
 }
 
