@@ -39,6 +39,7 @@ import { type BusEvent, InProcessBus } from '../relay-server/bus.js';
 import type { Log } from '../relay-server/log.js';
 import { type Relay, startRelay } from '../relay-server/server.js';
 import { openSqliteStore } from '../relay-server/sqliteStore.js';
+import { computerDevice, registerTestDevice, type TestDevice } from '../test/helpers/devices.js';
 
 // ---------------------------------------------------------------------------
 // Where things are (this file runs as dist/bench/inject.js)
@@ -73,6 +74,8 @@ interface Options {
   listenerTmux: 'persistent' | 'process';
   /** Node options for the listener alone (NODE_OPTIONS), e.g. `--max-semi-space-size=1`, for comparison. */
   listenerNodeOptions: string;
+  /** No phone: messages in plaintext with the account's key (the only way before 2026-11-30). */
+  plain: boolean;
   json: boolean;
 }
 
@@ -93,6 +96,9 @@ const USAGE = `usage: node dist/bench/inject.js [options]
                         as shipped) or a process per call (SVC_TMUX_PERSISTENT=0), for comparison
   --listener-node-options "FLAGS"
                         Node options for the listener process alone (its NODE_OPTIONS), for comparison
+  --plain               pair no phone: messages go in plaintext with the account's key. By default a phone
+                        (an app device on the relay) is paired and seals every message as the app does, and
+                        it sends one before the idle window, as a listener in use has had
   --json                print the result as JSON on stdout (progress stays on stderr)`;
 
 class UsageError extends Error {}
@@ -111,6 +117,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     poller: 'control',
     listenerTmux: 'persistent',
     listenerNodeOptions: '',
+    plain: false,
     json: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -174,6 +181,9 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
         o.listenerNodeOptions = v;
         break;
       }
+      case '--plain':
+        o.plain = true;
+        break;
       case '--json':
         o.json = true;
         break;
@@ -645,9 +655,37 @@ interface Failure {
   error: string;
 }
 
+/** A paired phone: an app device on the relay, sealing each message for the computer as the app does. */
+interface Phone {
+  device: TestDevice;
+  computer: { id: string; publicKey: string };
+  hookId: string;
+  seq: number;
+}
+
+/** The body of `POST /pushes/send`: sealed by the phone when there is one (before the clock starts, as on a phone). */
+async function pushBody(phone: Phone | null, session: string, text: string, clientId: string): Promise<string> {
+  if (!phone) return JSON.stringify({ type: 'agent.command', agentSessionName: session, body: text, clientId });
+  const sealed = await phone.device.seal('agent.command', phone.computer, {
+    text,
+    seq: ++phone.seq,
+    sentAt: Date.now(),
+    session,
+  });
+  return JSON.stringify({
+    type: 'agent.command',
+    agentSessionName: session,
+    body: '',
+    targetComputer: phone.hookId,
+    clientId,
+    sealed,
+  });
+}
+
 interface Bench {
   relay: Relay;
   apiKey: string;
+  phone: Phone | null;
   poller: Poller;
   socketPath: string;
   listener: ListenerProc;
@@ -679,7 +717,8 @@ const paneTarget = (session: string) => `=${session}:`;
 
 async function sendOurs(b: Bench, session: string, text: string, needle: string): Promise<OursSample | Failure> {
   await pace(b, session);
-  const body = JSON.stringify({ type: 'agent.command', agentSessionName: session, body: text });
+  const clientId = randomBytes(8).toString('hex');
+  const body = await pushBody(b.phone, session, text, clientId);
   const headers = { Authorization: `Bearer ${b.apiKey}`, 'Content-Type': 'application/json' };
   const wallOffset = Date.now() - now();
   let postFailed: string | null = null;
@@ -724,8 +763,8 @@ async function sendOurs(b: Bench, session: string, text: string, needle: string)
   const typedEpoch = await waitUntil(() => b.listener.typedAt.get(id), `the log line of push ${id}`, 2_000, 2).catch(
     () => Number.NaN,
   );
-  const fanout = b.fanoutAt.get(text);
-  b.fanoutAt.delete(text);
+  const fanout = b.fanoutAt.get(clientId);
+  b.fanoutAt.delete(clientId);
   return {
     session,
     id,
@@ -1061,7 +1100,7 @@ async function main(opts: Options): Promise<number> {
   const fanoutAt = new Map<string, number>();
   const statusOf = new Map<number, { state: string; code: string | null; at: number }>();
   bus.subscribe(account.accountId, (event: BusEvent) => {
-    if (event.kind === 'push.new') fanoutAt.set(event.push.body, now());
+    if (event.kind === 'push.new' && event.push.clientId) fanoutAt.set(event.push.clientId, now());
     else if (event.kind === 'push.status') statusOf.set(event.id, { state: event.state, code: event.code, at: now() });
   });
   const relay = await startRelay({ host: '127.0.0.1', port: 0, store, bus, log, httpBucket: BENCH_HTTP_BUCKET });
@@ -1115,6 +1154,17 @@ async function main(opts: Options): Promise<number> {
     },
   });
 
+  // The phone, paired before the listener starts (as `svc up` and then the app's pairing leave it).
+  const relayAccount = { url: relay.url, apiKey: account.apiKey };
+  const phone: Phone | null = opts.plain
+    ? null
+    : {
+        device: await registerTestDevice(relayAccount, 'app', 'bench phone'),
+        computer: await computerDevice(relayAccount, hookId),
+        hookId,
+        seq: 0,
+      };
+
   let listener = startListenerProc(env);
   onCleanup('listener', () => listener.stop());
   await listener.waitForLine(/connected to ws:/);
@@ -1142,7 +1192,27 @@ async function main(opts: Options): Promise<number> {
   await waitInventory(catSessions, 'cat');
   progress(`listener pid ${listener.pid} connected; the relay lists the ${catSessions.length} sessions`);
 
-  // Idle footprint: the sessions are there, nothing is sent.
+  // Idle footprint: the sessions are there, and the phone has sent one message (a listener in use has opened one).
+  if (phone) {
+    const clientId = randomBytes(8).toString('hex');
+    const res = await fetch(`${relay.url}/pushes/send`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json' },
+      body: await pushBody(phone, catSessions[0]!, `first-${clientId}`, clientId),
+    });
+    const { id } = (await res.json()) as { id: number };
+    const final = await waitUntil(
+      () => {
+        const status = statusOf.get(id);
+        return status && status.state !== 'pending' && status.state !== 'delivered' ? status : null;
+      },
+      "the phone's first message",
+      15_000,
+      20,
+    );
+    if (final.state !== 'injected')
+      throw new Error(`the phone's first message was not typed: ${JSON.stringify(final)}`);
+  }
   let idle: IdleResult | null = null;
   if (opts.idleSeconds > 0) {
     progress(`idle: sampling the listener for ${opts.idleSeconds} s`);
@@ -1175,6 +1245,7 @@ async function main(opts: Options): Promise<number> {
   const bench: Bench = {
     relay,
     apiKey: account.apiKey,
+    phone,
     poller: makePoller(capture, opts.pollIntervalMs),
     socketPath,
     listener,
@@ -1306,7 +1377,7 @@ function report(r: Result): string {
   if (r.idle) {
     const i = r.idle;
     out.push(
-      `Idle listener, ${i.sessions} sessions, nothing sent, ${i.seconds} s: RSS ${i.rssStartMiB} MiB at the start, ` +
+      `Idle listener, ${i.sessions} sessions, ${r.options.plain ? 'nothing sent' : "a paired phone's one message before"}, ${i.seconds} s: RSS ${i.rssStartMiB} MiB at the start, ` +
         `${i.rssEndMiB} MiB at the end (peak ${i.peakRssMiB} MiB); CPU ${i.cpuSeconds.toFixed(2)} s = ${i.cpuPercent.toFixed(2)} % ` +
         `of one core${i.cpuPercentNs === null ? '' : ` (${i.cpuPercentNs.toFixed(3)} % from its threads' schedstat)`} ` +
         `(its tmux clients: ${i.childCpuSeconds.toFixed(2)} s more)`,

@@ -2,9 +2,10 @@
  * startRelay: one port for the HTTP routes and the WebSocket upgrade, a store, a bus, and the sweeper that expires
  * pushes no listener received in time. With `tls`, a second (HTTPS) port serves the same routes and upgrades.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { http, https } from '../actors/nodeHttp.js';
 import { plainHttpAnswer } from '../core/relay/certificate.js';
 import { clientAddress, type TrustedProxies, trustedProxies } from '../core/relay/clientAddress.js';
 import {
@@ -174,11 +175,11 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
         log,
       )
     : handler;
-  const servers: Server[] = [createServer(plainHandler)];
+  const servers: Server[] = [http.createServer(plainHandler)];
   const tlsOptions = options.tls;
   if (tlsOptions)
     servers.push(
-      createHttpsServer(
+      https.createServer(
         tlsOptions.key && tlsOptions.cert ? { key: tlsOptions.key, cert: tlsOptions.cert } : {},
         handler,
       ),
@@ -187,7 +188,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     each.headersTimeout = 20_000;
     each.requestTimeout = 30_000;
     each.on('upgrade', (req, socket, head) => {
-      if (each instanceof HttpsServer || !options.httpsOnly) return hub.handleUpgrade(req, socket, head);
+      if (each instanceof https.Server || !options.httpsOnly) return hub.handleUpgrade(req, socket, head);
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'); // wss:// only
     });
   }

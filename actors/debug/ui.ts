@@ -8,10 +8,11 @@
  * from anywhere else (its Content-Security-Policy says so) and sends no Referer.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ControlReply, TransitionRecord } from '../../core/daemon/control.js';
 import { type ControlConnection, ControlUnavailable, controlConnect, controlRequest } from '../daemon/controlSocket.js';
+import { http } from '../nodeHttp.js';
 import { debugPageHtml } from './page.js';
 
 export interface DebugUiOptions {
@@ -188,7 +189,7 @@ export async function startDebugUi(opts: DebugUiOptions): Promise<DebugUi> {
     }
   };
 
-  const server = createServer(handle);
+  const server = http.createServer(handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => {

@@ -1,8 +1,7 @@
 /**
- * The relay connections through a proxy (core/daemon/proxy.ts decides which): an HTTP CONNECT tunnel for the
- * WebSocket (`https-proxy-agent`), and undici's ProxyAgent for `fetch`. Direct when no proxy applies. Both libraries
- * are loaded the first time a proxy applies, not before: together they are about a fifth of an idle listener's
- * memory (docs/benchmarks.md), and most computers have no proxy.
+ * The relay connections through a proxy (core/daemon/proxy.ts decides which): an HTTP CONNECT tunnel
+ * (`https-proxy-agent`) for the WebSocket and for the HTTP requests (actors/relay/request.ts) alike. Direct when no
+ * proxy applies. The library is loaded the first time a proxy applies, not before: most computers have none.
  */
 import type { Agent } from 'node:http';
 import { type ProxySettings, proxyFor, proxySettings } from '../../core/daemon/proxy.js';
@@ -21,20 +20,11 @@ const settings = (): ProxySettings => proxySettings(fromFile, process.env);
 export const relayProxy = (url: string): string | null => proxyFor(url, settings());
 
 /**
- * The agent a WebSocket to `url` needs: none when it goes direct (at once, no library loaded), else a CONNECT tunnel
- * through its proxy (a promise: the library is loaded then). Throws on a proxy setting that is not a URL.
+ * The agent a connection to `url` needs: none when it goes direct (at once, no library loaded), else a CONNECT
+ * tunnel through its proxy (a promise: the library is loaded then). Throws on a proxy setting that is not a URL.
  */
-export function wsAgent(url: string): null | Promise<Agent> {
+export function tunnelAgent(url: string): null | Promise<Agent> {
   const proxy = relayProxy(url);
   if (!proxy) return null;
   return import('https-proxy-agent').then(({ HttpsProxyAgent }) => new HttpsProxyAgent(proxy));
 }
-
-/** `fetch`, through the proxy for the URL when one applies. */
-export const proxiedFetch: typeof fetch = async (input, init) => {
-  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-  const proxy = relayProxy(url);
-  if (!proxy) return fetch(input, init);
-  const { ProxyAgent, fetch: undiciFetch } = await import('undici');
-  return undiciFetch(url, { ...(init as object), dispatcher: new ProxyAgent(proxy) } as never) as never;
-};

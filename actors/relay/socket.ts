@@ -7,7 +7,7 @@ import WebSocket from 'ws';
 import { fromCallback } from 'xstate';
 import { MAX_WS_FRAME_BYTES, parseFrame, RelayFrame } from '../../core/protocol/index.js';
 import type { RelayLinkEvent, RelaySocketCommand, RelaySocketInput } from '../../machines/relayLink.js';
-import { wsAgent } from './proxy.js';
+import { tunnelAgent } from './proxy.js';
 
 export type SocketEvent = Extract<RelayLinkEvent, { type: `SOCKET.${string}` }>;
 
@@ -20,9 +20,9 @@ export const relaySocketLogic = fromCallback<RelaySocketCommand, RelaySocketInpu
     stopped = true;
   };
   receive((command) => send(command));
-  let agent: ReturnType<typeof wsAgent>;
+  let agent: ReturnType<typeof tunnelAgent>;
   try {
-    agent = wsAgent(input.wsUrl);
+    agent = tunnelAgent(input.wsUrl);
   } catch (err) {
     // a proxy setting that is not a proxy URL: said, and tried again later like any failed connection
     emit({ type: 'SOCKET.ERROR', message: `proxy setting: ${(err as Error).message}` });

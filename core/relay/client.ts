@@ -24,7 +24,26 @@ export class RelayError extends Error {
 
 export type RelayMethod = 'GET' | 'POST' | 'DELETE';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/** What the client sends: `fetch`'s options, with the parts it always sets narrowed to what it sets them to. */
+export type RelayRequestInit = Omit<RequestInit, 'method' | 'headers' | 'body' | 'redirect' | 'signal'> & {
+  method: RelayMethod;
+  headers: Record<string, string>;
+  body?: string;
+  redirect: 'manual';
+  signal: AbortSignal;
+};
+
+/** What the client reads of an answer: a browser's `Response` is one, and so is the CLI's (actors/relay/request.ts). */
+export interface RelayAnswer {
+  status: number;
+  statusText: string;
+  ok: boolean;
+  /** `opaqueredirect` in a browser that met a redirect; absent where there is no such thing. */
+  type?: string;
+  text(): Promise<string>;
+}
+
+export type FetchLike = (input: string, init: RelayRequestInit) => Promise<RelayAnswer>;
 
 export interface RelayCall<S extends z.ZodType> {
   method: RelayMethod;
@@ -68,7 +87,7 @@ export function relayClient(options: RelayClientOptions) {
     const headers: Record<string, string> = {};
     if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let res: Response;
+    let res: RelayAnswer;
     try {
       res = await options.fetch(url, {
         ...options.init,
@@ -96,7 +115,8 @@ export function relayClient(options: RelayClientOptions) {
     let text: string;
     try {
       text = await res.text();
-    } catch {
+    } catch (err) {
+      if (err instanceof RelayError) throw err; // the answer's own refusal (too large)
       throw new RelayError(`the relay${where} stopped answering ${method} ${path}`, 0, 'unreachable');
     }
     let data: unknown;

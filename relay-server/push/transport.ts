@@ -6,8 +6,9 @@
  * that streams is cut off, never held in memory). `abort` ends it at once (the relay stopping).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { type Agent, request } from 'node:https';
+import type { Agent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { https } from '../../actors/nodeHttp.js';
 import { isPublicAddress } from '../../core/notify/endpoint.js';
 
 /** The most of a push service's answer read; the rest is discarded and the answer counts as failed. */
@@ -82,7 +83,7 @@ export function sendPushRequest(push: PushRequest, opts: SendOptions): Promise<n
         reject(error);
       } else resolve(status as number);
     };
-    const req = request(url, {
+    const req = https.request(url, {
       method: push.method,
       headers: push.headers,
       lookup: publicLookup(opts.named),

@@ -1,6 +1,6 @@
 /**
- * A small HTTP proxy on loopback for the proxy tests: CONNECT tunnels (what a WebSocket and undici's ProxyAgent
- * ask for) and plain forwarded requests, each recorded as the `host:port` it was for.
+ * A small HTTP proxy on loopback for the proxy tests: CONNECT tunnels (what the WebSocket and the HTTP requests ask
+ * for) and plain forwarded requests, each recorded as the `host:port` it was for.
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

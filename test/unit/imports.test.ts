@@ -52,6 +52,23 @@ function importersOf(pattern: RegExp): string[] {
   );
 }
 
+/** Every import of `spec` that brings a value (`import type` and type-only names left out), as `file: spec`. */
+function valueImportersOf(spec: string): string[] {
+  return LAYERS.flatMap((l) => sources(join(ROOT, l))).flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    const values = source.statements.filter((s) => {
+      if (!ts.isImportDeclaration(s) || (s.moduleSpecifier as ts.StringLiteral).text !== spec) return false;
+      const clause = s.importClause;
+      if (!clause) return true; // `import 'node:http'` runs it
+      if (clause.isTypeOnly) return false;
+      if (clause.name) return true;
+      const names = clause.namedBindings;
+      return !names || ts.isNamespaceImport(names) || names.elements.some((e) => !e.isTypeOnly);
+    });
+    return values.map(() => `${relative(ROOT, file)}: ${spec}`);
+  });
+}
+
 /** The strongly connected groups of more than one file (Tarjan). */
 function circles(graph: Map<string, string[]>): string[][] {
   let next = 0;
@@ -141,5 +158,12 @@ describe('what the listener carries (docs/benchmarks.md, "Idle memory")', () => 
 
   it('imports luxon only in core/schedules/luxon.ts, which loads it when a schedule needs a date', () => {
     expect(importersOf(/^luxon$/)).toEqual(['core/schedules/luxon.ts: luxon']);
+  });
+
+  it('never imports node:http as a value (its namespace loads undici, 12-16 MiB): actors/nodeHttp.ts requires it', () => {
+    expect(importersOf(/^node:http$/).length).toBeGreaterThan(3); // the type imports are still there to see
+    expect(valueImportersOf('node:http')).toEqual([]);
+    expect(valueImportersOf('node:https')).toEqual([]);
+    expect(valueImportersOf('undici')).toEqual([]);
   });
 });
