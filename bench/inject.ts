@@ -25,6 +25,7 @@ import { createTmux } from '../actors/tmux/tmux.js';
 import { progress as lineOfProgress } from '../cli/progress.js';
 import { agentById } from '../core/agents/registry.js';
 import { DEFAULT_VERIFY_DELAY_MS } from '../core/agents/submit.js';
+import { LISTENER_NODE_FLAGS } from '../core/daemon/nodeFlags.js';
 import { shellQuote } from '../core/tmux/tmux.js';
 import {
   type BucketConfig,
@@ -72,7 +73,7 @@ interface Options {
   poller: 'control' | 'exec';
   /** How the listener reaches tmux: its persistent control-mode client (as shipped), or a process per call. */
   listenerTmux: 'persistent' | 'process';
-  /** Node options for the listener alone (NODE_OPTIONS), e.g. `--max-semi-space-size=1`, for comparison. */
+  /** Node's flags for the listener: by default the launchers' own (core/daemon/nodeFlags.ts). */
   listenerNodeOptions: string;
   /** No phone: messages in plaintext with the account's key (the only way before 2026-11-30). */
   plain: boolean;
@@ -95,7 +96,9 @@ const USAGE = `usage: node dist/bench/inject.js [options]
                         the listener's tmux calls: through its persistent control-mode client (default,
                         as shipped) or a process per call (SVC_TMUX_PERSISTENT=0), for comparison
   --listener-node-options "FLAGS"
-                        Node options for the listener process alone (its NODE_OPTIONS), for comparison
+                        Node's flags for the listener process, before its script as its launchers put
+                        theirs (so V8 flags that NODE_OPTIONS refuses work too). Default: the launchers' own
+                        (core/daemon/nodeFlags.ts, as the background listener runs); "" for Node's defaults
   --plain               pair no phone: messages go in plaintext with the account's key. By default a phone
                         (an app device on the relay) is paired and seals every message as the app does, and
                         it sends one before the idle window, as a listener in use has had
@@ -116,7 +119,7 @@ export function parseArgs(argv: readonly string[]): Options | 'help' {
     pollIntervalMs: 0,
     poller: 'control',
     listenerTmux: 'persistent',
-    listenerNodeOptions: '',
+    listenerNodeOptions: LISTENER_NODE_FLAGS.join(' '),
     plain: false,
     json: false,
   };
@@ -580,8 +583,12 @@ export interface ListenerProc {
   stop(): Promise<void>;
 }
 
-export function startListenerProc(env: NodeJS.ProcessEnv): ListenerProc {
-  const child = spawn(process.execPath, [SVC_BIN, 'listener'], { env, stdio: 'pipe' });
+/** `svc listener`, with Node's `flags` before the script: by default the launchers' own (core/daemon/nodeFlags.ts). */
+export function startListenerProc(
+  env: NodeJS.ProcessEnv,
+  flags: readonly string[] = LISTENER_NODE_FLAGS,
+): ListenerProc {
+  const child = spawn(process.execPath, [...flags, SVC_BIN, 'listener'], { env, stdio: 'pipe' });
   const lines: string[] = [];
   const typedAt = new Map<number, number>();
   let partial = '';
@@ -1148,9 +1155,6 @@ async function main(opts: Options): Promise<number> {
     apiKey: account.apiKey,
     extra: {
       ...(opts.listenerTmux === 'process' ? { SVC_TMUX_PERSISTENT: '0' } : {}),
-      ...(opts.listenerNodeOptions
-        ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${opts.listenerNodeOptions}`.trim() }
-        : {}),
     },
   });
 
@@ -1165,7 +1169,8 @@ async function main(opts: Options): Promise<number> {
         seq: 0,
       };
 
-  let listener = startListenerProc(env);
+  const listenerFlags = opts.listenerNodeOptions.split(/\s+/).filter(Boolean);
+  let listener = startListenerProc(env, listenerFlags);
   onCleanup('listener', () => listener.stop());
   await listener.waitForLine(/connected to ws:/);
 
@@ -1232,7 +1237,7 @@ async function main(opts: Options): Promise<number> {
     tmuxCalls = await countTmuxCalls(listener.pid, opts.traceSeconds, root);
     // ptrace leaves nothing behind, but start the measured part from a listener no one has watched.
     await listener.stop();
-    listener = startListenerProc(env);
+    listener = startListenerProc(env, listenerFlags);
     await listener.waitForLine(/connected to ws:/);
     await listener.waitForLine(/reported \d+ session\(s\)/);
   }
@@ -1334,6 +1339,11 @@ function report(r: Result): string {
     o.listenerTmux === 'persistent'
       ? "The listener's tmux calls go through its persistent control-mode client (as shipped)."
       : "The listener's tmux calls are a process each (--listener-tmux process: SVC_TMUX_PERSISTENT=0).",
+  );
+  out.push(
+    `The listener runs as \`node ${o.listenerNodeOptions ? `${o.listenerNodeOptions} ` : ''}svc.js listener\`` +
+      `${o.listenerNodeOptions === LISTENER_NODE_FLAGS.join(' ') ? ' (the flags its launchers pass)' : ''}; ` +
+      (o.plain ? "messages in plaintext with the account's key (--plain)." : 'a paired phone seals every message.'),
   );
   out.push(
     `Relay in this process on 127.0.0.1 with SQLite; its per-key HTTP bucket is raised to ${r.relayHttpBucket.bench.refillPerSecond}/s ` +

@@ -142,11 +142,11 @@ describe('the background listener', () => {
     expect(decoyRuns).not.toContain('listener');
   });
 
-  it('starts the daemon with the listener’s node flags (core/daemon/nodeFlags.ts: its young generation capped)', async () => {
+  it('starts the daemon with the listener’s node flags (core/daemon/nodeFlags.ts: young generation capped, no optimizing compilers)', async () => {
     expect(await svc(['cc', '--detach'])).toMatchObject({ code: 0, stderr: '' });
     const pid = readPid();
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    expect(argv.slice(1)).toEqual(['--max-semi-space-size=1', SVC_BIN, 'listener']);
+    expect(argv.slice(1)).toEqual(['--max-semi-space-size=1', '--no-opt', '--no-maglev', SVC_BIN, 'listener']);
   });
 
   it('finds the daemon in the process list when the PID file and the control socket are missing', async () => {

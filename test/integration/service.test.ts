@@ -100,6 +100,8 @@ describe.skipIf(!onPath('python3'))('the LaunchAgent', () => {
     expect(parsed.ProgramArguments).toEqual([
       process.execPath,
       '--max-semi-space-size=1',
+      '--no-opt',
+      '--no-maglev',
       '/a/<odd> & "svc"/bin/svc.js',
       'listener',
     ]);
@@ -116,7 +118,7 @@ describe.runIf(process.platform === 'linux')('svc listener --install-service and
     expect(install.stdout).toMatch(/^login service installed: .*app\.svc\.listener\.service/m);
     expect(install.stdout).toMatch(/loginctl enable-linger me/);
     expect(readFileSync(unitFile(), 'utf8')).toContain(
-      `ExecStart="${process.execPath}" --max-semi-space-size=1 "${SVC_BIN}" listener`,
+      `ExecStart="${process.execPath}" --max-semi-space-size=1 --no-opt --no-maglev "${SVC_BIN}" listener`,
     );
     expect(ran()).toEqual([
       'systemctl --user daemon-reload',

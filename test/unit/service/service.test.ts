@@ -34,13 +34,13 @@ describe('the login service', () => {
     const unit = systemdUnit(linux);
     // the listener's node flags (core/daemon/nodeFlags.ts) between node and svc's bin
     expect(unit).toContain(
-      'ExecStart="/opt/node/bin/node" --max-semi-space-size=1 "/home/me/lib/svc/bin/svc.js" listener',
+      'ExecStart="/opt/node/bin/node" --max-semi-space-size=1 --no-opt --no-maglev "/home/me/lib/svc/bin/svc.js" listener',
     );
     expect(unit).toContain('Environment="PATH=/opt/node/bin:/usr/bin:/usr/local/bin:/bin"');
     expect(unit).toContain('Environment="LANG=en_GB.UTF-8"');
     expect(unit).toContain('WantedBy=default.target');
     expect(launchdPlist(mac)).toContain(
-      '<array><string>/opt/node/bin/node</string><string>--max-semi-space-size=1</string><string>/home/me/lib/svc/bin/svc.js</string><string>listener</string></array>',
+      '<array><string>/opt/node/bin/node</string><string>--max-semi-space-size=1</string><string>--no-opt</string><string>--no-maglev</string><string>/home/me/lib/svc/bin/svc.js</string><string>listener</string></array>',
     );
   });
 
