@@ -21,6 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import WebSocket from 'ws';
 import { ensureLanCertificate } from '../actors/relay/tls.js';
+import { LISTENER_NODE_FLAGS } from '../core/daemon/nodeFlags.js';
 import type { QuestionBody } from '../core/mcp/ask.js';
 import { exportPublicKey, generateDeviceKeys, importPublicKey } from '../core/seal/keys.js';
 import { openText, seal } from '../core/seal/seal.js';
@@ -100,7 +101,11 @@ async function main(): Promise<void> {
         env,
       },
     );
-    const listener = spawn(process.execPath, [SVC, 'listener'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // with the flags the listener's launchers give it (core/daemon/nodeFlags.ts)
+    const listener = spawn(process.execPath, [...LISTENER_NODE_FLAGS, SVC, 'listener'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     cleanups.push(() => listener.kill());
     await new Promise<void>((res) => {
       let out = '';

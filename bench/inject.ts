@@ -1205,7 +1205,10 @@ async function main(opts: Options): Promise<number> {
       headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json' },
       body: await pushBody(phone, catSessions[0]!, `first-${clientId}`, clientId),
     });
-    const { id } = (await res.json()) as { id: number };
+    const answer = (await res.json()) as { id?: number };
+    if (res.status !== 200 || typeof answer.id !== 'number')
+      throw new Error(`the phone's first message: HTTP ${res.status} ${JSON.stringify(answer)}`);
+    const id = answer.id;
     const final = await waitUntil(
       () => {
         const status = statusOf.get(id);

@@ -1,6 +1,9 @@
 /**
- * base64url without padding (RFC 4648 §5), on Uint8Array only: runs unchanged in Node and in a browser
- * (no Buffer, no `node:` import, no atob/btoa binary strings).
+ * base64url without padding (RFC 4648 §5), on Uint8Array only: runs unchanged in Node and in a browser (no `node:`
+ * import, no atob/btoa binary strings). Where Node's `Buffer` is there (the listener, the relay, the CLI) its native
+ * codec does the work: 10-20x faster than the loops below, which matters for a phone's file in sealed chunks,
+ * above all in the listener, which runs without V8's optimizing compilers (core/daemon/nodeFlags.ts). The loops
+ * are the browser's, and decide every refusal.
  *
  * Decoding is strict, because sealed envelopes arrive from an untrusted relay: characters outside the alphabet,
  * padding, whitespace, an impossible length (n % 4 === 1) and non-zero trailing bits are all refused. So every byte
@@ -18,6 +21,14 @@ for (let i = 0; i < 64; i++) {
 
 const ascii = new TextDecoder();
 
+/** What this file uses of Node's `Buffer` class, when the global is there (typed here: the app has no Node types). */
+type NativeBuffer = Uint8Array & { toString(encoding: 'base64url'): string };
+interface NativeBufferClass {
+  from(buffer: ArrayBufferLike, byteOffset: number, length: number): NativeBuffer;
+  from(text: string, encoding: 'base64url'): NativeBuffer;
+}
+const native = (globalThis as { Buffer?: NativeBufferClass }).Buffer;
+
 /** Number of base64url characters (no padding) that encode `byteLength` bytes. */
 export function base64urlLength(byteLength: number): number {
   return Math.floor(byteLength / 3) * 4 + [0, 2, 3][byteLength % 3]!;
@@ -30,6 +41,23 @@ export function base64urlMaxBytes(chars: number): number {
 }
 
 export function encodeBase64url(bytes: Uint8Array): string {
+  if (native) return native.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+  return encodePortable(bytes);
+}
+
+/** Strict decoder: throws SyntaxError on anything but the canonical unpadded base64url form of some bytes. */
+export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> {
+  if (native && typeof text === 'string') {
+    // Node's decoder skips what is not base64url; the text is taken only when it is exactly what the bytes encode
+    // to. Anything else goes to the portable decoder, which says what is wrong with it.
+    const bytes = native.from(text, 'base64url');
+    if (bytes.toString('base64url') === text) return new Uint8Array(bytes);
+  }
+  return decodePortable(text);
+}
+
+/** The codec without Node (a browser's), exported for its tests. */
+export function encodePortable(bytes: Uint8Array): string {
   const out = new Uint8Array(base64urlLength(bytes.length));
   let o = 0;
   let i = 0;
@@ -61,8 +89,7 @@ function value(text: string, index: number): number {
   return v;
 }
 
-/** Strict decoder: throws SyntaxError on anything but the canonical unpadded base64url form of some bytes. */
-export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> {
+export function decodePortable(text: string): Uint8Array<ArrayBuffer> {
   if (typeof text !== 'string') throw new SyntaxError('base64url input is not a string');
   const rest = text.length % 4;
   if (rest === 1) throw new SyntaxError('invalid base64url length');

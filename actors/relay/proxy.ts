@@ -21,10 +21,12 @@ export const relayProxy = (url: string): string | null => proxyFor(url, settings
 
 /**
  * The agent a connection to `url` needs: none when it goes direct (at once, no library loaded), else a CONNECT
- * tunnel through its proxy (a promise: the library is loaded then). Throws on a proxy setting that is not a URL.
+ * tunnel through its proxy (a promise: the library is loaded then). With a `signal`, its abort also closes the
+ * connection to the proxy, which a proxy that never answers the CONNECT would otherwise hold open. Throws on a proxy
+ * setting that is not a URL.
  */
-export function tunnelAgent(url: string): null | Promise<Agent> {
+export function tunnelAgent(url: string, signal?: AbortSignal): null | Promise<Agent> {
   const proxy = relayProxy(url);
   if (!proxy) return null;
-  return import('https-proxy-agent').then(({ HttpsProxyAgent }) => new HttpsProxyAgent(proxy));
+  return import('https-proxy-agent').then(({ HttpsProxyAgent }) => new HttpsProxyAgent(proxy, { signal }));
 }

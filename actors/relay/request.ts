@@ -20,9 +20,17 @@ export async function relayRequest(url: string, init: RelayRequestInit): Promise
   const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:')
     throw new TypeError(`not an http(s) URL: ${target.protocol}`);
-  const agent = await tunnelAgent(url); // throws on a proxy setting that is not a URL
+  const agent = await tunnelAgent(url, init.signal); // throws on a proxy setting that is not a URL
   init.signal.throwIfAborted();
   return new Promise<RelayAnswer>((resolve, reject) => {
+    // Time up: over at once, whatever the request waits for (the socket of a proxy's tunnel reaches the request only
+    // when the proxy answers, and the request reads its own `signal` only then).
+    const abandon = () => {
+      reject(init.signal.reason);
+      req.destroy();
+    };
+    init.signal.addEventListener('abort', abandon, { once: true });
+    const settled = () => init.signal.removeEventListener('abort', abandon);
     const req = (target.protocol === 'https:' ? https : http).request(target, {
       method: init.method,
       headers: {
@@ -34,11 +42,13 @@ export async function relayRequest(url: string, init: RelayRequestInit): Promise
     });
     // the socket's own error (ECONNREFUSED, a certificate refused, …) as `fetch` gives it: the error's `cause`; the
     // time out as the signal's reason
-    req.on('error', (cause) =>
-      reject(init.signal.aborted ? init.signal.reason : new TypeError('request failed', { cause })),
-    );
+    req.on('error', (cause) => {
+      settled();
+      reject(init.signal.aborted ? init.signal.reason : new TypeError('request failed', { cause }));
+    });
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
+      res.on('close', settled);
       const body = readBody(res);
       body.catch(() => {}); // read or not, a failure is the reader's to see
       resolve({
