@@ -442,7 +442,8 @@ export async function stopThroughControl(
   const { pid } = reply;
   // A listener inside `svc up` stops while that process keeps serving its relay: its socket going away says so.
   const gone = reply.host === 'up' ? () => socketGone(controlSocketPath(svcDir)) : () => hasExited(pid);
-  const deadline = Date.now() + timeoutMs;
-  while (!gone() && Date.now() < deadline) await sleep(25);
+  // the monotonic clock: a wall clock stepped forward (a VM's clock caught up) must not cut the wait short
+  const deadline = performance.now() + timeoutMs;
+  while (!gone() && performance.now() < deadline) await sleep(25);
   return { pid, exited: gone(), host: reply.host ?? 'listener' };
 }

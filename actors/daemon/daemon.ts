@@ -194,9 +194,13 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
   });
   child.unref();
   const pid = child.pid ?? null;
-  const deadline = Date.now() + (ctx.startTimeoutMs ?? 15_000);
-  while (pid !== null && exited === undefined && Date.now() < deadline) {
-    if (readPid(ctx.paths.pid) === pid) return { pid };
+  // deadlines on the monotonic clock: a wall clock stepped forward must not cut a wait short
+  const deadline = performance.now() + (ctx.startTimeoutMs ?? 15_000);
+  while (pid !== null && exited === undefined && performance.now() < deadline) {
+    if (readPid(ctx.paths.pid) === pid) {
+      await answering(ctx, pid, () => exited !== undefined);
+      return { pid };
+    }
     await sleep(25);
   }
   if (pid !== null && readPid(ctx.paths.pid) === pid) return { pid };
@@ -210,6 +214,20 @@ async function spawnListener(ctx: DaemonContext): Promise<{ pid: number | null; 
   };
 }
 
+/**
+ * Until the new listener answers on its control socket (tens of ms after its pid file), so that a `svc listener
+ * --status` or `svc verify` right after `svc cc` finds it answering. At most `READY_WAIT_MS`: a listener that could
+ * not make its socket still runs, and is found by its pid file.
+ */
+async function answering(ctx: DaemonContext, pid: number, exited: () => boolean): Promise<void> {
+  const deadline = performance.now() + READY_WAIT_MS;
+  while (!exited() && performance.now() < deadline) {
+    if ((await runningListener(ctx.paths.dir, 500))?.pid === pid) return;
+    await sleep(25);
+  }
+}
+const READY_WAIT_MS = 3_000;
+
 /** SIGTERM, wait for the exit (SIGKILL after `stopTimeoutMs`), remove the pid file if it still names the pid. */
 async function stopPid(ctx: DaemonContext, pid: number): Promise<string | null> {
   let note: string | null = null;
@@ -218,8 +236,8 @@ async function stopPid(ctx: DaemonContext, pid: number): Promise<string | null> 
   } catch {
     // already gone
   }
-  const deadline = Date.now() + (ctx.stopTimeoutMs ?? 10_000);
-  while (!hasExited(pid) && Date.now() < deadline) await sleep(25);
+  const deadline = performance.now() + (ctx.stopTimeoutMs ?? 10_000);
+  while (!hasExited(pid) && performance.now() < deadline) await sleep(25);
   if (!hasExited(pid)) {
     note = `svc: listener ${pid} did not stop within ${Math.round((ctx.stopTimeoutMs ?? 10_000) / 1000)} s: killed`;
     try {
@@ -227,8 +245,8 @@ async function stopPid(ctx: DaemonContext, pid: number): Promise<string | null> 
     } catch {
       // gone meanwhile
     }
-    const killDeadline = Date.now() + 5_000;
-    while (!hasExited(pid) && Date.now() < killDeadline) await sleep(25);
+    const killDeadline = performance.now() + 5_000;
+    while (!hasExited(pid) && performance.now() < killDeadline) await sleep(25);
   }
   if (readPid(ctx.paths.pid) === pid) rmSync(ctx.paths.pid, { force: true });
   return note;
