@@ -40,7 +40,7 @@ import { type BusEvent, InProcessBus } from '../relay-server/bus.js';
 import type { Log } from '../relay-server/log.js';
 import { type Relay, startRelay } from '../relay-server/server.js';
 import { openSqliteStore } from '../relay-server/sqliteStore.js';
-import { computerDevice, registerTestDevice, type TestDevice } from '../test/helpers/devices.js';
+import { type Phone, pairPhone, pushBody } from './phone.js';
 
 // ---------------------------------------------------------------------------
 // Where things are (this file runs as dist/bench/inject.js)
@@ -662,33 +662,6 @@ interface Failure {
   error: string;
 }
 
-/** A paired phone: an app device on the relay, sealing each message for the computer as the app does. */
-interface Phone {
-  device: TestDevice;
-  computer: { id: string; publicKey: string };
-  hookId: string;
-  seq: number;
-}
-
-/** The body of `POST /pushes/send`: sealed by the phone when there is one (before the clock starts, as on a phone). */
-async function pushBody(phone: Phone | null, session: string, text: string, clientId: string): Promise<string> {
-  if (!phone) return JSON.stringify({ type: 'agent.command', agentSessionName: session, body: text, clientId });
-  const sealed = await phone.device.seal('agent.command', phone.computer, {
-    text,
-    seq: ++phone.seq,
-    sentAt: Date.now(),
-    session,
-  });
-  return JSON.stringify({
-    type: 'agent.command',
-    agentSessionName: session,
-    body: '',
-    targetComputer: phone.hookId,
-    clientId,
-    sealed,
-  });
-}
-
 interface Bench {
   relay: Relay;
   apiKey: string;
@@ -1159,15 +1132,7 @@ async function main(opts: Options): Promise<number> {
   });
 
   // The phone, paired before the listener starts (as `svc up` and then the app's pairing leave it).
-  const relayAccount = { url: relay.url, apiKey: account.apiKey };
-  const phone: Phone | null = opts.plain
-    ? null
-    : {
-        device: await registerTestDevice(relayAccount, 'app', 'bench phone'),
-        computer: await computerDevice(relayAccount, hookId),
-        hookId,
-        seq: 0,
-      };
+  const phone = opts.plain ? null : await pairPhone({ url: relay.url, apiKey: account.apiKey }, hookId);
 
   const listenerFlags = opts.listenerNodeOptions.split(/\s+/).filter(Boolean);
   let listener = startListenerProc(env, listenerFlags);
