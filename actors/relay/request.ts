@@ -23,8 +23,8 @@ export async function relayRequest(url: string, init: RelayRequestInit): Promise
   const agent = await tunnelAgent(url, init.signal); // throws on a proxy setting that is not a URL
   init.signal.throwIfAborted();
   return new Promise<RelayAnswer>((resolve, reject) => {
-    // Time up: over at once, whatever the request waits for (the socket of a proxy's tunnel reaches the request only
-    // when the proxy answers, and the request reads its own `signal` only then).
+    // Time up: over at once, whatever the request waits for (a socket from the proxy's tunnel, the answer's head or
+    // its body: destroying the request ends the body's reading too).
     const abandon = () => {
       reject(init.signal.reason);
       req.destroy();
@@ -38,13 +38,11 @@ export async function relayRequest(url: string, init: RelayRequestInit): Promise
         ...(init.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(init.body)) }),
       },
       ...(agent ? { agent } : {}),
-      signal: init.signal,
     });
-    // the socket's own error (ECONNREFUSED, a certificate refused, …) as `fetch` gives it: the error's `cause`; the
-    // time out as the signal's reason
+    // the socket's own error (ECONNREFUSED, a certificate refused, …) as `fetch` gives it: the error's `cause`
     req.on('error', (cause) => {
       settled();
-      reject(init.signal.aborted ? init.signal.reason : new TypeError('request failed', { cause }));
+      reject(new TypeError('request failed', { cause }));
     });
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
